@@ -1,0 +1,74 @@
+// Package config reads edihub's settings from environment variables. It keeps
+// no globals: Load returns a value that the caller passes on.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// DefaultDatabaseURL is used when DATABASE_URL is unset: the local PostgreSQL
+// that `make run` prepares.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/edihub?sslmode=disable"
+
+// Config is every setting the binary reads.
+type Config struct {
+	DatabaseURL       string
+	ListenAddr        string
+	IdempotencyKeyTTL time.Duration
+	MaxBodyBytes      int64
+	// ShutdownTimeout bounds how long in-flight requests may take to finish
+	// after SIGTERM before the server stops waiting for them.
+	ShutdownTimeout time.Duration
+	// RequestTimeout bounds the work of one request, database included.
+	RequestTimeout time.Duration
+	LogFormat      string // "text" or "json"
+}
+
+// Load reads the configuration through getenv (os.Getenv in production, a
+// map in tests) and reports every invalid value at once.
+func Load(getenv func(string) string) (Config, error) {
+	cfg := Config{
+		DatabaseURL: withDefault(getenv("DATABASE_URL"), DefaultDatabaseURL),
+		ListenAddr:  withDefault(getenv("LISTEN_ADDR"), ":8080"),
+		LogFormat:   withDefault(getenv("LOG_FORMAT"), "text"),
+	}
+	var errs []error
+	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
+	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
+	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
+	cfg.MaxBodyBytes = 10 << 20
+	if v := getenv("MAX_BODY_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("MAX_BODY_BYTES=%q: want a positive number of bytes", v))
+		}
+		cfg.MaxBodyBytes = n
+	}
+	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
+	}
+	return cfg, errors.Join(errs...)
+}
+
+func withDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func positiveDuration(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		*errs = append(*errs, fmt.Errorf("%s=%q: want a positive Go duration such as 168h or 30s", name, v))
+		return def
+	}
+	return d
+}

@@ -1,0 +1,53 @@
+package config
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, DefaultDatabaseURL, cfg.DatabaseURL)
+	require.Equal(t, ":8080", cfg.ListenAddr)
+	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
+	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
+	require.Equal(t, "text", cfg.LogFormat)
+}
+
+func TestLoadValues(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{
+		"DATABASE_URL":        "postgres://x@db/edihub",
+		"LISTEN_ADDR":         "127.0.0.1:9000",
+		"IDEMPOTENCY_KEY_TTL": "24h",
+		"MAX_BODY_BYTES":      "1024",
+		"LOG_FORMAT":          "json",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, "postgres://x@db/edihub", cfg.DatabaseURL)
+	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
+	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
+	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
+}
+
+func TestLoadRejectsEveryBadValue(t *testing.T) {
+	t.Parallel()
+	_, err := Load(env(map[string]string{
+		"IDEMPOTENCY_KEY_TTL": "a week",
+		"MAX_BODY_BYTES":      "-1",
+		"LOG_FORMAT":          "xml",
+		"REQUEST_TIMEOUT":     "0s",
+	}))
+	require.Error(t, err)
+	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT"} {
+		require.ErrorContains(t, err, name)
+	}
+}
