@@ -1,0 +1,60 @@
+package canon_test
+
+import (
+	"bytes"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/lefia/edihub/internal/canon"
+)
+
+// FuzzCanonJSON checks that canonicalisation is idempotent: the canonical
+// form of a canonical document is itself.
+func FuzzCanonJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"b":1,"a":[1.0,2e3,-0,"x"]}`,
+		`{"\u20ac":1,"\ud83d\ude00":2,"\r":3}`,
+		`"tab\there \u001f \u2028 <&>"`,
+		`[1e21,1e-7,0.1,333333333.33333329]`,
+		`{"a":1,"a":2}`,
+		`{"a":{"b":{"c":[true,false,null]}}}`,
+		"\"\xff\"",
+		`"\ud800"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		once, err := canon.JSON(raw)
+		if err != nil {
+			return
+		}
+		twice, err := canon.JSON(once)
+		if err != nil {
+			t.Fatalf("canonical output %q rejected: %v", once, err)
+		}
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("not idempotent: %q then %q", once, twice)
+		}
+	})
+}
+
+// FuzzAppendString checks that AppendString writes exactly what JCS would:
+// its output, parsed and canonicalised again, is unchanged.
+func FuzzAppendString(f *testing.F) {
+	for _, seed := range []string{"", "plain", "\x00\b\t\n\f\r\x1f\x7f", `"\`, "Müller 😀 \u2028", "\xff"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := canon.AppendString(nil, s)
+		again, err := canon.JSON(out)
+		if err != nil {
+			t.Fatalf("AppendString(%q) = %q is not JSON: %v", s, out, err)
+		}
+		if !bytes.Equal(out, again) {
+			t.Fatalf("AppendString(%q) = %q, JCS gives %q", s, out, again)
+		}
+		if utf8.ValidString(s) && !bytes.Contains(out, []byte{0xef, 0xbf, 0xbd}) && len(out) < len(s)+2 {
+			t.Fatalf("AppendString(%q) = %q lost bytes", s, out)
+		}
+	})
+}

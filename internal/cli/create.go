@@ -1,0 +1,211 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/messagetype"
+	"github.com/lefia/edihub/internal/provision"
+)
+
+// action is a parsed command, ready to run against the database.
+type action func(context.Context, *provision.Service) ([]string, error)
+
+// create runs `<noun> create ...`: it parses the arguments first, so that a
+// bad command line fails without touching the database, then connects.
+func create(ctx context.Context, env Env, cfg config.Config, noun string, args []string) error {
+	if len(args) == 0 || args[0] != "create" {
+		return usageErrorf("%s: the only subcommand is create", noun)
+	}
+	name := noun + " create"
+	var act action
+	var err error
+	switch noun {
+	case "tenant":
+		act, err = tenantCreate(name, args[1:])
+	case "env":
+		act, err = envCreate(name, args[1:])
+	case "apikey":
+		act, err = apikeyCreate(name, args[1:])
+	case "message-type":
+		act, err = messageTypeCreate(name, args[1:])
+	case "integration":
+		act, err = integrationCreate(name, args[1:])
+	case "user":
+		act, err = userCreate(name, args[1:], env)
+	}
+	if err != nil {
+		return err
+	}
+	pool, err := connectMigrated(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	lines, err := act(ctx, provision.New(pool))
+	if err != nil {
+		return err
+	}
+	return printLines(env.Stdout, lines...)
+}
+
+// positionals checks the count of positional arguments.
+func positionals(fs *flag.FlagSet, args []string, names ...string) ([]string, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != len(names) {
+		return nil, usageErrorf("%s: want %d argument(s) (%s), got %d", fs.Name(), len(names), strings.Join(names, ", "), len(pos))
+	}
+	return pos, nil
+}
+
+func tenantCreate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	display := fs.String("name", "", "display name (default: the slug)")
+	pos, err := positionals(fs, args, "SLUG")
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		t, err := s.CreateTenant(ctx, pos[0], *display)
+		return []string{strconv.FormatInt(t.ID, 10)}, err
+	}, nil
+}
+
+func envCreate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant slug")
+	pos, err := positionals(fs, args, "NAME")
+	if err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tenant"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		e, err := s.CreateEnvironment(ctx, *tenant, pos[0])
+		return []string{strconv.FormatInt(e.ID, 10)}, err
+	}, nil
+}
+
+func apikeyCreate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant slug")
+	envName := fs.String("env", "", "environment name")
+	if _, err := positionals(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tenant", "env"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		key, err := s.CreateAPIKey(ctx, *tenant, *envName)
+		return []string{key}, err
+	}, nil
+}
+
+func messageTypeCreate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant slug")
+	fieldsText := fs.String("fields", "", "duplicate_key_fields as a JSON array of gjson paths")
+	windowText := fs.String("window-hours", "", "duplicate window in hours (default 168)")
+	pos, err := positionals(fs, args, "CODE")
+	if err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tenant"); err != nil {
+		return nil, err
+	}
+	fields, err := messagetype.ParseFields(*fieldsText)
+	if err != nil {
+		return nil, usageErrorf("%s: --fields: %v", name, err)
+	}
+	var window *int
+	if *windowText != "" {
+		n, err := strconv.Atoi(*windowText)
+		if err != nil {
+			return nil, usageErrorf("%s: --window-hours %q is not a whole number", name, *windowText)
+		}
+		window = &n
+	}
+	spec := provision.MessageTypeSpec{Code: pos[0], Fields: fields, WindowHours: window}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		mt, err := s.CreateMessageType(ctx, *tenant, spec)
+		return []string{strconv.FormatInt(mt.ID, 10)}, err
+	}, nil
+}
+
+func integrationCreate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var spec provision.IntegrationSpec
+	fs.StringVar(&spec.TenantSlug, "tenant", "", "tenant slug")
+	fs.StringVar(&spec.EnvironmentSlug, "env", "", "environment name")
+	fs.StringVar(&spec.MessageTypeCode, "message-type", "", "message type code")
+	fs.StringVar(&spec.Scheme, "scheme", "", "signature scheme")
+	fs.StringVar(&spec.Secret, "secret", "", "the sender's secret (default: generate one)")
+	if _, err := positionals(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tenant", "env", "message-type", "scheme"); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		id, secret, err := s.CreateIntegration(ctx, spec)
+		if secret == "" {
+			return []string{id}, err
+		}
+		return []string{id, secret}, err
+	}, nil
+}
+
+func userCreate(name string, args []string, env Env) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var spec provision.UserSpec
+	fs.StringVar(&spec.Email, "email", "", "login email")
+	fs.StringVar(&spec.Role, "role", "", "admin or viewer")
+	fs.StringVar(&spec.TenantSlug, "tenant", "", "tenant slug (default: a global user)")
+	if _, err := positionals(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "email", "role"); err != nil {
+		return nil, err
+	}
+	pw, err := readPassword(env)
+	if err != nil {
+		return nil, err
+	}
+	spec.Password = pw
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		id, err := s.CreateUser(ctx, spec)
+		return []string{strconv.FormatInt(id, 10)}, err
+	}, nil
+}
+
+// readPassword takes EDIHUB_PASSWORD, else the first line of stdin, so that
+// the password never appears in the process list or shell history.
+func readPassword(env Env) (string, error) {
+	if pw := env.Getenv("EDIHUB_PASSWORD"); pw != "" {
+		return pw, nil
+	}
+	if env.Stdin == nil {
+		return "", errors.New("no password: set EDIHUB_PASSWORD or pipe it on stdin")
+	}
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", fmt.Errorf("read password from stdin: %w", err)
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("no password: set EDIHUB_PASSWORD or pipe it on stdin")
+	}
+	return line, nil
+}

@@ -1,0 +1,97 @@
+// Package envelope parses the body of POST /api/edi-hub/receive-message: the
+// message type, the optional docnum and the payload, kept byte for byte.
+package envelope
+
+import (
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/lefia/edihub/internal/apperr"
+)
+
+// MaxDocnumLength is the longest docnum accepted; an IDoc DOCNUM has 16.
+const MaxDocnumLength = 255
+
+// Envelope is a parsed receive-message body.
+type Envelope struct {
+	MessageType string
+	Docnum      string // "" when neither the body nor the payload names one
+	Payload     []byte // exactly the bytes of the "payload" member as received
+}
+
+// docnumPaths are where an IDoc control record may sit in a payload: at the
+// root, under IDOC, or under the IDoc type's root element.
+var docnumPaths = []string{"EDI_DC40.DOCNUM", "IDOC.EDI_DC40.DOCNUM", "*.IDOC.EDI_DC40.DOCNUM"}
+
+// Parse validates body and extracts its members. Members other than the
+// three it knows are ignored, so senders may add their own.
+func Parse(body []byte) (Envelope, error) {
+	var env Envelope
+	if !utf8.Valid(body) {
+		return env, apperr.New(apperr.Invalid, "malformed-json", "the body is not valid UTF-8")
+	}
+	if !gjson.ValidBytes(body) {
+		return env, apperr.New(apperr.Invalid, "malformed-json", "the body is not valid JSON")
+	}
+	root := gjson.ParseBytes(body)
+	if !root.IsObject() {
+		return env, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
+	}
+	members := map[string]gjson.Result{}
+	var dupErr error
+	root.ForEach(func(key, value gjson.Result) bool {
+		if _, seen := members[key.Str]; seen {
+			dupErr = apperr.New(apperr.Invalid, "malformed-json", "the member %q appears twice in the body", key.Str)
+			return false
+		}
+		members[key.Str] = value
+		return true
+	})
+	if dupErr != nil {
+		return env, dupErr
+	}
+
+	mt, ok := members["message_type"]
+	switch {
+	case !ok || mt.Type == gjson.Null:
+		return env, apperr.New(apperr.Invalid, "missing-field", "message_type is required")
+	case mt.Type != gjson.String || mt.Str == "":
+		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
+	}
+	env.MessageType = mt.Str
+
+	payload, ok := members["payload"]
+	if !ok {
+		return env, apperr.New(apperr.Invalid, "missing-field", "payload is required")
+	}
+	env.Payload = []byte(payload.Raw)
+
+	if d, ok := members["docnum"]; ok && d.Type != gjson.Null {
+		if d.Type != gjson.String {
+			return env, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
+		}
+		env.Docnum = d.Str
+	}
+	if env.Docnum == "" {
+		env.Docnum = DetectDocnum(env.Payload)
+	}
+	if len(env.Docnum) > MaxDocnumLength {
+		return env, apperr.New(apperr.Invalid, "invalid-field", "docnum is longer than %d bytes", MaxDocnumLength)
+	}
+	return env, nil
+}
+
+// DetectDocnum returns the DOCNUM of an IDoc control record in payload, or
+// "" when there is none.
+func DetectDocnum(payload []byte) string {
+	for _, path := range docnumPaths {
+		r := gjson.GetBytes(payload, path)
+		if r.Type == gjson.String || r.Type == gjson.Number {
+			if s := r.String(); s != "" {
+				return s
+			}
+		}
+	}
+	return ""
+}

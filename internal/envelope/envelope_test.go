@@ -1,0 +1,131 @@
+package envelope
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/apperr"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name        string
+		body        string
+		wantType    string
+		wantDocnum  string
+		wantPayload string
+	}{
+		{
+			name:        "explicit docnum, payload bytes kept",
+			body:        `{"message_type":"ORDERS05","docnum":"0000000064132944","payload":{ "b" : 1,"a":[1, 2] }}`,
+			wantType:    "ORDERS05",
+			wantDocnum:  "0000000064132944",
+			wantPayload: `{ "b" : 1,"a":[1, 2] }`,
+		},
+		{
+			name:        "docnum from control record at the root",
+			body:        `{"message_type":"ORDERS05","payload":{"EDI_DC40":{"DOCNUM":"0000000000000042"}}}`,
+			wantType:    "ORDERS05",
+			wantDocnum:  "0000000000000042",
+			wantPayload: `{"EDI_DC40":{"DOCNUM":"0000000000000042"}}`,
+		},
+		{
+			name:        "docnum from control record under IDOC",
+			body:        `{"message_type":"X","payload":{"IDOC":{"EDI_DC40":{"DOCNUM":"7"}}}}`,
+			wantType:    "X",
+			wantDocnum:  "7",
+			wantPayload: `{"IDOC":{"EDI_DC40":{"DOCNUM":"7"}}}`,
+		},
+		{
+			name:        "docnum from control record under the IDoc root",
+			body:        `{"message_type":"X","docnum":null,"payload":{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":"0000000000900101"}}}}}`,
+			wantType:    "X",
+			wantDocnum:  "0000000000900101",
+			wantPayload: `{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":"0000000000900101"}}}}`,
+		},
+		{
+			name:        "explicit docnum wins over the control record",
+			body:        `{"message_type":"X","docnum":"1","payload":{"EDI_DC40":{"DOCNUM":"2"}}}`,
+			wantType:    "X",
+			wantDocnum:  "1",
+			wantPayload: `{"EDI_DC40":{"DOCNUM":"2"}}`,
+		},
+		{
+			name:        "no docnum anywhere, scalar payload",
+			body:        `{"message_type":"X","payload":"just text"}`,
+			wantType:    "X",
+			wantPayload: `"just text"`,
+		},
+		{
+			name:        "unknown members ignored",
+			body:        `{"message_type":"X","payload":null,"sender":"SAPQ01"}`,
+			wantType:    "X",
+			wantPayload: `null`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			env, err := Parse([]byte(tt.body))
+			require.NoError(t, err)
+			require.Equal(t, tt.wantType, env.MessageType)
+			require.Equal(t, tt.wantDocnum, env.Docnum)
+			require.Equal(t, tt.wantPayload, string(env.Payload))
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body, wantType, wantDetail string
+	}{
+		{"not json", `{"message_type":`, "malformed-json", "not valid JSON"},
+		{"not an object", `["ORDERS05"]`, "malformed-json", "JSON object"},
+		{"invalid utf-8", "{\"message_type\":\"\xff\",\"payload\":{}}", "malformed-json", "UTF-8"},
+		{"duplicate member", `{"message_type":"A","message_type":"B","payload":{}}`, "malformed-json", "twice"},
+		{"no message type", `{"payload":{}}`, "missing-field", "message_type"},
+		{"null message type", `{"message_type":null,"payload":{}}`, "missing-field", "message_type"},
+		{"empty message type", `{"message_type":"","payload":{}}`, "invalid-field", "message_type"},
+		{"numeric message type", `{"message_type":5,"payload":{}}`, "invalid-field", "message_type"},
+		{"no payload", `{"message_type":"A"}`, "missing-field", "payload"},
+		{"numeric docnum", `{"message_type":"A","docnum":64132944,"payload":{}}`, "invalid-field", "docnum"},
+		{"long docnum", `{"message_type":"A","docnum":"` + strings.Repeat("9", 256) + `","payload":{}}`, "invalid-field", "docnum"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.body))
+			ae, ok := apperr.As(err)
+			require.True(t, ok, "want a user-facing error, got %v", err)
+			require.Equal(t, apperr.Invalid, ae.Kind)
+			require.Equal(t, tt.wantType, ae.Type)
+			require.Contains(t, ae.Detail, tt.wantDetail)
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"message_type":"ORDERS05","docnum":"1","payload":{"a":1}}`))
+	f.Add([]byte(`{"message_type":"X","payload":{"ORDERS05":{"IDOC":{"EDI_DC40":{"DOCNUM":"9"}}}}}`))
+	f.Add([]byte(`{"message_type":"X","payload":[1,2,{"b":null}]}`))
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		env, err := Parse(body)
+		if err != nil {
+			if _, ok := apperr.As(err); !ok {
+				t.Fatalf("error without a user-facing type: %v", err)
+			}
+			return
+		}
+		if env.MessageType == "" {
+			t.Fatalf("accepted a body without message type: %q", body)
+		}
+		if !strings.Contains(string(body), string(env.Payload)) {
+			t.Fatalf("payload %q is not a part of the body", env.Payload)
+		}
+	})
+}

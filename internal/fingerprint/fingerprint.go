@@ -1,0 +1,121 @@
+// Package fingerprint computes the v1 duplicate fingerprint of SPEC.md
+// ("Mode 2: fingerprint"): the lowercase hex SHA-256 of the RFC 8785
+// canonical JSON of the array [message_type_id, v1, …, vn], where each vi is
+// the value at one of the message type's duplicate_key_fields paths, read
+// with gjson, or of [message_type_id, docnum] when no path is configured or
+// every configured value is null.
+//
+// The fingerprint is stored and compared across releases, so any change to
+// how a value enters the array is a new version of the fingerprint, not a
+// fix.
+package fingerprint
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+
+	"github.com/lefia/edihub/internal/canon"
+)
+
+// Input is what the fingerprint of one message is computed from.
+type Input struct {
+	MessageTypeID int64
+	Paths         []string // gjson paths, from message_types.duplicate_key_fields, in order
+	Docnum        string   // "" when the message has none
+	Payload       []byte   // the raw payload JSON (already known to be valid JSON)
+}
+
+// Fallback tells which list the fingerprint was computed from.
+type Fallback string
+
+// The fallbacks of SPEC.md, in the order they are considered.
+const (
+	FallbackNone       Fallback = ""                   // configured paths were used
+	FallbackNoPaths    Fallback = "docnum_no_paths"    // no paths configured: [docnum] used
+	FallbackAllMissing Fallback = "docnum_all_missing" // every configured value was null: [docnum] used
+	FallbackNoDocnum   Fallback = "no_fingerprint"     // fallback needed but no docnum: no fingerprint
+)
+
+// Value is what one configured path contributed to the array. It is
+// reported so that an admin can see why two messages did or did not match.
+type Value struct {
+	Path    string
+	JSON    string // the value as it enters the array, as canonical JSON text: a JSON string, or an object/array, or "null"
+	Missing bool   // true when the path was missing, JSON null, or ""
+}
+
+// Result is the fingerprint of one message and how it was reached.
+type Result struct {
+	Fingerprint string  // lowercase hex SHA-256, "" when the message gets no fingerprint
+	Values      []Value // one per configured path, in order (empty when none configured)
+	Fallback    Fallback
+}
+
+// Compute returns the v1 fingerprint of in. An error means a selected value
+// cannot be canonicalised (for example a number outside the range of a
+// double, or an object with duplicate keys); values at paths that are not
+// configured never cause an error.
+func Compute(in Input) (Result, error) {
+	var res Result
+	allMissing := true
+	for _, path := range in.Paths {
+		v, err := extract(in.Payload, path)
+		if err != nil {
+			return Result{}, fmt.Errorf("fingerprint path %q: %w", path, err)
+		}
+		res.Values = append(res.Values, v)
+		allMissing = allMissing && v.Missing
+	}
+
+	id := strconv.FormatInt(in.MessageTypeID, 10)
+	elems := make([]string, 0, len(res.Values))
+	switch {
+	case len(in.Paths) == 0:
+		res.Fallback = FallbackNoPaths
+	case allMissing:
+		res.Fallback = FallbackAllMissing
+	default:
+		for _, v := range res.Values {
+			elems = append(elems, v.JSON)
+		}
+	}
+	if res.Fallback != FallbackNone {
+		// Without a docnum the fallback list would be [message_type_id]
+		// alone, which every such message of the type shares; SPEC.md
+		// therefore gives these messages no fingerprint at all.
+		if in.Docnum == "" {
+			res.Fallback = FallbackNoDocnum
+			return res, nil
+		}
+		elems = append(elems, string(canon.AppendString(nil, in.Docnum)))
+	}
+
+	canonical, err := canon.JSON(buildArray(id, elems))
+	if err != nil {
+		return Result{}, fmt.Errorf("fingerprint array: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	res.Fingerprint = hex.EncodeToString(sum[:])
+	return res, nil
+}
+
+// buildArray writes [id, elems...] with id as a JSON string. The elements are
+// already JSON text; the whole array still goes through JCS once in Compute,
+// so the hashed bytes are JCS output by construction rather than by the
+// assumption that each piece was written canonically.
+func buildArray(id string, elems []string) []byte {
+	n := len(id) + 4
+	for _, e := range elems {
+		n += len(e) + 1
+	}
+	buf := make([]byte, 0, n)
+	buf = append(buf, '[')
+	buf = canon.AppendString(buf, id)
+	for _, e := range elems {
+		buf = append(buf, ',')
+		buf = append(buf, e...)
+	}
+	return append(buf, ']')
+}

@@ -1,0 +1,147 @@
+package provision
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	"github.com/lefia/edihub/internal/apikey"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// The demo's fixed names, printed by `edihub demo` and used in the README.
+const (
+	DemoTenant      = "acme"
+	DemoEnvironment = "production"
+	DemoAdminEmail  = "admin@acme.example"
+)
+
+// demoTypes are the demo's message types with the business keys the README
+// explains: the IDoc message type (an ORDCHG is not a duplicate of an
+// ORDERS) and the document number, which a repeat output keeps while it
+// gets a new DOCNUM.
+var demoTypes = []MessageTypeSpec{
+	{Code: "ORDERS05", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}},
+	{Code: "INVOIC02", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}},
+	{Code: "SHOP_ORDER", Fields: []string{"id"}},
+}
+
+// Demo is what a user needs to try edihub right away.
+type Demo struct {
+	Tenant        string
+	Environment   string
+	APIKey        string
+	AdminEmail    string
+	AdminPassword string
+}
+
+// Demo creates the demo tenant, its environments, message types and a global
+// admin, leaving whatever already exists in place, so running it again is
+// safe. Each run prints a new API key and a new admin password, because
+// stored secrets are hashes and cannot be shown twice.
+func (s *Service) Demo(ctx context.Context) (Demo, error) {
+	key, err := apikey.Generate()
+	if err != nil {
+		return Demo{}, err
+	}
+	pw, err := randomPassword()
+	if err != nil {
+		return Demo{}, err
+	}
+	demo := Demo{
+		Tenant: DemoTenant, Environment: DemoEnvironment, APIKey: key.Secret,
+		AdminEmail: DemoAdminEmail, AdminPassword: pw,
+	}
+	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		t, err := ensureTenant(ctx, q, DemoTenant, "ACME Corporation")
+		if err != nil {
+			return err
+		}
+		var prod db.Environment
+		for _, slug := range []string{DemoEnvironment, "sandbox"} {
+			e, err := ensureEnvironment(ctx, q, t, slug)
+			if err != nil {
+				return err
+			}
+			if slug == DemoEnvironment {
+				prod = e
+			}
+		}
+		for _, spec := range demoTypes {
+			if err := ensureMessageType(ctx, q, t, spec); err != nil {
+				return err
+			}
+		}
+		if _, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
+			TenantID: t.ID, EnvironmentID: prod.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
+		}); err != nil {
+			return fmt.Errorf("store demo api key: %w", err)
+		}
+		return ensureAdmin(ctx, q, pw)
+	})
+	return demo, err
+}
+
+func ensureTenant(ctx context.Context, q *db.Queries, slug, name string) (db.Tenant, error) {
+	t, err := q.TenantGetBySlug(ctx, slug)
+	if db.IsNotFound(err) {
+		t, err = q.TenantInsert(ctx, db.TenantInsertParams{Slug: slug, Name: name})
+	}
+	if err != nil {
+		return t, fmt.Errorf("ensure tenant %q: %w", slug, err)
+	}
+	return t, nil
+}
+
+func ensureEnvironment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (db.Environment, error) {
+	e, err := q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: t.ID, Slug: slug})
+	if db.IsNotFound(err) {
+		e, err = q.EnvironmentInsert(ctx, db.EnvironmentInsertParams{TenantID: t.ID, Slug: slug})
+	}
+	if err != nil {
+		return e, fmt.Errorf("ensure environment %q: %w", slug, err)
+	}
+	return e, nil
+}
+
+// ensureMessageType creates a demo type unless one with its code exists; an
+// existing type keeps whatever an admin has configured since.
+func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec MessageTypeSpec) error {
+	_, err := q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: t.ID, Code: spec.Code})
+	if db.IsNotFound(err) {
+		_, err = insertMessageType(ctx, q, t, spec)
+	}
+	if err != nil {
+		return fmt.Errorf("ensure message type %q: %w", spec.Code, err)
+	}
+	return nil
+}
+
+func ensureAdmin(ctx context.Context, q *db.Queries, pw string) error {
+	u, err := q.UserGetByEmail(ctx, DemoAdminEmail)
+	if db.IsNotFound(err) {
+		hash, herr := hashPassword(pw)
+		if herr != nil {
+			return herr
+		}
+		_, err = q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: RoleAdmin})
+		if err != nil {
+			return fmt.Errorf("create demo admin: %w", err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load demo admin: %w", err)
+	}
+	return setPassword(ctx, q, u.ID, pw)
+}
+
+// randomPassword returns 24 characters from 144 random bits.
+func randomPassword() (string, error) {
+	var raw [18]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", fmt.Errorf("generate password: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(raw[:]), nil
+}

@@ -1,0 +1,95 @@
+// Package provision creates what integrations and admins need before the
+// first message arrives: tenants, environments, API keys, message types,
+// integrations and users. The CLI is its main caller.
+package provision
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// Service creates records, each with an audit event in the same transaction.
+type Service struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// actor names who made a change in the audit trail.
+const actor = "cli"
+
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
+
+func validateSlug(what, slug string) error {
+	if !slugPattern.MatchString(slug) {
+		return apperr.New(apperr.Invalid, "invalid-field",
+			"%s %q is not valid: use 1 to 63 lowercase letters, digits and dashes, starting with a letter or digit", what, slug)
+	}
+	return nil
+}
+
+// tenant loads a tenant by slug with a clear error when it does not exist.
+func tenant(ctx context.Context, q *db.Queries, slug string) (db.Tenant, error) {
+	t, err := q.TenantGetBySlug(ctx, slug)
+	if db.IsNotFound(err) {
+		return t, apperr.New(apperr.NotFound, "not-found", "tenant %q does not exist", slug)
+	}
+	if err != nil {
+		return t, fmt.Errorf("load tenant %q: %w", slug, err)
+	}
+	return t, nil
+}
+
+// environment loads a tenant's environment by slug.
+func environment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (db.Environment, error) {
+	e, err := q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: t.ID, Slug: slug})
+	if db.IsNotFound(err) {
+		return e, apperr.New(apperr.NotFound, "not-found", "environment %q does not exist in tenant %q", slug, t.Slug)
+	}
+	if err != nil {
+		return e, fmt.Errorf("load environment %q: %w", slug, err)
+	}
+	return e, nil
+}
+
+// messageType loads a tenant's message type by code.
+func messageType(ctx context.Context, q *db.Queries, t db.Tenant, code string) (db.MessageType, error) {
+	mt, err := q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: t.ID, Code: code})
+	if db.IsNotFound(err) {
+		return mt, apperr.New(apperr.NotFound, "not-found", "message type %q does not exist in tenant %q", code, t.Slug)
+	}
+	if err != nil {
+		return mt, fmt.Errorf("load message type %q: %w", code, err)
+	}
+	return mt, nil
+}
+
+// audit records a change. details is marshalled to the event's JSON object.
+func audit(ctx context.Context, q *db.Queries, tenantID *int64, action string, details map[string]any) error {
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("encode audit details: %w", err)
+	}
+	if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
+		TenantID: tenantID, Action: action, Actor: actor, Details: raw,
+	}); err != nil {
+		return fmt.Errorf("record %s: %w", action, err)
+	}
+	return nil
+}
+
+// alreadyExists turns a unique violation into a clear conflict error.
+func alreadyExists(err error, format string, args ...any) error {
+	if _, ok := db.UniqueViolation(err); ok {
+		return apperr.New(apperr.Conflict, "already-exists", format, args...)
+	}
+	return err
+}

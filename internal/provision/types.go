@@ -1,0 +1,133 @@
+package provision
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/messagetype"
+	"github.com/lefia/edihub/internal/signature"
+)
+
+// MessageTypeSpec is what a new message type is made of.
+type MessageTypeSpec struct {
+	Code        string
+	Fields      []string // duplicate_key_fields, in order
+	WindowHours *int     // nil: the default window
+}
+
+// CreateMessageType creates a message type in a tenant.
+func (s *Service) CreateMessageType(ctx context.Context, tenantSlug string, spec MessageTypeSpec) (db.MessageType, error) {
+	var mt db.MessageType
+	if err := validateMessageType(spec); err != nil {
+		return mt, err
+	}
+	err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		t, err := tenant(ctx, q, tenantSlug)
+		if err != nil {
+			return err
+		}
+		mt, err = insertMessageType(ctx, q, t, spec)
+		return err
+	})
+	return mt, err
+}
+
+func validateMessageType(spec MessageTypeSpec) error {
+	if err := messagetype.ValidateCode(spec.Code); err != nil {
+		return err
+	}
+	if err := messagetype.ValidateFields(spec.Fields); err != nil {
+		return err
+	}
+	return messagetype.ValidateWindow(spec.WindowHours)
+}
+
+func insertMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec MessageTypeSpec) (db.MessageType, error) {
+	var window *int32
+	if spec.WindowHours != nil {
+		w := int32(*spec.WindowHours)
+		window = &w
+	}
+	mt, err := q.MessageTypeInsert(ctx, db.MessageTypeInsertParams{
+		TenantID:             t.ID,
+		Code:                 spec.Code,
+		DuplicateKeyFields:   messagetype.EncodeFields(spec.Fields),
+		DuplicateWindowHours: window,
+	})
+	if err != nil {
+		return mt, alreadyExists(err, "message type %q already exists in tenant %q", spec.Code, t.Slug)
+	}
+	return mt, audit(ctx, q, &t.ID, "message_type.created", map[string]any{
+		"message_type_id": mt.ID,
+		"after": map[string]any{
+			"code": spec.Code, "duplicate_key_fields": spec.Fields, "duplicate_window_hours": spec.WindowHours,
+		},
+	})
+}
+
+// IntegrationSpec is what a new integration is made of.
+type IntegrationSpec struct {
+	TenantSlug      string
+	EnvironmentSlug string
+	MessageTypeCode string
+	Scheme          string
+	// Secret is the sender's own secret (Stripe and Shopify generate theirs);
+	// empty means generate one.
+	Secret string
+}
+
+// CreateIntegration creates an integration and returns its id and secret.
+// The secret is returned so that it can be shown once to whoever configures
+// the sender.
+func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (id, secret string, err error) {
+	scheme, err := signature.ParseScheme(spec.Scheme)
+	if err != nil {
+		return "", "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
+	}
+	secret = spec.Secret
+	switch {
+	case scheme == signature.Bearer && secret != "":
+		return "", "", apperr.New(apperr.Invalid, "invalid-field",
+			"the bearer scheme authenticates with the environment's API keys and takes no --secret")
+	case scheme == signature.Bearer:
+		// Nothing to sign with: the sender presents an API key instead.
+	case secret == "":
+		if secret, err = signature.GenerateSecret(scheme); err != nil {
+			return "", "", err
+		}
+	default:
+		if err := signature.ValidateSecret(scheme, secret); err != nil {
+			return "", "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
+		}
+	}
+	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		t, err := tenant(ctx, q, spec.TenantSlug)
+		if err != nil {
+			return err
+		}
+		e, err := environment(ctx, q, t, spec.EnvironmentSlug)
+		if err != nil {
+			return err
+		}
+		mt, err := messageType(ctx, q, t, spec.MessageTypeCode)
+		if err != nil {
+			return err
+		}
+		uid, err := q.IntegrationInsert(ctx, db.IntegrationInsertParams{
+			TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme), Secret: secret,
+		})
+		if err != nil {
+			return fmt.Errorf("store integration: %w", err)
+		}
+		id = uid.String()
+		return audit(ctx, q, &t.ID, "integration.created", map[string]any{
+			"integration_id": id, "environment": e.Slug, "message_type": mt.Code, "scheme": string(scheme),
+		})
+	})
+	if err != nil {
+		return "", "", err
+	}
+	return id, secret, nil
+}

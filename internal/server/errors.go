@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// problem is an RFC 9457 problem details body.
+type problem struct {
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// retryAfterSeconds is what a client is told to wait when the database is
+// unavailable: long enough for a failover, short enough for SAP's retries.
+const retryAfterSeconds = "5"
+
+var statusOfKind = map[apperr.Kind]int{
+	apperr.Invalid:              http.StatusBadRequest,
+	apperr.Unauthorized:         http.StatusUnauthorized,
+	apperr.NotFound:             http.StatusNotFound,
+	apperr.Conflict:             http.StatusConflict,
+	apperr.Unprocessable:        http.StatusUnprocessableEntity,
+	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
+	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
+	apperr.Unavailable:          http.StatusServiceUnavailable,
+}
+
+// handleError is the one place where an error becomes an HTTP answer. The
+// client sees a stable type and a human detail; internal causes are logged.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	p := s.problemFor(err, c)
+	h := c.Response().Header()
+	switch p.Status {
+	case http.StatusServiceUnavailable:
+		h.Set("Retry-After", retryAfterSeconds)
+	case http.StatusUnauthorized:
+		h.Set("WWW-Authenticate", `Bearer realm="edihub"`)
+	}
+	body, _ := json.Marshal(p) // a struct of strings and an int always marshals
+	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {
+		s.log.Error("write error response", "error", err)
+	}
+}
+
+func (s *Server) problemFor(err error, c echo.Context) problem {
+	if ae, ok := apperr.As(err); ok {
+		if ae.Err != nil {
+			s.log.Warn("request failed", "type", ae.Type, "error", ae.Err, "request_id", requestID(c))
+		}
+		status := statusOfKind[ae.Kind]
+		return problem{Type: ae.Type, Title: http.StatusText(status), Status: status, Detail: ae.Detail}
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return problem{Type: typeOfStatus(he.Code), Title: http.StatusText(he.Code), Status: he.Code, Detail: httpErrorDetail(he)}
+	}
+	if db.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
+		s.log.Error("database unavailable", "error", err, "request_id", requestID(c))
+		return problem{
+			Type: "database-unavailable", Title: http.StatusText(http.StatusServiceUnavailable),
+			Status: http.StatusServiceUnavailable,
+			Detail: "the message store is unavailable right now; nothing was stored, retry later",
+		}
+	}
+	s.log.Error("internal error", "error", err, "request_id", requestID(c))
+	return problem{
+		Type: "internal-error", Title: http.StatusText(http.StatusInternalServerError),
+		Status: http.StatusInternalServerError, Detail: "an internal error occurred; it has been logged",
+	}
+}
+
+func typeOfStatus(code int) string {
+	switch code {
+	case http.StatusNotFound:
+		return "not-found"
+	case http.StatusMethodNotAllowed:
+		return "method-not-allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "payload-too-large"
+	case http.StatusServiceUnavailable:
+		return "service-unavailable"
+	}
+	return "http-error"
+}
+
+func httpErrorDetail(he *echo.HTTPError) string {
+	if msg, ok := he.Message.(string); ok {
+		return msg
+	}
+	return http.StatusText(he.Code)
+}
+
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}

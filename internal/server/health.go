@@ -1,0 +1,33 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/schema"
+)
+
+// healthz answers while the process is up, whatever the database does, so
+// that an orchestrator does not restart a server that is waiting for it.
+func (s *Server) healthz(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 200 only when the database is reachable and fully
+// migrated, so that a load balancer sends no traffic before that.
+func (s *Server) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		s.log.Warn("readiness: database unreachable", "error", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+	}
+	upToDate, err := schema.UpToDate(ctx, s.pool)
+	if err != nil || !upToDate {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "migrations pending"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}

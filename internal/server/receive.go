@@ -1,0 +1,110 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/envelope"
+	"github.com/lefia/edihub/internal/ingest"
+)
+
+// receiveMessage handles POST /api/edi-hub/receive-message.
+func (s *Server) receiveMessage(c echo.Context) error {
+	who, err := s.authenticateAPIKey(c)
+	if err != nil {
+		return err
+	}
+	key, err := idempotencyKey(c.Request())
+	if err != nil {
+		return err
+	}
+	body, err := s.readJSONBody(c)
+	if err != nil {
+		return err
+	}
+	env, err := envelope.Parse(body)
+	if err != nil {
+		return err
+	}
+	res, err := s.ingest.Receive(c.Request().Context(), ingest.Request{
+		TenantID:        who.tenantID,
+		EnvironmentID:   who.environmentID,
+		MessageTypeCode: env.MessageType,
+		Docnum:          env.Docnum,
+		Payload:         env.Payload,
+		IdempotencyKey:  key,
+		Source: ingest.Source{
+			Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: c.RealIP(), Actor: who.actor(),
+		},
+	})
+	if err != nil {
+		return err
+	}
+	return writeResult(c, res)
+}
+
+// writeResult answers 201 for a new message and 200 with
+// Idempotent-Replayed for a duplicate of either kind.
+func writeResult(c echo.Context, res ingest.Result) error {
+	status := http.StatusCreated
+	if res.Outcome != ingest.Created {
+		status = http.StatusOK
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSONBlob(status, res.Body)
+}
+
+const maxIdempotencyKeyLength = 255
+
+// idempotencyKey returns the request's Idempotency-Key, "" when absent.
+func idempotencyKey(r *http.Request) (string, error) {
+	values, present := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]
+	if !present {
+		return "", nil
+	}
+	if len(values) != 1 {
+		return "", apperr.New(apperr.Invalid, "invalid-idempotency-key", "send at most one Idempotency-Key header")
+	}
+	key := values[0]
+	if len(key) == 0 || len(key) > maxIdempotencyKeyLength {
+		return "", apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			"Idempotency-Key must be 1 to %d characters long", maxIdempotencyKeyLength)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return "", apperr.New(apperr.Invalid, "invalid-idempotency-key",
+				"Idempotency-Key may hold printable ASCII characters only (byte %d is not)", i+1)
+		}
+	}
+	return key, nil
+}
+
+// readJSONBody checks the media type and reads at most MAX_BODY_BYTES.
+func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
+	r := c.Request()
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
+	if err != nil || (mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")) {
+		return nil, apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
+			"send the body as JSON with 'Content-Type: application/json'")
+	}
+	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
+		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
+	if r.ContentLength > s.cfg.MaxBodyBytes {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes))
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return nil, tooLarge
+	case err != nil:
+		return nil, apperr.New(apperr.Invalid, "incomplete-body", "the body could not be read completely")
+	}
+	return body, nil
+}

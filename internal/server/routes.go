@@ -1,0 +1,55 @@
+package server
+
+import (
+	"log/slog"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+)
+
+// routes lists every route of the server in one place.
+func (s *Server) routes() {
+	e := s.echo
+	e.Use(middleware.RequestID())
+	e.Use(middleware.Recover())
+	e.Use(s.requestLogger())
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+
+	api := e.Group("/api", middleware.ContextTimeout(s.cfg.RequestTimeout))
+	api.POST("/edi-hub/receive-message", s.receiveMessage)
+}
+
+// requestLogger logs one line per request with slog.
+func (s *Server) requestLogger() echo.MiddlewareFunc {
+	return middleware.RequestLoggerWithConfig(middleware.RequestLoggerConfig{
+		LogMethod:    true,
+		LogURI:       true,
+		LogStatus:    true,
+		LogLatency:   true,
+		LogRequestID: true,
+		LogRemoteIP:  true,
+		LogError:     true,
+		HandleError:  true,
+		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
+			level := slog.LevelInfo
+			if v.Status >= 500 {
+				level = slog.LevelError
+			}
+			attrs := []slog.Attr{
+				slog.String("method", v.Method),
+				slog.String("uri", v.URI),
+				slog.Int("status", v.Status),
+				slog.Duration("latency", v.Latency),
+				slog.String("request_id", v.RequestID),
+				slog.String("remote_ip", v.RemoteIP),
+			}
+			if v.Error != nil {
+				attrs = append(attrs, slog.String("error", v.Error.Error()))
+			}
+			s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
+			return nil
+		},
+	})
+}

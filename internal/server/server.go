@@ -1,0 +1,85 @@
+// Package server is edihub's HTTP layer: Echo wiring, request parsing and
+// authorisation, and the one place where errors become HTTP answers. The
+// business decisions live in the domain packages it calls.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/ingest"
+)
+
+// Server serves edihub's HTTP endpoints.
+type Server struct {
+	cfg    config.Config
+	pool   *pgxpool.Pool
+	log    *slog.Logger
+	ingest *ingest.Service
+	echo   *echo.Echo
+}
+
+// New builds a server with every route registered.
+func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *Server {
+	s := &Server{
+		cfg:    cfg,
+		pool:   pool,
+		log:    log,
+		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL),
+		echo:   echo.New(),
+	}
+	s.echo.HideBanner = true
+	s.echo.HidePort = true
+	s.echo.HTTPErrorHandler = s.handleError
+	s.routes()
+	return s
+}
+
+// Handler is the server's http.Handler, for tests that use httptest.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Serve answers requests on ln until ctx is cancelled, then stops accepting
+// new connections and waits up to ShutdownTimeout for in-flight requests.
+// Request contexts do not derive from ctx, so a SIGTERM never aborts a
+// request half-way through its transaction.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Bodies of up to MAX_BODY_BYTES must arrive in this time; slow
+		// clients cannot hold a connection open for ever.
+		ReadTimeout:    s.cfg.RequestTimeout,
+		WriteTimeout:   s.cfg.RequestTimeout + 10*time.Second,
+		IdleTimeout:    2 * time.Minute,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests", "timeout", s.cfg.ShutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	s.log.Info("shut down")
+	return nil
+}

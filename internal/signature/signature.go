@@ -1,0 +1,106 @@
+// Package signature verifies webhook senders' signatures over the raw request body, one scheme per
+// integration.
+//
+// Every scheme is an HMAC-SHA256 over the exact bytes the sender transmitted, so Verify must run on
+// the raw body before anything parses it. A failed check is reported as a *VerifyError, whose Check
+// field is stable enough to log, count and show to admins; any other error means the integration
+// itself is misconfigured (unknown scheme, bearer scheme, unusable secret) rather than that the
+// sender failed.
+package signature
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Scheme names how an integration's sender authenticates its webhooks. The values are stored in the
+// integrations table, whose CHECK constraint lists the same names.
+type Scheme string
+
+// The supported schemes.
+const (
+	StandardWebhooks Scheme = "standard-webhooks"
+	GitHub           Scheme = "github"
+	Stripe           Scheme = "stripe"
+	Shopify          Scheme = "shopify"
+	Bearer           Scheme = "bearer" // verified by the server's API-key check, not here
+)
+
+// schemes keeps the valid names in the order error messages and forms should list them.
+var schemes = []Scheme{StandardWebhooks, GitHub, Stripe, Shopify, Bearer}
+
+// Tolerance is the allowed clock skew for timestamped schemes (5 minutes, SPEC.md).
+const Tolerance = 5 * time.Minute
+
+// ErrUnknownScheme is wrapped by every error about a scheme name this package does not know.
+var ErrUnknownScheme = errors.New("signature: unknown scheme")
+
+// ErrNotHMAC is returned when an HMAC operation is asked of the bearer scheme, whose requests carry
+// an API key that the server checks instead of a signature.
+var ErrNotHMAC = errors.New("signature: bearer is not an HMAC scheme; the server's API-key check verifies it")
+
+// Schemes returns every valid scheme, for example to offer them in a form.
+func Schemes() []Scheme {
+	return slices.Clone(schemes)
+}
+
+// ParseScheme returns the scheme named s. Names are matched exactly because they are stored and
+// compared as written.
+func ParseScheme(s string) (Scheme, error) {
+	if slices.Contains(schemes, Scheme(s)) {
+		return Scheme(s), nil
+	}
+	return "", unknownScheme(s)
+}
+
+func unknownScheme(s string) error {
+	names := make([]string, len(schemes))
+	for i, scheme := range schemes {
+		names[i] = string(scheme)
+	}
+	return fmt.Errorf("%w %q (valid schemes: %s)", ErrUnknownScheme, s, strings.Join(names, ", "))
+}
+
+// verifier checks one scheme's headers against body with an already validated HMAC key.
+type verifier func(key []byte, header http.Header, body []byte, now time.Time) (deliveryID string, err error)
+
+// verifiers holds the HMAC schemes. Bearer is deliberately absent: it has no signature to check.
+var verifiers = map[Scheme]verifier{
+	StandardWebhooks: verifyStandardWebhooks,
+	GitHub:           verifyGitHub,
+	Stripe:           verifyStripe,
+	Shopify:          verifyShopify,
+}
+
+// requireHMAC returns nil for the schemes that sign with an HMAC, and otherwise the error that
+// explains why the scheme cannot be used for signing.
+func requireHMAC(scheme Scheme) error {
+	if _, ok := verifiers[scheme]; ok {
+		return nil
+	}
+	if scheme == Bearer {
+		return ErrNotHMAC
+	}
+	return unknownScheme(string(scheme))
+}
+
+// Verify checks the request's signature over body with secret at time now and returns the
+// sender's delivery id ("" when the scheme has none or the sender did not send one).
+// For Bearer it returns an error: bearer is not an HMAC scheme.
+//
+// A sender's failure is a *VerifyError. The secret is validated on every call, as ValidateSecret
+// does, because an empty or short key would let anyone forge a signature.
+func Verify(scheme Scheme, secret string, header http.Header, body []byte, now time.Time) (deliveryID string, err error) {
+	if err := requireHMAC(scheme); err != nil {
+		return "", err
+	}
+	key, err := hmacKey(scheme, secret)
+	if err != nil {
+		return "", err
+	}
+	return verifiers[scheme](key, header, body, now)
+}
