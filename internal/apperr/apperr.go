@@ -13,14 +13,14 @@ import (
 type Kind int
 
 const (
-	Invalid      Kind = iota + 1 // the input is wrong; fix it
-	Unauthorized                 // credentials missing or wrong
-	NotFound                     // the named thing does not exist
-	Conflict                     // the input clashes with what is stored
-	Unprocessable                // well-formed, but cannot be acted on
-	TooLarge                     // the body exceeds the configured limit
-	UnsupportedMediaType         // the body is not JSON
-	Unavailable                  // a dependency is down; retry later
+	Invalid              Kind = iota + 1 // the input is wrong; fix it
+	Unauthorized                         // credentials missing or wrong
+	NotFound                             // the named thing does not exist
+	Conflict                             // the input clashes with what is stored
+	Unprocessable                        // well-formed, but cannot be acted on
+	TooLarge                             // the body exceeds the configured limit
+	UnsupportedMediaType                 // the body is not JSON
+	Unavailable                          // a dependency is down; retry later
 )
 
 // Error is a user-facing error.

@@ -71,33 +71,31 @@ func TestRequestHashDistinguishesFields(t *testing.T) {
 func TestAppendString(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name string
-		in   string
-		want string
+		name   string
+		prefix string
+		in     string
+		want   string
 	}{
-		{"empty", "", `""`},
-		{"plain", "4500012345", `"4500012345"`},
-		{"prefix kept", "x=", `x="x="`},
-		{"short escapes", "\b\t\n\f\r", `"\b\t\n\f\r"`},
-		{"other controls", "\x00\x01\x1f", `"\u0000\u0001\u001f"`},
-		{"quote and backslash", `"\`, `"\"\\"`},
-		{"not escaped", "<>&/\x7f\u2028\u2029", "\"<>&/\x7f\u2028\u2029\""},
-		{"unicode", "Müller 😀", `"Müller 😀"`},
-		{"invalid UTF-8 replaced", "a\xffb\xed\xa0\x80", "\"a\ufffdb\ufffd\ufffd\ufffd\""},
+		{"empty", "", "", `""`},
+		{"plain", "", "4500012345", `"4500012345"`},
+		{"appends to dst", "x=", "y", `x="y"`},
+		{"short escapes", "", "\b\t\n\f\r", `"\b\t\n\f\r"`},
+		{"other controls", "", "\x00\x01\x1f", `"\u0000\u0001\u001f"`},
+		{"quote and backslash", "", `"\`, `"\"\\"`},
+		{"not escaped", "", "<>&/\x7f\u2028\u2029", "\"<>&/\x7f\u2028\u2029\""},
+		{"unicode", "", "Müller 😀", `"Müller 😀"`},
+		{"invalid UTF-8 replaced", "", "a\xffb\xed\xa0\x80", "\"a\ufffdb\ufffd\ufffd\ufffd\""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			prefix := ""
-			if tt.name == "prefix kept" {
-				prefix = "x="
-			}
-			got := string(canon.AppendString([]byte(prefix), tt.in))
+			got := string(canon.AppendString([]byte(tt.prefix), tt.in))
 			require.Equal(t, tt.want, got)
 			// Whatever AppendString writes is already canonical.
-			again, err := canon.JSON([]byte(got[len(prefix):]))
+			literal := got[len(tt.prefix):]
+			again, err := canon.JSON([]byte(literal))
 			require.NoError(t, err)
-			require.Equal(t, got[len(prefix):], string(again))
+			require.Equal(t, literal, string(again))
 		})
 	}
 }

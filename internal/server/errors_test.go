@@ -1,0 +1,108 @@
+package server_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/server"
+)
+
+func TestReceiveErrors(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	cfg, err := config.Load(func(k string) string {
+		return map[string]string{"MAX_BODY_BYTES": "2048"}[k]
+	})
+	require.NoError(t, err)
+	b := setupWith(t, pool, cfg)
+	b.messageType(t, "ORDERS05", nil, nil)
+	valid := `{"message_type":"ORDERS05","docnum":"1","payload":{}}`
+	auth := "Bearer " + b.apiKey
+
+	tests := []struct {
+		name     string
+		headers  http.Header
+		body     string
+		status   int
+		problem  string
+		detailIn string
+	}{
+		{"no api key", http.Header{"Content-Type": {"application/json"}}, valid, 401, "unauthorized", "API key"},
+		{"wrong api key", http.Header{"Authorization": {"Bearer edh_wrong"}, "Content-Type": {"application/json"}}, valid, 401, "unauthorized", "API key"},
+		{"basic auth", http.Header{"Authorization": {"Basic YTpi"}, "Content-Type": {"application/json"}}, valid, 401, "unauthorized", "Bearer"},
+		{"not json content type", http.Header{"Authorization": {auth}, "Content-Type": {"text/plain"}}, valid, 415, "unsupported-media-type", "application/json"},
+		{"no content type", http.Header{"Authorization": {auth}}, valid, 415, "unsupported-media-type", "application/json"},
+		{"malformed json", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}}, `{"message_type":`, 400, "malformed-json", "not valid JSON"},
+		{"missing message type", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}}, `{"payload":{}}`, 400, "missing-field", "message_type"},
+		{"missing payload", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}}, `{"message_type":"ORDERS05"}`, 400, "missing-field", "payload"},
+		{"unknown message type", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}}, `{"message_type":"NOPE","payload":{}}`, 422, "unknown-message-type", "NOPE"},
+		{"empty idempotency key", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}, "Idempotency-Key": {""}}, valid, 400, "invalid-idempotency-key", "1 to 255"},
+		{"long idempotency key", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}, "Idempotency-Key": {strings.Repeat("k", 256)}}, valid, 400, "invalid-idempotency-key", "1 to 255"},
+		{"control character in key", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}, "Idempotency-Key": {"a\tb"}}, valid, 400, "invalid-idempotency-key", "printable ASCII"},
+		{"non-ascii key", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}, "Idempotency-Key": {"schlüssel"}}, valid, 400, "invalid-idempotency-key", "printable ASCII"},
+		{"two keys", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}, "Idempotency-Key": {"a", "b"}}, valid, 400, "invalid-idempotency-key", "at most one"},
+		{"body over the limit", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}},
+			`{"message_type":"ORDERS05","payload":"` + strings.Repeat("x", 4096) + `"}`, 413, "payload-too-large", "2048"},
+		{"duplicate keys in payload", http.Header{"Authorization": {auth}, "Content-Type": {"application/json"}},
+			`{"message_type":"ORDERS05","payload":{"a":1,"a":2}}`, 400, "invalid-payload", "canonicalised"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := do(t, http.MethodPost, b.url+"/api/edi-hub/receive-message", tt.headers, []byte(tt.body))
+			require.Equal(t, tt.status, resp.status, "%s", resp.body)
+			require.Equal(t, "application/problem+json", resp.header.Get("Content-Type"))
+			got := resp.json(t)
+			require.Equal(t, tt.problem, got["type"])
+			require.Equal(t, float64(tt.status), got["status"])
+			require.Contains(t, got["detail"], tt.detailIn)
+		})
+	}
+	require.Equal(t, 0, b.messages(t), "no failed request stores anything")
+	require.Equal(t, "Bearer realm=\"edihub\"",
+		do(t, http.MethodPost, b.url+"/api/edi-hub/receive-message", nil, nil).header.Get("WWW-Authenticate"))
+}
+
+func TestUnknownRouteIsAProblem(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp := do(t, http.MethodGet, b.url+"/api/nothing-here", nil, nil)
+	require.Equal(t, http.StatusNotFound, resp.status)
+	require.Equal(t, "not-found", resp.json(t)["type"])
+}
+
+// When the database cannot be reached, clients get 503 with Retry-After and
+// never a 500, so that SAP retries later.
+func TestDatabaseUnreachableIs503(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.PoolFor(t, "postgres://postgres@127.0.0.1:1/edihub?sslmode=disable&connect_timeout=2")
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	t.Cleanup(srv.Close)
+
+	resp := do(t, http.MethodPost, srv.URL+"/api/edi-hub/receive-message",
+		http.Header{"Authorization": {"Bearer edh_x"}, "Content-Type": {"application/json"}},
+		[]byte(`{"message_type":"ORDERS05","payload":{}}`))
+	require.Equal(t, http.StatusServiceUnavailable, resp.status, "%s", resp.body)
+	require.Equal(t, "5", resp.header.Get("Retry-After"))
+	require.Equal(t, "database-unavailable", resp.json(t)["type"])
+
+	require.Equal(t, http.StatusOK, do(t, http.MethodGet, srv.URL+"/healthz", nil, nil).status)
+	require.Equal(t, http.StatusServiceUnavailable, do(t, http.MethodGet, srv.URL+"/readyz", nil, nil).status)
+}
+
+func TestReadyWhenMigrated(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp := do(t, http.MethodGet, b.url+"/readyz", nil, nil)
+	require.Equal(t, http.StatusOK, resp.status, "%s", resp.body)
+	require.Equal(t, "ready", resp.json(t)["status"])
+}

@@ -1,0 +1,144 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/server"
+)
+
+// testBundle is a running server on its own database with one tenant,
+// environment and API key.
+type testBundle struct {
+	pool   *pgxpool.Pool
+	prov   *provision.Service
+	url    string
+	apiKey string
+	tenant string
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	return setupWith(t, pool, cfg)
+}
+
+func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config) *testBundle {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(server.New(cfg, pool, log).Handler())
+	t.Cleanup(srv.Close)
+
+	ctx := context.Background()
+	prov := provision.New(pool)
+	_, err := prov.CreateTenant(ctx, "acme", "ACME")
+	require.NoError(t, err)
+	_, err = prov.CreateEnvironment(ctx, "acme", "production")
+	require.NoError(t, err)
+	key, err := prov.CreateAPIKey(ctx, "acme", "production")
+	require.NoError(t, err)
+	return &testBundle{pool: pool, prov: prov, url: srv.URL, apiKey: key, tenant: "acme"}
+}
+
+// messageType creates a message type in the bundle's tenant.
+func (b *testBundle) messageType(t *testing.T, code string, fields []string, windowHours *int) int64 {
+	t.Helper()
+	mt, err := b.prov.CreateMessageType(context.Background(), b.tenant,
+		provision.MessageTypeSpec{Code: code, Fields: fields, WindowHours: windowHours})
+	require.NoError(t, err)
+	return mt.ID
+}
+
+// response is an answer with its body read.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(r.body, &m), "body: %s", r.body)
+	return m
+}
+
+// post sends a receive-message request with the bundle's API key.
+func (b *testBundle) post(t *testing.T, body []byte, headers ...string) response {
+	t.Helper()
+	h := http.Header{"Authorization": {"Bearer " + b.apiKey}, "Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Set(headers[i], headers[i+1])
+	}
+	return do(t, http.MethodPost, b.url+"/api/edi-hub/receive-message", h, body)
+}
+
+func do(t *testing.T, method, url string, h http.Header, body []byte) response {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	client := &http.Client{Timeout: 30 * time.Second}
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return response{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+// envelopeFor wraps a sample payload file in a receive-message body.
+func envelopeFor(t *testing.T, messageType, sample string) []byte {
+	t.Helper()
+	payload := readFile(t, sample)
+	body, err := json.Marshal(map[string]any{"message_type": messageType, "payload": json.RawMessage(payload)})
+	require.NoError(t, err)
+	return body
+}
+
+func (b *testBundle) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+func (b *testBundle) messages(t *testing.T) int {
+	return b.count(t, `SELECT count(*) FROM messages`)
+}
+
+func (b *testBundle) blockedEvents(t *testing.T) int {
+	return b.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", name))
+	require.NoError(t, err)
+	return raw
+}
+
+func provisionSpec(code string, fields ...string) provision.MessageTypeSpec {
+	return provision.MessageTypeSpec{Code: code, Fields: fields}
+}
