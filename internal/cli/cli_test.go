@@ -1,0 +1,302 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/cli"
+	"github.com/lefia/edihub/internal/pgtest"
+)
+
+// result is what one command printed and returned.
+type result struct {
+	stdout, stderr string
+	err            error
+}
+
+func (r result) lines() []string { return strings.Split(strings.TrimSpace(r.stdout), "\n") }
+
+// run executes one edihub command in-process against databaseURL.
+func run(t *testing.T, databaseURL string, vars map[string]string, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	env := map[string]string{"DATABASE_URL": databaseURL}
+	for k, v := range vars {
+		env[k] = v
+	}
+	err := cli.Run(context.Background(), cli.Env{
+		Args: args, Getenv: func(k string) string { return env[k] },
+		Stdin: strings.NewReader(stdin), Stdout: &stdout, Stderr: &stderr,
+	})
+	return result{stdout: stdout.String(), stderr: stderr.String(), err: err}
+}
+
+// migrated returns a migrated database with tenant acme and environment production.
+func migrated(t *testing.T) string {
+	t.Helper()
+	url := pgtest.URL(t)
+	require.NoError(t, run(t, url, nil, "", "tenant", "create", "acme").err)
+	require.NoError(t, run(t, url, nil, "", "env", "create", "--tenant", "acme", "production").err)
+	return url
+}
+
+func requireUsageError(t *testing.T, r result, part string) {
+	t.Helper()
+	require.Error(t, r.err)
+	require.Equal(t, 2, cli.ExitCode(r.err), "a command line that cannot be understood exits 2")
+	require.ErrorContains(t, r.err, part)
+	require.Empty(t, r.stdout)
+}
+
+func requireFailure(t *testing.T, r result, part string) {
+	t.Helper()
+	require.Error(t, r.err)
+	require.Equal(t, 1, cli.ExitCode(r.err))
+	require.ErrorContains(t, r.err, part)
+	require.Empty(t, r.stdout)
+}
+
+func TestMigrate(t *testing.T) {
+	t.Parallel()
+	url := pgtest.EmptyURL(t)
+	requireFailure(t, run(t, url, nil, "", "tenant", "create", "acme"), "edihub migrate")
+
+	r := run(t, url, nil, "", "migrate")
+	require.NoError(t, r.err)
+	require.Empty(t, r.stdout)
+	require.Contains(t, r.stderr, "migrations applied")
+	require.NoError(t, run(t, url, nil, "", "migrate").err, "re-applying is a no-op")
+	require.Equal(t, []string{"1"}, run(t, url, nil, "", "tenant", "create", "acme").lines())
+
+	requireUsageError(t, run(t, url, nil, "", "migrate", "now"), "no arguments")
+}
+
+func TestTenantCreate(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	r := run(t, url, nil, "", "tenant", "create", "acme", "--name", "ACME Corporation")
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 1)
+	pool := pgtest.PoolFor(t, url)
+	var name string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT name FROM tenants WHERE slug = 'acme'`).Scan(&name))
+	require.Equal(t, "ACME Corporation", name)
+
+	require.NoError(t, run(t, url, nil, "", "tenant", "create", "--name", "Globex", "globex").err, "flags before the slug")
+	requireFailure(t, run(t, url, nil, "", "tenant", "create", "acme"), `tenant "acme" already exists`)
+	requireFailure(t, run(t, url, nil, "", "tenant", "create", "Not A Slug"), "not valid")
+	requireUsageError(t, run(t, url, nil, "", "tenant", "create"), "want 1 argument")
+	requireUsageError(t, run(t, url, nil, "", "tenant", "create", "a", "b"), "want 1 argument")
+	requireUsageError(t, run(t, url, nil, "", "tenant", "create", "a", "--bogus"), "flag provided but not defined")
+	requireUsageError(t, run(t, url, nil, "", "tenant", "delete", "a"), "only subcommand is create")
+}
+
+func TestEnvCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	r := run(t, url, nil, "", "env", "create", "--tenant", "acme", "sandbox")
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 1)
+	requireFailure(t, run(t, url, nil, "", "env", "create", "--tenant", "acme", "sandbox"), "already exists")
+	requireFailure(t, run(t, url, nil, "", "env", "create", "--tenant", "nobody", "sandbox"), `tenant "nobody" does not exist`)
+	requireUsageError(t, run(t, url, nil, "", "env", "create", "sandbox"), "--tenant is required")
+	requireUsageError(t, run(t, url, nil, "", "env", "create", "--tenant", "acme"), "want 1 argument")
+}
+
+func TestAPIKeyCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	r := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production")
+	require.NoError(t, r.err)
+	key := r.lines()[0]
+	require.True(t, strings.HasPrefix(key, "edh_"))
+
+	pool := pgtest.PoolFor(t, url)
+	var stored int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM api_keys WHERE key_hash = sha256(convert_to($1, 'UTF8'))`, key).Scan(&stored))
+	require.Equal(t, 1, stored, "only the key's hash is stored")
+	var leaked int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM api_keys WHERE key_prefix = $1`, key).Scan(&leaked))
+	require.Zero(t, leaked)
+
+	requireFailure(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "staging"), `environment "staging" does not exist`)
+	requireUsageError(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme"), "--env is required")
+}
+
+func TestMessageTypeCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	r := run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05",
+		"--fields", `["*.IDOC.EDI_DC40.MESTYP","*.IDOC.E1EDK01.BELNR"]`, "--window-hours", "24")
+	require.NoError(t, r.err)
+	id := r.lines()[0]
+
+	pool := pgtest.PoolFor(t, url)
+	var fields string
+	var window *int
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT duplicate_key_fields::text, duplicate_window_hours FROM message_types WHERE id = $1`, id).Scan(&fields, &window))
+	require.JSONEq(t, `["*.IDOC.EDI_DC40.MESTYP","*.IDOC.E1EDK01.BELNR"]`, fields)
+	require.Equal(t, 24, *window)
+
+	r = run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "INVOIC02")
+	require.NoError(t, r.err)
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT duplicate_key_fields::text, duplicate_window_hours FROM message_types WHERE id = $1`, r.lines()[0]).Scan(&fields, &window))
+	require.Equal(t, "[]", fields)
+	require.Nil(t, window, "no --window-hours means the default window")
+
+	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05"), "already exists")
+	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--fields", "E1EDK01.BELNR"), "JSON array")
+	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--window-hours", "a week"), "whole number")
+	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--window-hours", "0"), "between 1 and")
+	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "BAD CODE"), "not valid")
+	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "X"), "--tenant is required")
+}
+
+func TestIntegrationCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "SHOP_ORDER").err)
+	base := []string{"integration", "create", "--tenant", "acme", "--env", "production", "--message-type", "SHOP_ORDER"}
+
+	r := run(t, url, nil, "", append(base, "--scheme", "standard-webhooks")...)
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 2, "the id, then the generated secret")
+	require.Len(t, r.lines()[0], 36)
+	require.True(t, strings.HasPrefix(r.lines()[1], "whsec_"))
+
+	r = run(t, url, nil, "", append(base, "--scheme", "shopify", "--secret", "shpss_0123456789abcdef0123456789abcdef")...)
+	require.NoError(t, r.err)
+	require.Equal(t, "shpss_0123456789abcdef0123456789abcdef", r.lines()[1], "a sender's own secret is kept")
+
+	r = run(t, url, nil, "", append(base, "--scheme", "bearer")...)
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 1, "bearer integrations use API keys, so there is no secret")
+
+	requireFailure(t, run(t, url, nil, "", append(base, "--scheme", "carrier-pigeon")...), "standard-webhooks")
+	requireFailure(t, run(t, url, nil, "", append(base, "--scheme", "standard-webhooks", "--secret", "not-whsec")...), "whsec_")
+	requireFailure(t, run(t, url, nil, "", append(base[:len(base)-1], "NOPE", "--scheme", "github")...), `message type "NOPE" does not exist`)
+	requireUsageError(t, run(t, url, nil, "", base...), "--scheme is required")
+}
+
+func TestUserCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	pool := pgtest.PoolFor(t, url)
+
+	r := run(t, url, map[string]string{"EDIHUB_PASSWORD": "correct horse battery"}, "",
+		"user", "create", "--email", "ops@acme.example", "--role", "admin")
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 1)
+
+	r = run(t, url, nil, "viewer password 1\n", "user", "create", "--email", "viewer@acme.example", "--role", "viewer", "--tenant", "acme")
+	require.NoError(t, r.err, "password from stdin")
+	var hash string
+	var tenantID *int64
+	require.NoError(t, pool.QueryRow(context.Background(),
+		`SELECT password_hash, tenant_id FROM users WHERE email = 'viewer@acme.example'`).Scan(&hash, &tenantID))
+	require.True(t, strings.HasPrefix(hash, "$argon2id$"))
+	require.NotContains(t, hash, "viewer password")
+	require.NotNil(t, tenantID)
+
+	pw := map[string]string{"EDIHUB_PASSWORD": "long enough password"}
+	requireFailure(t, run(t, url, pw, "", "user", "create", "--email", "OPS@acme.example", "--role", "admin"), "already exists")
+	requireFailure(t, run(t, url, pw, "", "user", "create", "--email", "x@acme.example", "--role", "root"), "admin or viewer")
+	requireFailure(t, run(t, url, pw, "", "user", "create", "--email", "not an email", "--role", "admin"), "valid address")
+	requireFailure(t, run(t, url, pw, "", "user", "create", "--email", "x@acme.example", "--role", "admin", "--tenant", "nobody"), "does not exist")
+	requireFailure(t, run(t, url, map[string]string{"EDIHUB_PASSWORD": "short"}, "", "user", "create", "--email", "x@acme.example", "--role", "admin"), "at least 12")
+	requireFailure(t, run(t, url, nil, "", "user", "create", "--email", "x@acme.example", "--role", "admin"), "EDIHUB_PASSWORD")
+	requireUsageError(t, run(t, url, pw, "", "user", "create", "--role", "admin"), "--email is required")
+}
+
+func TestUnknownCommandAndHelp(t *testing.T) {
+	t.Parallel()
+	requireUsageError(t, run(t, "", nil, ""), "no command")
+	requireUsageError(t, run(t, "", nil, "", "frobnicate"), `unknown command "frobnicate"`)
+	r := run(t, "", nil, "", "help")
+	require.NoError(t, r.err)
+	for _, cmd := range []string{"serve", "migrate", "tenant create", "env create", "apikey create",
+		"message-type create", "integration create", "user create", "demo"} {
+		require.Contains(t, r.stdout, cmd)
+	}
+}
+
+func TestUnreachableDatabase(t *testing.T) {
+	t.Parallel()
+	r := run(t, "postgres://postgres@127.0.0.1:1/edihub?connect_timeout=2", nil, "", "tenant", "create", "acme")
+	requireFailure(t, r, "cannot reach the database")
+	requireFailure(t, run(t, "", map[string]string{"IDEMPOTENCY_KEY_TTL": "soon"}, "", "migrate"), "IDEMPOTENCY_KEY_TTL")
+}
+
+// The demo can run again and again, and its API key works for a message
+// posted at once to a server started with serve.
+func TestDemoThenServe(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	first := run(t, url, nil, "", "demo")
+	require.NoError(t, first.err)
+	second := run(t, url, nil, "", "demo")
+	require.NoError(t, second.err, "re-running the demo is safe")
+
+	values := map[string]string{}
+	for _, line := range second.lines() {
+		k, v, ok := strings.Cut(line, "=")
+		require.True(t, ok, line)
+		values[k] = v
+	}
+	require.Equal(t, "acme", values["tenant"])
+	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
+	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- cli.Run(ctx, cli.Env{
+			Args: []string{"serve"},
+			Getenv: func(k string) string {
+				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0"}[k]
+			},
+			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
+			Listening: func(a net.Addr) { addr <- a },
+		})
+	}()
+	base := "http://" + (<-addr).String()
+
+	for _, path := range []string{"/healthz", "/readyz"} {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+	}
+	body, err := os.ReadFile(filepath.Join("testdata", "receive_message_envelope.json"))
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, base+"/api/edi-hub/receive-message", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+values["api_key"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+
+	cancel()
+	select {
+	case err := <-served:
+		require.NoError(t, err, "serve shuts down cleanly when its context ends")
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not shut down")
+	}
+}
