@@ -1,0 +1,59 @@
+# edihub developer commands. `make help` lists them.
+
+SHELL := /usr/bin/env bash
+export PATH := $(PATH):/usr/local/go/bin
+
+# Code generators are pinned in tools/go.mod so every machine generates the
+# same code. sqlc builds without cgo through its WebAssembly parser.
+SQLC  := CGO_ENABLED=0 go tool -modfile=tools/go.mod sqlc
+TEMPL := go tool -modfile=tools/go.mod templ
+
+FUZZTIME ?= 10s
+
+.PHONY: help
+help: ## list the targets
+	@grep -hE '^[a-z/-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+.PHONY: run
+run: ## start edihub with a database and the demo loaded (see README)
+	@scripts/run.sh
+
+.PHONY: build
+build: ## build bin/edihub
+	go build -o bin/edihub ./cmd/edihub
+
+.PHONY: test
+test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector
+	@scripts/test-db.sh
+	go test -race -count=1 ./...
+
+.PHONY: fuzz
+fuzz: ## run each fuzz target for FUZZTIME (default 10s)
+	@scripts/fuzz.sh $(FUZZTIME)
+
+.PHONY: bench
+bench: ## run the Go benchmarks with allocation counts
+	go test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: generate
+generate: generate/sqlc generate/templ ## regenerate sqlc and templ output
+
+.PHONY: generate/sqlc
+generate/sqlc:
+	$(SQLC) generate
+
+.PHONY: generate/templ
+generate/templ:
+	$(TEMPL) generate -path web
+
+.PHONY: verify
+verify: generate ## regenerate, then fail on any diff, unformatted code or vet finding
+	git diff --exit-code -- internal/db web
+	@test -z "$$(git status --porcelain -- internal/db web)" || { git status --porcelain -- internal/db web; echo "generated files are not committed"; exit 1; }
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run gofmt -w"; exit 1; }
+	go vet ./...
+	go mod tidy -diff
+
+.PHONY: stop-db
+stop-db: ## stop the project-local PostgreSQL that `make run` may have started under .data/
+	@scripts/stop-db.sh
