@@ -176,6 +176,9 @@ func (s *Service) loadMessageType(ctx context.Context, req Request) (db.MessageT
 	} else {
 		mt, err = q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: req.TenantID, Code: req.MessageTypeCode})
 	}
+	if db.IsNotFound(err) && req.MessageTypeID != 0 {
+		return mt, fmt.Errorf("integration's message type %d is missing", req.MessageTypeID)
+	}
 	if db.IsNotFound(err) {
 		return mt, apperr.New(apperr.Unprocessable, "unknown-message-type",
 			"message type %q is not configured for this tenant", req.MessageTypeCode)

@@ -106,3 +106,17 @@ func TestReadyWhenMigrated(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.status, "%s", resp.body)
 	require.Equal(t, "ready", resp.json(t)["status"])
 }
+
+func TestHomePageAndStaticAssets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	resp := do(t, http.MethodGet, b.url+"/", nil, nil)
+	require.Equal(t, http.StatusOK, resp.status)
+	require.Equal(t, "text/html; charset=UTF-8", resp.header.Get("Content-Type"))
+	require.Contains(t, string(resp.body), "<title>Home · edihub</title>")
+	require.Contains(t, string(resp.body), "/api/edi-hub/receive-message")
+
+	css := do(t, http.MethodGet, b.url+"/static/edihub.css", nil, nil)
+	require.Equal(t, http.StatusOK, css.status)
+	require.Contains(t, css.header.Get("Content-Type"), "text/css")
+}

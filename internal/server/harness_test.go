@@ -32,18 +32,18 @@ type testBundle struct {
 	tenant string
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t *testing.T, opts ...server.Option) *testBundle {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	cfg, err := config.Load(func(string) string { return "" })
 	require.NoError(t, err)
-	return setupWith(t, pool, cfg)
+	return setupWith(t, pool, cfg, opts...)
 }
 
-func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config) *testBundle {
+func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config, opts ...server.Option) *testBundle {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(server.New(cfg, pool, log).Handler())
+	srv := httptest.NewServer(server.New(cfg, pool, log, opts...).Handler())
 	t.Cleanup(srv.Close)
 
 	ctx := context.Background()

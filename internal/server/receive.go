@@ -72,17 +72,26 @@ func idempotencyKey(r *http.Request) (string, error) {
 		return "", apperr.New(apperr.Invalid, "invalid-idempotency-key", "send at most one Idempotency-Key header")
 	}
 	key := values[0]
+	if err := validateIdempotencyKey(key); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// validateIdempotencyKey checks the form the idempotency_keys table accepts,
+// both for keys clients send and for webhook delivery ids used as keys.
+func validateIdempotencyKey(key string) error {
 	if len(key) == 0 || len(key) > maxIdempotencyKeyLength {
-		return "", apperr.New(apperr.Invalid, "invalid-idempotency-key",
+		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
 			"Idempotency-Key must be 1 to %d characters long", maxIdempotencyKeyLength)
 	}
 	for i := 0; i < len(key); i++ {
 		if key[i] < 0x20 || key[i] > 0x7e {
-			return "", apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			return apperr.New(apperr.Invalid, "invalid-idempotency-key",
 				"Idempotency-Key may hold printable ASCII characters only (byte %d is not)", i+1)
 		}
 	}
-	return key, nil
+	return nil
 }
 
 // readJSONBody checks the media type and reads at most MAX_BODY_BYTES.

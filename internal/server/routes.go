@@ -5,6 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/lefia/edihub/web"
 )
 
 // routes lists every route of the server in one place.
@@ -14,11 +16,14 @@ func (s *Server) routes() {
 	e.Use(middleware.Recover())
 	e.Use(s.requestLogger())
 
+	e.GET("/", s.home)
+	e.StaticFS("/static", echo.MustSubFS(web.Static, "static"))
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
 	api := e.Group("/api", middleware.ContextTimeout(s.cfg.RequestTimeout))
 	api.POST("/edi-hub/receive-message", s.receiveMessage)
+	api.POST("/webhook/:integrationId", s.receiveWebhook)
 }
 
 // requestLogger logs one line per request with slog.

@@ -26,16 +26,32 @@ type Server struct {
 	log    *slog.Logger
 	ingest *ingest.Service
 	echo   *echo.Echo
+	// now is the clock that webhook signature timestamps are checked
+	// against; tests replace it to verify signatures made in the past.
+	now func() time.Time
+}
+
+// Option changes a default of New.
+type Option func(*Server)
+
+// WithClock makes the server read the time from now instead of time.Now,
+// so that tests can verify signed requests with fixed timestamps.
+func WithClock(now func() time.Time) Option {
+	return func(s *Server) { s.now = now }
 }
 
 // New builds a server with every route registered.
-func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger) *Server {
+func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option) *Server {
 	s := &Server{
 		cfg:    cfg,
 		pool:   pool,
 		log:    log,
 		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL),
 		echo:   echo.New(),
+		now:    time.Now,
+	}
+	for _, opt := range opts {
+		opt(s)
 	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true

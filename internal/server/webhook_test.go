@@ -1,0 +1,493 @@
+package server_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/server"
+)
+
+// Secrets of the HMAC schemes, long enough for the 16-byte minimum.
+const (
+	githubSecret  = "It's a Secret to Everybody"
+	stripeSecret  = "whsec_test_stripe_0123456789abcdef"
+	shopifySecret = "shpss_0123456789abcdef0123456789"
+)
+
+// integration creates an integration in the bundle's production environment
+// for a message type that must already exist, and returns its id.
+func (b *testBundle) integration(t *testing.T, messageType, scheme, secret string) string {
+	t.Helper()
+	id, _, err := b.prov.CreateIntegration(context.Background(), provision.IntegrationSpec{
+		TenantSlug: b.tenant, EnvironmentSlug: "production", MessageTypeCode: messageType,
+		Scheme: scheme, Secret: secret,
+	})
+	require.NoError(t, err)
+	return id
+}
+
+// webhook posts body as JSON to an integration's webhook URL with the given
+// header name/value pairs and nothing else: no API key is added.
+func (b *testBundle) webhook(t *testing.T, integrationID string, body []byte, headers ...string) response {
+	t.Helper()
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h.Set(headers[i], headers[i+1])
+	}
+	return do(t, http.MethodPost, b.url+"/api/webhook/"+integrationID, h, body)
+}
+
+// mac is the HMAC-SHA256 of the concatenated parts, computed here rather
+// than by the signature package so that the tests check it independently.
+func mac(key string, parts ...string) []byte {
+	h := hmac.New(sha256.New, []byte(key))
+	for _, p := range parts {
+		h.Write([]byte(p))
+	}
+	return h.Sum(nil)
+}
+
+func githubHeaders(secret string, body []byte, delivery string) []string {
+	h := []string{"X-Hub-Signature-256", "sha256=" + hex.EncodeToString(mac(secret, string(body)))}
+	if delivery != "" {
+		h = append(h, "X-GitHub-Delivery", delivery)
+	}
+	return h
+}
+
+func stripeHeaders(secret string, body []byte, at time.Time) []string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	return []string{"Stripe-Signature", "t=" + ts + ",v1=" + hex.EncodeToString(mac(secret, ts, ".", string(body)))}
+}
+
+func shopifyHeaders(secret string, body []byte, webhookID string) []string {
+	h := []string{"X-Shopify-Hmac-Sha256", base64.StdEncoding.EncodeToString(mac(secret, string(body)))}
+	if webhookID != "" {
+		h = append(h, "X-Shopify-Webhook-Id", webhookID)
+	}
+	return h
+}
+
+func standardWebhooksHeaders(t *testing.T, secret string, body []byte, id string, at time.Time) []string {
+	t.Helper()
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+	require.NoError(t, err)
+	ts := strconv.FormatInt(at.Unix(), 10)
+	sig := base64.StdEncoding.EncodeToString(mac(string(key), id, ".", ts, ".", string(body)))
+	return []string{"webhook-id", id, "webhook-timestamp", ts, "webhook-signature", "v1," + sig}
+}
+
+// requireCreatedThenReplayed checks a first delivery's 201 and a repeat's
+// 200 replay of the same answer, with one message stored.
+func requireCreatedThenReplayed(t *testing.T, b *testBundle, first, again response) {
+	t.Helper()
+	require.Equal(t, http.StatusCreated, first.status, "%s", first.body)
+	require.Empty(t, first.header.Get("Idempotent-Replayed"))
+	require.Equal(t, http.StatusOK, again.status, "%s", again.body)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, first.json(t)["id"], again.json(t)["id"])
+	require.Equal(t, 1, b.messages(t))
+	require.Equal(t, 1, b.blockedEvents(t))
+}
+
+// requireKeyStored checks that the delivery was deduplicated under key in
+// scope: "" for an explicit Idempotency-Key, the integration id for a
+// delivery id.
+func requireKeyStored(t *testing.T, b *testBundle, scope, key string) {
+	t.Helper()
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE scope = $1 AND key = $2`, scope, key))
+}
+
+func requireProblem(t *testing.T, resp response, status int, typ string) map[string]any {
+	t.Helper()
+	require.Equal(t, status, resp.status, "%s", resp.body)
+	require.Equal(t, "application/problem+json", resp.header.Get("Content-Type"))
+	p := resp.json(t)
+	require.Equal(t, typ, p["type"], "%s", resp.body)
+	return p
+}
+
+func TestWebhookStandardWebhooksVector(t *testing.T) {
+	t.Parallel()
+	var vector struct {
+		Valid struct {
+			Secret        string            `json:"secret"`
+			Headers       map[string]string `json:"headers"`
+			Body          string            `json:"body"`
+			SignedContent string            `json:"signed_content"`
+		} `json:"valid"`
+	}
+	require.NoError(t, json.Unmarshal(readFile(t, "standard_webhooks_vector.json"), &vector))
+	v := vector.Valid
+	signedAt, err := strconv.ParseInt(v.Headers["webhook-timestamp"], 10, 64)
+	require.NoError(t, err)
+
+	// The vector is consistent with an HMAC computed here, so a failure
+	// below is the server's, not the fixture's.
+	own := standardWebhooksHeaders(t, v.Secret, []byte(v.Body), v.Headers["webhook-id"], time.Unix(signedAt, 0))
+	require.Equal(t, v.Headers["webhook-signature"], own[5])
+
+	b := setup(t, server.WithClock(func() time.Time { return time.Unix(signedAt, 0) }))
+	b.messageType(t, "EVENT", nil, nil)
+	id := b.integration(t, "EVENT", "standard-webhooks", v.Secret)
+	var headers []string
+	for name, value := range v.Headers {
+		headers = append(headers, name, value)
+	}
+
+	first := b.webhook(t, id, []byte(v.Body), headers...)
+	again := b.webhook(t, id, []byte(v.Body), headers...)
+	requireCreatedThenReplayed(t, b, first, again)
+	require.Equal(t, string(first.body), string(again.body), "a replay returns the original body")
+	got := first.json(t)
+	require.Equal(t, "EVENT", got["message_type"])
+	require.Nil(t, got["docnum"])
+	requireKeyStored(t, b, id, v.Headers["webhook-id"])
+
+	// The message is stored with its origin and the body byte for byte.
+	var endpoint, integrationID, payload string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT source_endpoint, integration_id::text, payload::text FROM messages`).Scan(&endpoint, &integrationID, &payload))
+	require.Equal(t, "webhook", endpoint)
+	require.Equal(t, id, integrationID)
+	require.Equal(t, v.Body, payload)
+}
+
+func TestWebhookGitHub(t *testing.T) {
+	t.Parallel()
+	// GitHub's documented example: this secret signs "Hello, World!" as below.
+	require.Equal(t, "757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+		hex.EncodeToString(mac(githubSecret, "Hello, World!")))
+
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	body := []byte(`{"action":"opened","number":1,"repository":{"full_name":"octo/hello"}}`)
+	delivery := "72d3162e-cc78-11e3-81ab-4c9367dc0958"
+
+	first := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
+	// A redelivery whose JSON differs only in whitespace and member order
+	// has the same canonical content, so it is the same delivery.
+	redelivered := []byte(`{ "number": 1, "action": "opened", "repository": { "full_name": "octo/hello" } }`)
+	again := b.webhook(t, id, redelivered, githubHeaders(githubSecret, redelivered, delivery)...)
+	requireCreatedThenReplayed(t, b, first, again)
+	requireKeyStored(t, b, id, delivery)
+
+	// The same delivery id for other content is refused, not stored.
+	changed := []byte(`{"action":"closed","number":1,"repository":{"full_name":"octo/hello"}}`)
+	requireProblem(t, b.webhook(t, id, changed, githubHeaders(githubSecret, changed, delivery)...),
+		http.StatusUnprocessableEntity, "idempotency-key-reused")
+	require.Equal(t, 1, b.messages(t))
+
+	// Another delivery id is another delivery.
+	require.Equal(t, http.StatusCreated,
+		b.webhook(t, id, changed, githubHeaders(githubSecret, changed, uuid.NewString())...).status)
+	require.Equal(t, 2, b.messages(t))
+}
+
+func TestWebhookStripe(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "STRIPE_EVENT", nil, nil)
+	id := b.integration(t, "STRIPE_EVENT", "stripe", stripeSecret)
+	body := []byte(`{"id":"evt_1NG8Du2eZvKYlo2CUI79vXWy","object":"event","type":"payment_intent.succeeded"}`)
+
+	first := b.webhook(t, id, body, stripeHeaders(stripeSecret, body, time.Now())...)
+	// Stripe signs each retry afresh; the event id in the body stays.
+	again := b.webhook(t, id, body, stripeHeaders(stripeSecret, body, time.Now().Add(time.Second))...)
+	requireCreatedThenReplayed(t, b, first, again)
+	requireKeyStored(t, b, id, "evt_1NG8Du2eZvKYlo2CUI79vXWy")
+}
+
+func TestWebhookShopify(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "SHOP_ORDER", nil, nil)
+	id := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	body := []byte(`{"id":4500012345,"email":"jon@example.com","total_price":"199.00"}`)
+	webhookID := "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"
+
+	first := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, webhookID)...)
+	again := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, webhookID)...)
+	requireCreatedThenReplayed(t, b, first, again)
+	requireKeyStored(t, b, id, webhookID)
+}
+
+func TestWebhookBearer(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	b.messageType(t, "SHOP_ORDER", nil, nil)
+	id := b.integration(t, "SHOP_ORDER", "bearer", "")
+	body := []byte(`{"order":"A-1"}`)
+
+	first := b.webhook(t, id, body, "Authorization", "Bearer "+b.apiKey, "Idempotency-Key", "delivery-1")
+	again := b.webhook(t, id, body, "Authorization", "Bearer "+b.apiKey, "Idempotency-Key", "delivery-1")
+	requireCreatedThenReplayed(t, b, first, again)
+	requireKeyStored(t, b, "", "delivery-1")
+
+	// A key of another environment of the same tenant is valid for
+	// receive-message there, but may not write into this integration.
+	_, err := b.prov.CreateEnvironment(ctx, b.tenant, "sandbox")
+	require.NoError(t, err)
+	sandboxKey, err := b.prov.CreateAPIKey(ctx, b.tenant, "sandbox")
+	require.NoError(t, err)
+	p := requireProblem(t, b.webhook(t, id, body, "Authorization", "Bearer "+sandboxKey), http.StatusUnauthorized, "unauthorized")
+	require.Contains(t, p["detail"], "environment")
+	requireProblem(t, b.webhook(t, id, body), http.StatusUnauthorized, "unauthorized")
+	requireProblem(t, b.webhook(t, id, body, "Authorization", "Bearer edh_wrong"), http.StatusUnauthorized, "unauthorized")
+	require.Equal(t, 1, b.messages(t))
+}
+
+func TestWebhookRejectsBadSignatures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, code := range []string{"GH_EVENT", "STRIPE_EVENT", "SW_EVENT", "SHOP_ORDER"} {
+		b.messageType(t, code, nil, nil)
+	}
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	github := b.integration(t, "GH_EVENT", "github", githubSecret)
+	stripe := b.integration(t, "STRIPE_EVENT", "stripe", stripeSecret)
+	sw := b.integration(t, "SW_EVENT", "standard-webhooks", swSecret)
+	shopify := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	body := []byte(`{"id":"evt_1","amount":100}`)
+	tampered := []byte(`{"id":"evt_1","amount":999}`)
+	stale := time.Now().Add(-10 * time.Minute)
+
+	tests := []struct {
+		name        string
+		integration string
+		body        []byte
+		headers     []string
+		check       string
+	}{
+		{"github tampered body", github, tampered, githubHeaders(githubSecret, body, "d1"), "signature_mismatch"},
+		{"github wrong secret", github, body, githubHeaders("another secret of enough length", body, "d1"), "signature_mismatch"},
+		{"github missing header", github, body, []string{"X-GitHub-Delivery", "d1"}, "missing_header"},
+		{"github malformed header", github, body, []string{"X-Hub-Signature-256", "md5=abc"}, "malformed_header"},
+		{"stripe stale timestamp", stripe, body, stripeHeaders(stripeSecret, body, stale), "timestamp_out_of_tolerance"},
+		{"stripe tampered body", stripe, tampered, stripeHeaders(stripeSecret, body, time.Now()), "signature_mismatch"},
+		{"standard webhooks stale timestamp", sw, body, standardWebhooksHeaders(t, swSecret, body, "msg_1", stale), "timestamp_out_of_tolerance"},
+		{"standard webhooks missing headers", sw, body, nil, "missing_header"},
+		{"shopify wrong secret", shopify, body, shopifyHeaders("another secret of enough length", body, "w1"), "signature_mismatch"},
+		{"shopify missing header", shopify, body, []string{"X-Shopify-Webhook-Id", "w1"}, "missing_header"},
+		{"invalid json with a bad signature", github, []byte(`{"id":`), githubHeaders(githubSecret, body, ""), "signature_mismatch"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := requireProblem(t, b.webhook(t, tt.integration, tt.body, tt.headers...), http.StatusUnauthorized, "invalid-signature")
+			require.Contains(t, p["detail"], tt.check)
+		})
+	}
+	require.Equal(t, 0, b.messages(t))
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
+}
+
+// Without a delivery id, the message type's paths deduplicate the event.
+func TestWebhookFingerprintWithoutDeliveryID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "SHOP_ORDER", []string{"id"}, nil)
+	id := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	body := []byte(`{"id":4500012345,"total_price":"199.00"}`)
+	changed := []byte(`{"id":4500012345,"total_price":"249.00"}`)
+
+	first := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, "")...)
+	again := b.webhook(t, id, changed, shopifyHeaders(shopifySecret, changed, "")...)
+	requireCreatedThenReplayed(t, b, first, again)
+	got := again.json(t)
+	require.Equal(t, true, got["duplicate"])
+	require.Equal(t, first.json(t)["id"], got["duplicate_of"])
+	require.NotNil(t, got["fingerprint"])
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
+
+	other := []byte(`{"id":4500012346,"total_price":"199.00"}`)
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, other, shopifyHeaders(shopifySecret, other, "")...).status)
+}
+
+// A validly signed delivery whose id cannot be an idempotency key is
+// deduplicated by fingerprint instead of being refused.
+func TestWebhookUnusableDeliveryIDFallsBackToFingerprint(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", []string{"id"}, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	body := []byte(`{"id":42}`)
+	delivery := strings.Repeat("d", 256)
+
+	first := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
+	again := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
+	requireCreatedThenReplayed(t, b, first, again)
+	require.Equal(t, true, again.json(t)["duplicate"])
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
+}
+
+func TestWebhookIdempotencyKeyWinsOverDeliveryID(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	body := []byte(`{"action":"opened"}`)
+
+	first := b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d1"), "Idempotency-Key", "k1")...)
+	// Another delivery id under the same key is a replay of the key.
+	again := b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d2"), "Idempotency-Key", "k1")...)
+	requireCreatedThenReplayed(t, b, first, again)
+	// The first delivery id under another key is a new message.
+	require.Equal(t, http.StatusCreated,
+		b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d1"), "Idempotency-Key", "k2")...).status)
+	require.Equal(t, 2, b.messages(t))
+	requireKeyStored(t, b, "", "k1")
+	requireKeyStored(t, b, "", "k2")
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE scope <> ''`))
+
+	// An explicit key is validated as on receive-message.
+	requireProblem(t, b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d3"), "Idempotency-Key", "schlüssel")...),
+		http.StatusBadRequest, "invalid-idempotency-key")
+}
+
+func TestWebhookUnknownIntegration(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, id := range []string{uuid.NewString(), "not-a-uuid"} {
+		p := requireProblem(t, b.webhook(t, id, []byte(`{}`)), http.StatusNotFound, "not-found")
+		require.Contains(t, p["detail"], "does not exist")
+		// The integration is looked up before the body is looked at.
+		resp := do(t, http.MethodPost, b.url+"/api/webhook/"+id, http.Header{"Content-Type": {"text/plain"}}, []byte("x"))
+		requireProblem(t, resp, http.StatusNotFound, "not-found")
+	}
+}
+
+// Once the signature holds, the body must be a JSON document.
+func TestWebhookBodyErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+
+	for name, body := range map[string][]byte{
+		"invalid json":  []byte(`{"action":`),
+		"invalid utf-8": []byte("\"caf\xe9\""),
+	} {
+		p := requireProblem(t, b.webhook(t, id, body, githubHeaders(githubSecret, body, "d-"+name)...),
+			http.StatusBadRequest, "malformed-json")
+		require.Contains(t, p["detail"], "not valid", name)
+	}
+
+	body := []byte(`{"action":"opened"}`)
+	h := http.Header{"Content-Type": {"text/plain"}}
+	for i, hs := 0, githubHeaders(githubSecret, body, "d1"); i < len(hs); i += 2 {
+		h.Set(hs[i], hs[i+1])
+	}
+	requireProblem(t, do(t, http.MethodPost, b.url+"/api/webhook/"+id, h, body),
+		http.StatusUnsupportedMediaType, "unsupported-media-type")
+
+	// Any JSON value is an event, not only an object.
+	scalar := []byte(`42`)
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, scalar, githubHeaders(githubSecret, scalar, "d2")...).status)
+	require.Equal(t, 1, b.messages(t))
+}
+
+// An IDoc sent as a webhook keeps the docnum of its control record.
+func TestWebhookDetectsIDocDocnum(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	id := b.integration(t, "ORDERS05", "github", githubSecret)
+	body := readFile(t, "orders05.json")
+	resp := b.webhook(t, id, body, githubHeaders(githubSecret, body, "")...)
+	require.Equal(t, http.StatusCreated, resp.status, "%s", resp.body)
+	require.Equal(t, "0000000000900101", resp.json(t)["docnum"])
+}
+
+// An integration whose secret is unusable is the operator's problem, not the
+// sender's: 500, logged, never a 401 that blames the signature.
+func TestWebhookMisconfiguredIntegration(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	_, err := b.pool.Exec(context.Background(), `UPDATE integrations SET secret = 'short' WHERE id = $1`, id)
+	require.NoError(t, err)
+	body := []byte(`{}`)
+	p := requireProblem(t, b.webhook(t, id, body, githubHeaders("short", body, "d1")...),
+		http.StatusInternalServerError, "internal-error")
+	require.NotContains(t, p["detail"], "short")
+}
+
+func TestWebhookConcurrentDeliveries(t *testing.T) {
+	t.Parallel()
+	const deliveries = 50
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	body := []byte(`{"action":"opened","number":7}`)
+	headers := githubHeaders(githubSecret, body, "race-delivery")
+
+	responses := make([]response, deliveries)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range deliveries {
+		wg.Go(func() {
+			<-start
+			responses[i] = b.webhook(t, id, body, headers...)
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	created := 0
+	ids := map[any]int{}
+	for _, r := range responses {
+		require.Contains(t, []int{http.StatusCreated, http.StatusOK}, r.status, "%s", r.body)
+		if r.status == http.StatusCreated {
+			created++
+		}
+		ids[r.json(t)["id"]]++
+	}
+	require.Equal(t, 1, created)
+	require.Len(t, ids, 1, "every answer names the same message")
+	require.Equal(t, 1, b.messages(t))
+	require.Equal(t, deliveries-1, b.blockedEvents(t))
+}
+
+func TestWebhookDuplicateAuditEvent(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "SHOP_ORDER", nil, nil)
+	id := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	body := []byte(`{"id":1}`)
+	first := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, "w-1")...)
+	again := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, "w-1")...)
+	requireCreatedThenReplayed(t, b, first, again)
+
+	var actor, matchKey string
+	var messageID int64
+	var raw []byte
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT actor, match_key, message_id, details FROM audit_events WHERE action = 'message.duplicate_blocked'`).
+		Scan(&actor, &matchKey, &messageID, &raw))
+	require.Equal(t, "integration:"+id, actor)
+	require.Equal(t, "w-1", matchKey)
+	require.Equal(t, int64(first.json(t)["id"].(float64)), messageID)
+	var d map[string]any
+	require.NoError(t, json.Unmarshal(raw, &d))
+	require.Equal(t, "idempotency_key", d["mode"])
+	require.Equal(t, "w-1", d["idempotency_key"])
+	require.Equal(t, "identical", d["content"])
+	require.Equal(t, map[string]any{"endpoint": "webhook", "integration_id": id, "remote_addr": "127.0.0.1"}, d["source"])
+}
