@@ -3,8 +3,6 @@
 package envelope
 
 import (
-	"unicode/utf8"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/apperr"
@@ -28,11 +26,8 @@ var docnumPaths = []string{"EDI_DC40.DOCNUM", "IDOC.EDI_DC40.DOCNUM", "*.IDOC.ED
 // three it knows are ignored, so senders may add their own.
 func Parse(body []byte) (Envelope, error) {
 	var env Envelope
-	if !utf8.Valid(body) {
-		return env, apperr.New(apperr.Invalid, "malformed-json", "the body is not valid UTF-8")
-	}
-	if !gjson.ValidBytes(body) {
-		return env, apperr.New(apperr.Invalid, "malformed-json", "the body is not valid JSON")
+	if err := CheckJSON(body); err != nil {
+		return env, err
 	}
 	root := gjson.ParseBytes(body)
 	if !root.IsObject() {
@@ -76,10 +71,7 @@ func Parse(body []byte) (Envelope, error) {
 	if env.Docnum == "" {
 		env.Docnum = DetectDocnum(env.Payload)
 	}
-	if len(env.Docnum) > MaxDocnumLength {
-		return env, apperr.New(apperr.Invalid, "invalid-field", "docnum is longer than %d bytes", MaxDocnumLength)
-	}
-	return env, nil
+	return env, checkDocnum(env.Docnum)
 }
 
 // DetectDocnum returns the DOCNUM of an IDoc control record in payload, or

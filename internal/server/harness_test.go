@@ -45,7 +45,13 @@ func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config, opts ...serv
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(server.New(cfg, pool, log, opts...).Handler())
 	t.Cleanup(srv.Close)
+	return provisionBundle(t, pool, srv.URL)
+}
 
+// provisionBundle creates the bundle's tenant, environment and API key for a
+// server already answering at url.
+func provisionBundle(t *testing.T, pool *pgxpool.Pool, url string) *testBundle {
+	t.Helper()
 	ctx := context.Background()
 	prov := provision.New(pool)
 	_, err := prov.CreateTenant(ctx, "acme", "ACME")
@@ -54,7 +60,7 @@ func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config, opts ...serv
 	require.NoError(t, err)
 	key, err := prov.CreateAPIKey(ctx, "acme", "production")
 	require.NoError(t, err)
-	return &testBundle{pool: pool, prov: prov, url: srv.URL, apiKey: key, tenant: "acme"}
+	return &testBundle{pool: pool, prov: prov, url: url, apiKey: key, tenant: "acme"}
 }
 
 // messageType creates a message type in the bundle's tenant.

@@ -3,11 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
@@ -50,7 +48,7 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	docnum, err := webhookDocnum(body)
+	env, err := envelope.ParseRaw(body)
 	if err != nil {
 		return err
 	}
@@ -58,8 +56,8 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 		TenantID:       in.TenantID,
 		EnvironmentID:  in.EnvironmentID,
 		MessageTypeID:  in.MessageTypeID,
-		Docnum:         docnum,
-		Payload:        body,
+		Docnum:         env.Docnum,
+		Payload:        env.Payload,
 		IdempotencyKey: key,
 		KeyScope:       scope,
 		Source: ingest.Source{
@@ -146,21 +144,4 @@ func (s *Server) webhookKey(c echo.Context, in db.Integration, deliveryID string
 		return "", "", nil
 	}
 	return deliveryID, in.ID.String(), nil
-}
-
-// webhookDocnum checks that body is a JSON document and returns the DOCNUM
-// of an IDoc control record in it, "" when there is none.
-func webhookDocnum(body []byte) (string, error) {
-	if !utf8.Valid(body) {
-		return "", apperr.New(apperr.Invalid, "malformed-json", "the body is not valid UTF-8")
-	}
-	if !gjson.ValidBytes(body) {
-		return "", apperr.New(apperr.Invalid, "malformed-json", "the body is not valid JSON")
-	}
-	docnum := envelope.DetectDocnum(body)
-	if len(docnum) > envelope.MaxDocnumLength {
-		return "", apperr.New(apperr.Invalid, "invalid-field",
-			"the IDoc control record's DOCNUM is longer than %d bytes", envelope.MaxDocnumLength)
-	}
-	return docnum, nil
 }
