@@ -54,13 +54,18 @@ func EmptyURL(t testing.TB) string {
 	return pgtestdb.Custom(t, serverConfig(t), pgtestdb.NoopMigrator{}).URL()
 }
 
+// ServerURL is the connection string of the server the test databases live
+// on, as its superuser; fault tests use it to terminate backends.
+func ServerURL() string {
+	if raw := os.Getenv("TEST_DATABASE_URL"); raw != "" {
+		return raw
+	}
+	return DefaultURL
+}
+
 func serverConfig(t testing.TB) pgtestdb.Config {
 	t.Helper()
-	raw := os.Getenv("TEST_DATABASE_URL")
-	if raw == "" {
-		raw = DefaultURL
-	}
-	u, err := url.Parse(raw)
+	u, err := url.Parse(ServerURL())
 	if err != nil {
 		t.Fatalf("TEST_DATABASE_URL: %v", err)
 	}

@@ -148,3 +148,5 @@ func readFile(t *testing.T, name string) []byte {
 func provisionSpec(code string, fields ...string) provision.MessageTypeSpec {
 	return provision.MessageTypeSpec{Code: code, Fields: fields}
 }
+
+func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }

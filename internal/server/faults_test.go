@@ -1,0 +1,194 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/server"
+)
+
+// loadRun sends distinct messages from several workers and records which
+// were acknowledged with a 2xx and how the others were answered.
+type loadRun struct {
+	mu       sync.Mutex
+	acked    map[string]bool
+	statuses map[int]int
+	retry    int // 503 answers that carried Retry-After
+	sent     atomic.Int64
+}
+
+func newLoadRun() *loadRun {
+	return &loadRun{acked: map[string]bool{}, statuses: map[int]int{}}
+}
+
+// send posts one message; a 503 is retried as SAP would, up to three times.
+func (l *loadRun) send(client *http.Client, b *testBundle, docnum string) {
+	body := fmt.Sprintf(`{"message_type":"ORDERS05","docnum":%q,"payload":{"n":%q}}`, docnum, docnum)
+	for range 4 {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/api/edi-hub/receive-message", stringsReader(body))
+		req.Header.Set("Authorization", "Bearer "+b.apiKey)
+		req.Header.Set("Content-Type", "application/json")
+		l.sent.Add(1)
+		resp, err := client.Do(req)
+		if err != nil {
+			return // the connection went away: not acknowledged
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		l.mu.Lock()
+		l.statuses[resp.StatusCode]++
+		if resp.StatusCode == http.StatusServiceUnavailable && resp.Header.Get("Retry-After") != "" {
+			l.retry++
+		}
+		if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusOK {
+			l.acked[docnum] = true
+		}
+		l.mu.Unlock()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			return
+		}
+	}
+}
+
+// requireExactlyOnce checks that every acknowledged message is stored and
+// none is stored twice.
+func (l *loadRun) requireExactlyOnce(t *testing.T, b *testBundle) {
+	t.Helper()
+	stored := b.count(t, `SELECT count(*) FROM messages`)
+	distinct := b.count(t, `SELECT count(DISTINCT docnum) FROM messages`)
+	require.Equal(t, distinct, stored, "no message is stored twice")
+	rows, err := b.pool.Query(context.Background(), `SELECT docnum FROM messages`)
+	require.NoError(t, err)
+	have := map[string]bool{}
+	for rows.Next() {
+		var d string
+		require.NoError(t, rows.Scan(&d))
+		have[d] = true
+	}
+	require.NoError(t, rows.Err())
+	for d := range l.acked {
+		require.True(t, have[d], "acknowledged message %s is stored", d)
+	}
+	t.Logf("sent %d requests, acknowledged %d messages, stored %d, lost 0, duplicated 0; answers %v; 503 with Retry-After: %d",
+		l.sent.Load(), len(l.acked), stored, l.statuses, l.retry)
+}
+
+// Backends killed during a load run: acknowledged messages survive, nothing
+// is stored twice, failures are 503 with Retry-After, never a 500 or a hang,
+// and the service recovers by itself.
+func TestBackendsKilledUnderLoad(t *testing.T) {
+	t.Parallel()
+	b := serveReal(t, nil, io.Discard)
+	b.messageType(t, "ORDERS05", nil, nil)
+	dbName := b.pool.Config().ConnConfig.Database
+	admin := pgtest.PoolFor(t, pgtest.ServerURL())
+
+	ctx, stopKilling := context.WithCancel(context.Background())
+	killed := atomic.Int64{}
+	killerDone := make(chan struct{})
+	go func() {
+		defer close(killerDone)
+		for ctx.Err() == nil {
+			var n int64
+			err := admin.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))
+				FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbName).Scan(&n)
+			if err == nil {
+				killed.Add(n)
+			}
+			time.Sleep(30 * time.Millisecond)
+		}
+	}()
+
+	run := newLoadRun()
+	client := &http.Client{Timeout: 20 * time.Second}
+	var wg sync.WaitGroup
+	const workers, perWorker = 8, 40
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				docnum := fmt.Sprintf("%02d%04d", w, i)
+				run.send(client, b, docnum)
+				// Every message is sent twice, so retransmissions cross the kills too.
+				run.send(client, b, docnum)
+			}
+		})
+	}
+	wg.Wait()
+	stopKilling()
+	<-killerDone
+
+	require.Positive(t, killed.Load(), "backends were killed during the run")
+	require.Zero(t, run.statuses[http.StatusInternalServerError], "never a 500: %v", run.statuses)
+	for status := range run.statuses {
+		require.Contains(t, []int{http.StatusCreated, http.StatusOK, http.StatusServiceUnavailable}, status)
+	}
+	require.Equal(t, run.statuses[http.StatusServiceUnavailable], run.retry, "every 503 carries Retry-After")
+	run.requireExactlyOnce(t, b)
+
+	// Recovered: a new message is stored at once.
+	resp := b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"after","payload":{}}`))
+	require.Equal(t, http.StatusCreated, resp.status, "%s", resp.body)
+}
+
+// Shutdown under load: requests in flight finish, new ones are refused, Serve
+// returns cleanly, and no acknowledged message is missing.
+func TestGracefulShutdownUnderLoad(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	pool := pgtest.Pool(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, shutdown := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- server.New(cfg, pool, slog.New(slog.NewTextHandler(io.Discard, nil))).Serve(ctx, ln)
+	}()
+	b := provisionBundle(t, pool, "http://"+ln.Addr().String())
+	b.messageType(t, "ORDERS05", nil, nil)
+
+	run := newLoadRun()
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Go(func() {
+			// A fresh connection per request, so that requests keep
+			// arriving while the listener closes.
+			client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			for i := 0; ; i++ {
+				run.send(client, b, fmt.Sprintf("%02d%05d", w, i))
+				conn, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+				if err != nil {
+					return // the server no longer accepts connections
+				}
+				conn.Close()
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond)
+	shutdown()
+	select {
+	case err := <-served:
+		require.NoError(t, err, "Serve returns cleanly after finishing in-flight requests")
+	case <-time.After(30 * time.Second):
+		t.Fatal("shutdown did not finish")
+	}
+	wg.Wait()
+
+	_, err = net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+	require.Error(t, err, "new connections are refused after shutdown")
+	require.Zero(t, run.statuses[http.StatusInternalServerError])
+	require.Positive(t, len(run.acked))
+	run.requireExactlyOnce(t, b)
+}
