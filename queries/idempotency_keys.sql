@@ -21,3 +21,17 @@ WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND scope = @s
 UPDATE idempotency_keys
 SET message_id = @message_id, response_body = @response_body
 WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND scope = @scope AND key = @key;
+
+-- IdempotencyKeyDeleteExpired removes one batch of keys past their
+-- retention. SKIP LOCKED passes over a key that a request is taking over
+-- right now, so the sweep never makes ingest wait.
+-- name: IdempotencyKeyDeleteExpired :execrows
+DELETE FROM idempotency_keys
+WHERE (tenant_id, environment_id, scope, key) IN (
+    SELECT k.tenant_id, k.environment_id, k.scope, k.key
+    FROM idempotency_keys k
+    WHERE k.expires_at <= now()
+    ORDER BY k.expires_at
+    LIMIT @batch_size
+    FOR UPDATE SKIP LOCKED
+);

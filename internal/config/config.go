@@ -25,6 +25,10 @@ type Config struct {
 	// RequestTimeout bounds the work of one request, database included.
 	RequestTimeout time.Duration
 	LogFormat      string // "text" or "json"
+	// SweepInterval is how often expired idempotency keys are deleted, and
+	// SweepBatchSize how many one statement deletes.
+	SweepInterval  time.Duration
+	SweepBatchSize int32
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a
@@ -39,6 +43,15 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
+	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
+	cfg.SweepBatchSize = 1000
+	if v := getenv("SWEEP_BATCH_SIZE"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("SWEEP_BATCH_SIZE=%q: want a positive number", v))
+		}
+		cfg.SweepBatchSize = int32(n)
+	}
 	cfg.MaxBodyBytes = 10 << 20
 	if v := getenv("MAX_BODY_BYTES"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)

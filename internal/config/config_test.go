@@ -20,6 +20,8 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
 	require.Equal(t, "text", cfg.LogFormat)
+	require.Equal(t, time.Minute, cfg.SweepInterval)
+	require.Equal(t, int32(1000), cfg.SweepBatchSize)
 }
 
 func TestLoadValues(t *testing.T) {
@@ -45,9 +47,10 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"MAX_BODY_BYTES":      "-1",
 		"LOG_FORMAT":          "xml",
 		"REQUEST_TIMEOUT":     "0s",
+		"SWEEP_BATCH_SIZE":    "many",
 	}))
 	require.Error(t, err)
-	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT"} {
+	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE"} {
 		require.ErrorContains(t, err, name)
 	}
 }

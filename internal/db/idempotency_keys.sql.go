@@ -76,6 +76,29 @@ func (q *Queries) IdempotencyKeyComplete(ctx context.Context, arg IdempotencyKey
 	return err
 }
 
+const idempotencyKeyDeleteExpired = `-- name: IdempotencyKeyDeleteExpired :execrows
+DELETE FROM idempotency_keys
+WHERE (tenant_id, environment_id, scope, key) IN (
+    SELECT k.tenant_id, k.environment_id, k.scope, k.key
+    FROM idempotency_keys k
+    WHERE k.expires_at <= now()
+    ORDER BY k.expires_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+// IdempotencyKeyDeleteExpired removes one batch of keys past their
+// retention. SKIP LOCKED passes over a key that a request is taking over
+// right now, so the sweep never makes ingest wait.
+func (q *Queries) IdempotencyKeyDeleteExpired(ctx context.Context, batchSize int32) (int64, error) {
+	result, err := q.db.Exec(ctx, idempotencyKeyDeleteExpired, batchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
 SELECT tenant_id, environment_id, scope, key, request_hash, message_id, response_body, created_at, expires_at FROM idempotency_keys
 WHERE tenant_id = $1 AND environment_id = $2 AND scope = $3 AND key = $4

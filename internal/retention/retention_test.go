@@ -1,0 +1,99 @@
+package retention_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/retention"
+)
+
+// seedKeys stores expired and live keys in one environment.
+func seedKeys(t *testing.T, pool *pgxpool.Pool, expired, live int) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `
+		INSERT INTO tenants (slug, name) VALUES ('acme', 'ACME');
+		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `
+		INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
+		SELECT 1, 1, '', 'expired-' || i, sha256(i::text::bytea), now() - interval '1 minute'
+		FROM generate_series(1, $1) i`, expired)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `
+		INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
+		SELECT 1, 1, '', 'live-' || i, sha256(i::text::bytea), now() + interval '1 hour'
+		FROM generate_series(1, $1) i`, live)
+	require.NoError(t, err)
+}
+
+func count(t *testing.T, pool *pgxpool.Pool, where string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM idempotency_keys WHERE `+where).Scan(&n))
+	return n
+}
+
+func TestSweepDeletesExpiredKeysInBatches(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	seedKeys(t, pool, 2345, 100)
+
+	deleted, err := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 500, time.Minute).
+		Sweep(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, int64(2345), deleted)
+	require.Equal(t, 0, count(t, pool, `expires_at <= now()`))
+	require.Equal(t, 100, count(t, pool, `true`), "live keys stay")
+}
+
+// A key that a request holds locked is skipped, not waited for: the sweep
+// never blocks ingest, and the locked key goes in a later round.
+func TestSweepSkipsLockedKeys(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	seedKeys(t, pool, 10, 0)
+	ctx := context.Background()
+
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `SELECT 1 FROM idempotency_keys WHERE key = 'expired-1' FOR UPDATE`)
+	require.NoError(t, err)
+
+	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 3, time.Minute)
+	sweepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	deleted, err := sweeper.Sweep(sweepCtx)
+	require.NoError(t, err, "the sweep does not wait for the locked key")
+	require.Equal(t, int64(9), deleted)
+	require.NoError(t, tx.Rollback(ctx))
+
+	deleted, err = sweeper.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), deleted)
+}
+
+func TestRunSweepsUntilCancelled(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	seedKeys(t, pool, 50, 0)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond).Run(ctx)
+		close(done)
+	}()
+	require.Eventually(t, func() bool { return count(t, pool, `true`) == 0 }, 5*time.Second, 10*time.Millisecond)
+	cancel()
+	<-done
+	require.Contains(t, logs.String(), "idempotency_keys_deleted=50")
+}
