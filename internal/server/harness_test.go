@@ -109,6 +109,7 @@ func do(t *testing.T, method, url string, h http.Header, body []byte) response {
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
+	requireMatchesOpenAPI(t, req, resp, raw)
 	return response{status: resp.StatusCode, header: resp.Header, body: raw}
 }
 

@@ -24,6 +24,7 @@ func (s *Server) routes() {
 	api := e.Group("/api", middleware.ContextTimeout(s.cfg.RequestTimeout))
 	api.POST("/edi-hub/receive-message", s.receiveMessage)
 	api.POST("/webhook/:integrationId", s.receiveWebhook)
+	api.GET("/openapi.yaml", s.openAPIDocument)
 }
 
 // requestLogger logs one line per request with slog.
