@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/schema"
 	"github.com/lefia/edihub/internal/server"
 )
 
@@ -191,4 +193,42 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	require.Zero(t, run.statuses[http.StatusInternalServerError])
 	require.Positive(t, len(run.acked))
 	run.requireExactlyOnce(t, b)
+}
+
+// The database server restarts in the middle of a load run: acknowledged
+// messages survive, nothing is stored twice, failures are 503, and the
+// service recovers by itself once the database is back.
+func TestDatabaseRestartUnderLoad(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.NewCluster(t)
+	pool := pgtest.PoolFor(t, cluster.URL())
+	_, err := schema.Migrate(context.Background(), pool)
+	require.NoError(t, err)
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+	t.Cleanup(srv.Close)
+	b := provisionBundle(t, pool, srv.URL)
+	b.messageType(t, "ORDERS05", nil, nil)
+
+	run := newLoadRun()
+	client := &http.Client{Timeout: 20 * time.Second}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 60 {
+				run.send(client, b, fmt.Sprintf("%02d%04d", w, i))
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	cluster.Restart()
+	wg.Wait()
+
+	require.Zero(t, run.statuses[http.StatusInternalServerError], "never a 500: %v", run.statuses)
+	require.Equal(t, run.statuses[http.StatusServiceUnavailable], run.retry, "every 503 carries Retry-After")
+	run.requireExactlyOnce(t, b)
+	resp := b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"after","payload":{}}`))
+	require.Equal(t, http.StatusCreated, resp.status, "%s", resp.body)
 }
