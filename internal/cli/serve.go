@@ -6,6 +6,7 @@ import (
 	"net"
 
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/schema"
 	"github.com/lefia/edihub/internal/server"
 )
@@ -35,5 +36,8 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	if env.Listening != nil {
 		env.Listening(ln.Addr())
 	}
+	// The sweeper stops with the server: its context ends on SIGTERM, and a
+	// batch cut short is rolled back whole.
+	go retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval).Run(ctx)
 	return server.New(cfg, pool, log).Serve(ctx, ln)
 }
