@@ -32,8 +32,8 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10s)
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: ## run the Go benchmarks with allocation counts
-	go test -run '^$$' -bench . -benchmem ./...
+bench: ## measure ingest against pgbench on the local PostgreSQL, plus the Go benchmarks (docs/performance.md)
+	@scripts/bench.sh
 
 .PHONY: generate
 generate: generate/sqlc generate/templ ## regenerate sqlc and templ output
@@ -53,6 +53,10 @@ verify: generate ## regenerate, then fail on any diff, unformatted code or vet f
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run gofmt -w"; exit 1; }
 	go vet ./...
 	go mod tidy -diff
+
+.PHONY: vendor
+vendor: ## refresh web/static/vendor (Pico CSS, htmx) from the versions in package.json; needs npm
+	@scripts/vendor.sh
 
 .PHONY: stop-db
 stop-db: ## stop the project-local PostgreSQL that `make run` may have started under .data/

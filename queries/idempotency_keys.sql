@@ -1,21 +1,61 @@
--- IdempotencyKeyClaim takes a key for this request: a new key, or one whose
--- retention has passed. It returns no row while another request holds the
--- key; a concurrent request waits here until the holder's transaction ends.
--- name: IdempotencyKeyClaim :execrows
-INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-VALUES (@tenant_id, @environment_id, @scope, @key, @request_hash,
-        now() + make_interval(secs => @ttl_seconds::float8))
-ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
-SET request_hash = excluded.request_hash,
-    message_id = NULL,
-    response_body = NULL,
-    created_at = now(),
-    expires_at = excluded.expires_at
-WHERE idempotency_keys.expires_at <= now();
+-- IdempotencyKeyClaimAndStore takes a key for this request (a new key, or
+-- one whose retention has passed) and stores the message under it, in one
+-- statement. It returns no row while another request holds the key; a
+-- concurrent request waits here until the holder's transaction ends. The
+-- caller completes the key with the answer in the same transaction.
+-- name: IdempotencyKeyClaimAndStore :one
+WITH claim AS (
+    INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
+    VALUES (@tenant_id, @environment_id, @scope, @key, @request_hash,
+            now() + make_interval(secs => @ttl_seconds::float8))
+    ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
+    SET request_hash = excluded.request_hash,
+        message_id = NULL,
+        response_body = NULL,
+        created_at = now(),
+        expires_at = excluded.expires_at
+    WHERE idempotency_keys.expires_at <= now()
+    RETURNING 1
+)
+INSERT INTO messages (
+    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+)
+SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
+       @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr
+FROM claim
+RETURNING id, received_at;
 
--- name: IdempotencyKeyGet :one
-SELECT * FROM idempotency_keys
-WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND scope = @scope AND key = @key;
+-- IdempotencyKeyReplay answers a request whose key is already taken, in one
+-- statement and so in one round trip and one transaction: it returns the
+-- live, completed key with the first answer and whether this request is the
+-- same as the first one, and only when it is, writes the
+-- message.duplicate_blocked audit event against the original message. No row
+-- means no live, completed key: a first request, an expired key, or one
+-- whose first request has not committed yet (the caller then claims it and
+-- waits there). details is the event's details object without "original"
+-- and "content", which are added here (see ingest.BlockedDetails).
+-- name: IdempotencyKeyReplay :one
+WITH k AS (
+    SELECT ik.message_id, ik.request_hash = @request_hash AS same_request, ik.response_body
+    FROM idempotency_keys ik
+    WHERE ik.tenant_id = @tenant_id AND ik.environment_id = @environment_id AND ik.scope = @scope
+      AND ik.key = @key AND ik.expires_at > now() AND ik.response_body IS NOT NULL
+), original AS (
+    SELECT m.id, m.docnum, m.content_hash
+    FROM messages m, k
+    WHERE k.same_request AND m.tenant_id = @tenant_id AND m.id = k.message_id
+), blocked AS (
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    SELECT @tenant_id, @environment_id, @message_type_id, original.id, @action, @actor, @key,
+           @details::jsonb || jsonb_build_object(
+               'original', jsonb_build_object('id', original.id, 'docnum', original.docnum),
+               'content', CASE WHEN original.content_hash = @content_hash::bytea THEN 'identical' ELSE 'changed' END)
+    FROM original
+)
+SELECT k.same_request, k.response_body, o.id AS original_id
+FROM k
+LEFT JOIN original o ON true;
 
 -- name: IdempotencyKeyComplete :exec
 UPDATE idempotency_keys

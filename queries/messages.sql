@@ -1,25 +1,57 @@
--- MessageInsert stores a message unless another message holds the same
--- fingerprint; then it returns no row and the caller decides about the holder.
--- The partial unique index, not application code, settles concurrent inserts.
+-- MessageInsert stores a message that has no fingerprint, and so takes no
+-- part in deduplication (messages that come with an Idempotency-Key are
+-- stored by IdempotencyKeyClaimAndStore).
 -- name: MessageInsert :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+    source_endpoint, integration_id, remote_addr
 ) VALUES (
     @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-    @computed_fingerprint, @fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr
+    @source_endpoint, @integration_id, @remote_addr
 )
-ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
 RETURNING id, received_at;
 
--- MessageFingerprintHolder returns the message that currently holds a
--- fingerprint and whether it is still inside the window, judged by the
--- database clock at the time of the current transaction.
--- name: MessageFingerprintHolder :one
-SELECT id, docnum, content_hash, received_at,
-       received_at > now() - make_interval(hours => @window_hours::int) AS within_window
-FROM messages
-WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND fingerprint = @fingerprint;
+-- MessageStoreOrBlock is the whole fingerprint decision in one statement,
+-- and so in one round trip and one transaction: it stores the message unless
+-- another one holds its fingerprint; then it returns that holder and, when
+-- the holder is inside the window (judged by the database clock now), writes
+-- the message.duplicate_blocked audit event in the same statement. The
+-- partial unique index settles concurrent inserts. A holder that committed
+-- after this statement's snapshot was taken is not seen: then neither
+-- inserted_id nor holder_id is set, and the caller runs the statement again.
+-- details is the event's details object without "original" and "content",
+-- which depend on the holder and are added here (see ingest.BlockedDetails).
+-- name: MessageStoreOrBlock :one
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr
+    ) VALUES (
+        @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
+        @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr
+    )
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at
+), holder AS (
+    SELECT m.id, m.docnum, m.content_hash, m.received_at,
+           m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window
+    FROM messages m
+    WHERE m.tenant_id = @tenant_id AND m.environment_id = @environment_id AND m.fingerprint = @fingerprint
+      AND NOT EXISTS (SELECT FROM inserted)
+), blocked AS (
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    SELECT @tenant_id, @environment_id, @message_type_id, holder.id, @action, @actor, @fingerprint,
+           @details::jsonb || jsonb_build_object(
+               'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
+               'content', CASE WHEN holder.content_hash = @content_hash::bytea THEN 'identical' ELSE 'changed' END)
+    FROM holder
+    WHERE holder.within_window
+)
+SELECT i.id AS inserted_id, i.received_at AS inserted_at,
+       h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN inserted i ON true
+LEFT JOIN holder h ON true;
 
 -- MessageReleaseFingerprint hands a fingerprint back after its window passed,
 -- so that a newer message can claim it. It changes nothing when another
@@ -28,8 +60,19 @@ WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND fingerprin
 UPDATE messages SET fingerprint = NULL
 WHERE tenant_id = @tenant_id AND id = @id AND fingerprint = @fingerprint;
 
--- name: MessageGet :one
-SELECT * FROM messages WHERE tenant_id = @tenant_id AND id = @id;
-
 -- name: MessageCount :one
 SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = @environment_id;
+
+-- MessageGetForAdmin loads a message with the names an admin reads and its
+-- type's current duplicate_key_fields, within the signed-in user's scope
+-- (NULL: a global user); a message outside the scope is not found.
+-- name: MessageGetForAdmin :one
+SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
+       m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
+       mt.duplicate_key_fields
+FROM messages m
+JOIN tenants t ON t.id = m.tenant_id
+JOIN environments env ON env.id = m.environment_id
+JOIN message_types mt ON mt.id = m.message_type_id
+WHERE m.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));

@@ -39,7 +39,7 @@ func Home() templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li></ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li><li><a href=\"/admin/audit\"><code>/admin</code></a>: the admin pages, after signing in</li></ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -21,6 +21,8 @@ const (
 	TooLarge                             // the body exceeds the configured limit
 	UnsupportedMediaType                 // the body is not JSON
 	Unavailable                          // a dependency is down; retry later
+	Forbidden                            // signed in, but not allowed to do this
+	TooManyRequests                      // throttled; wait before trying again
 )
 
 // Error is a user-facing error.

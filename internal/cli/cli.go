@@ -100,9 +100,17 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 }
 
 // connect opens a pool and checks that the database answers, so that a
-// wrong DATABASE_URL fails at once with a clear message.
-func connect(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+// wrong DATABASE_URL fails at once with a clear message. tune, if given,
+// adjusts the pool's settings first.
+func connect(ctx context.Context, cfg config.Config, tune ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	for _, t := range tune {
+		t(poolCfg)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}

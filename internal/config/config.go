@@ -29,6 +29,10 @@ type Config struct {
 	// SweepBatchSize how many one statement deletes.
 	SweepInterval  time.Duration
 	SweepBatchSize int32
+	// CookieSecure marks the admin's session and CSRF cookies Secure, so
+	// browsers send them over HTTPS only. edihub itself serves plain HTTP
+	// (TLS ends at a proxy in front of it), so it cannot tell on its own.
+	CookieSecure bool
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a
@@ -59,6 +63,13 @@ func Load(getenv func(string) string) (Config, error) {
 			errs = append(errs, fmt.Errorf("MAX_BODY_BYTES=%q: want a positive number of bytes", v))
 		}
 		cfg.MaxBodyBytes = n
+	}
+	if v := getenv("COOKIE_SECURE"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("COOKIE_SECURE=%q: want true or false", v))
+		}
+		cfg.CookieSecure = b
 	}
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))

@@ -32,12 +32,14 @@ func TestLoadValues(t *testing.T) {
 		"IDEMPOTENCY_KEY_TTL": "24h",
 		"MAX_BODY_BYTES":      "1024",
 		"LOG_FORMAT":          "json",
+		"COOKIE_SECURE":       "true",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, "postgres://x@db/edihub", cfg.DatabaseURL)
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
 	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
+	require.True(t, cfg.CookieSecure)
 }
 
 func TestLoadRejectsEveryBadValue(t *testing.T) {
@@ -48,9 +50,10 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"LOG_FORMAT":          "xml",
 		"REQUEST_TIMEOUT":     "0s",
 		"SWEEP_BATCH_SIZE":    "many",
+		"COOKIE_SECURE":       "yes please",
 	}))
 	require.Error(t, err)
-	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE"} {
+	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -29,6 +29,59 @@ func (q *Queries) APIKeyGetByHash(ctx context.Context, keyHash []byte) (APIKeyGe
 	return i, err
 }
 
+const aPIKeyGetWithMessageTypes = `-- name: APIKeyGetWithMessageTypes :many
+SELECT k.id, k.tenant_id, k.environment_id,
+       mt.id AS message_type_id, mt.code AS message_type_code,
+       mt.duplicate_key_fields, mt.duplicate_window_hours
+FROM api_keys k
+LEFT JOIN message_types mt ON mt.tenant_id = k.tenant_id
+WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+`
+
+type APIKeyGetWithMessageTypesRow struct {
+	ID                   int64
+	TenantID             int64
+	EnvironmentID        int64
+	MessageTypeID        *int64
+	MessageTypeCode      *string
+	DuplicateKeyFields   []byte
+	DuplicateWindowHours *int32
+}
+
+// APIKeyGetWithMessageTypes finds a live key and, in the same round trip,
+// every message type of its tenant, one row each (one row with NULL type
+// columns when the tenant has none). receive-message authenticates before
+// it reads the body that names the type, and must read the type afresh for
+// every message (a changed window applies at once), so fetching a tenant's
+// few types with its key saves a round trip per message.
+func (q *Queries) APIKeyGetWithMessageTypes(ctx context.Context, keyHash []byte) ([]APIKeyGetWithMessageTypesRow, error) {
+	rows, err := q.db.Query(ctx, aPIKeyGetWithMessageTypes, keyHash)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []APIKeyGetWithMessageTypesRow
+	for rows.Next() {
+		var i APIKeyGetWithMessageTypesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.EnvironmentID,
+			&i.MessageTypeID,
+			&i.MessageTypeCode,
+			&i.DuplicateKeyFields,
+			&i.DuplicateWindowHours,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const aPIKeyInsert = `-- name: APIKeyInsert :one
 INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix)
 VALUES ($1, $2, $3, $4)

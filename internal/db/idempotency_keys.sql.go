@@ -7,46 +7,82 @@ package db
 
 import (
 	"context"
+	"time"
+
+	"github.com/google/uuid"
 )
 
-const idempotencyKeyClaim = `-- name: IdempotencyKeyClaim :execrows
-INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-VALUES ($1, $2, $3, $4, $5,
-        now() + make_interval(secs => $6::float8))
-ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
-SET request_hash = excluded.request_hash,
-    message_id = NULL,
-    response_body = NULL,
-    created_at = now(),
-    expires_at = excluded.expires_at
-WHERE idempotency_keys.expires_at <= now()
+const idempotencyKeyClaimAndStore = `-- name: IdempotencyKeyClaimAndStore :one
+WITH claim AS (
+    INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
+    VALUES ($1, $2, $12, $10, $13,
+            now() + make_interval(secs => $14::float8))
+    ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
+    SET request_hash = excluded.request_hash,
+        message_id = NULL,
+        response_body = NULL,
+        created_at = now(),
+        expires_at = excluded.expires_at
+    WHERE idempotency_keys.expires_at <= now()
+    RETURNING 1
+)
+INSERT INTO messages (
+    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+)
+SELECT $1, $2, $3, $4, $5, $6,
+       $7, $8, $9, $10, $11
+FROM claim
+RETURNING id, received_at
 `
 
-type IdempotencyKeyClaimParams struct {
-	TenantID      int64
-	EnvironmentID int64
-	Scope         string
-	Key           string
-	RequestHash   []byte
-	TtlSeconds    float64
+type IdempotencyKeyClaimAndStoreParams struct {
+	TenantID            int64
+	EnvironmentID       int64
+	MessageTypeID       int64
+	Docnum              *string
+	Payload             []byte
+	ContentHash         []byte
+	ComputedFingerprint *string
+	SourceEndpoint      string
+	IntegrationID       *uuid.UUID
+	Key                 *string
+	RemoteAddr          string
+	Scope               string
+	RequestHash         []byte
+	TtlSeconds          float64
 }
 
-// IdempotencyKeyClaim takes a key for this request: a new key, or one whose
-// retention has passed. It returns no row while another request holds the
-// key; a concurrent request waits here until the holder's transaction ends.
-func (q *Queries) IdempotencyKeyClaim(ctx context.Context, arg IdempotencyKeyClaimParams) (int64, error) {
-	result, err := q.db.Exec(ctx, idempotencyKeyClaim,
+type IdempotencyKeyClaimAndStoreRow struct {
+	ID         int64
+	ReceivedAt time.Time
+}
+
+// IdempotencyKeyClaimAndStore takes a key for this request (a new key, or
+// one whose retention has passed) and stores the message under it, in one
+// statement. It returns no row while another request holds the key; a
+// concurrent request waits here until the holder's transaction ends. The
+// caller completes the key with the answer in the same transaction.
+func (q *Queries) IdempotencyKeyClaimAndStore(ctx context.Context, arg IdempotencyKeyClaimAndStoreParams) (IdempotencyKeyClaimAndStoreRow, error) {
+	row := q.db.QueryRow(ctx, idempotencyKeyClaimAndStore,
 		arg.TenantID,
 		arg.EnvironmentID,
-		arg.Scope,
+		arg.MessageTypeID,
+		arg.Docnum,
+		arg.Payload,
+		arg.ContentHash,
+		arg.ComputedFingerprint,
+		arg.SourceEndpoint,
+		arg.IntegrationID,
 		arg.Key,
+		arg.RemoteAddr,
+		arg.Scope,
 		arg.RequestHash,
 		arg.TtlSeconds,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var i IdempotencyKeyClaimAndStoreRow
+	err := row.Scan(&i.ID, &i.ReceivedAt)
+	return i, err
 }
 
 const idempotencyKeyComplete = `-- name: IdempotencyKeyComplete :exec
@@ -99,36 +135,71 @@ func (q *Queries) IdempotencyKeyDeleteExpired(ctx context.Context, batchSize int
 	return result.RowsAffected(), nil
 }
 
-const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
-SELECT tenant_id, environment_id, scope, key, request_hash, message_id, response_body, created_at, expires_at FROM idempotency_keys
-WHERE tenant_id = $1 AND environment_id = $2 AND scope = $3 AND key = $4
+const idempotencyKeyReplay = `-- name: IdempotencyKeyReplay :one
+WITH k AS (
+    SELECT ik.message_id, ik.request_hash = $1 AS same_request, ik.response_body
+    FROM idempotency_keys ik
+    WHERE ik.tenant_id = $2 AND ik.environment_id = $3 AND ik.scope = $4
+      AND ik.key = $5 AND ik.expires_at > now() AND ik.response_body IS NOT NULL
+), original AS (
+    SELECT m.id, m.docnum, m.content_hash
+    FROM messages m, k
+    WHERE k.same_request AND m.tenant_id = $2 AND m.id = k.message_id
+), blocked AS (
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    SELECT $2, $3, $6, original.id, $7, $8, $5,
+           $9::jsonb || jsonb_build_object(
+               'original', jsonb_build_object('id', original.id, 'docnum', original.docnum),
+               'content', CASE WHEN original.content_hash = $10::bytea THEN 'identical' ELSE 'changed' END)
+    FROM original
+)
+SELECT k.same_request, k.response_body, o.id AS original_id
+FROM k
+LEFT JOIN original o ON true
 `
 
-type IdempotencyKeyGetParams struct {
+type IdempotencyKeyReplayParams struct {
+	RequestHash   []byte
 	TenantID      int64
 	EnvironmentID int64
 	Scope         string
 	Key           string
+	MessageTypeID *int64
+	Action        string
+	Actor         string
+	Details       []byte
+	ContentHash   []byte
 }
 
-func (q *Queries) IdempotencyKeyGet(ctx context.Context, arg IdempotencyKeyGetParams) (IdempotencyKey, error) {
-	row := q.db.QueryRow(ctx, idempotencyKeyGet,
+type IdempotencyKeyReplayRow struct {
+	SameRequest  bool
+	ResponseBody []byte
+	OriginalID   *int64
+}
+
+// IdempotencyKeyReplay answers a request whose key is already taken, in one
+// statement and so in one round trip and one transaction: it returns the
+// live, completed key with the first answer and whether this request is the
+// same as the first one, and only when it is, writes the
+// message.duplicate_blocked audit event against the original message. No row
+// means no live, completed key: a first request, an expired key, or one
+// whose first request has not committed yet (the caller then claims it and
+// waits there). details is the event's details object without "original"
+// and "content", which are added here (see ingest.BlockedDetails).
+func (q *Queries) IdempotencyKeyReplay(ctx context.Context, arg IdempotencyKeyReplayParams) (IdempotencyKeyReplayRow, error) {
+	row := q.db.QueryRow(ctx, idempotencyKeyReplay,
+		arg.RequestHash,
 		arg.TenantID,
 		arg.EnvironmentID,
 		arg.Scope,
 		arg.Key,
+		arg.MessageTypeID,
+		arg.Action,
+		arg.Actor,
+		arg.Details,
+		arg.ContentHash,
 	)
-	var i IdempotencyKey
-	err := row.Scan(
-		&i.TenantID,
-		&i.EnvironmentID,
-		&i.Scope,
-		&i.Key,
-		&i.RequestHash,
-		&i.MessageID,
-		&i.ResponseBody,
-		&i.CreatedAt,
-		&i.ExpiresAt,
-	)
+	var i IdempotencyKeyReplayRow
+	err := row.Scan(&i.SameRequest, &i.ResponseBody, &i.OriginalID)
 	return i, err
 }

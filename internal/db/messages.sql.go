@@ -28,66 +28,50 @@ func (q *Queries) MessageCount(ctx context.Context, arg MessageCountParams) (int
 	return count, err
 }
 
-const messageFingerprintHolder = `-- name: MessageFingerprintHolder :one
-SELECT id, docnum, content_hash, received_at,
-       received_at > now() - make_interval(hours => $1::int) AS within_window
-FROM messages
-WHERE tenant_id = $2 AND environment_id = $3 AND fingerprint = $4
+const messageGetForAdmin = `-- name: MessageGetForAdmin :one
+SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
+       m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
+       mt.duplicate_key_fields
+FROM messages m
+JOIN tenants t ON t.id = m.tenant_id
+JOIN environments env ON env.id = m.environment_id
+JOIN message_types mt ON mt.id = m.message_type_id
+WHERE m.id = $1 AND ($2::bigint IS NULL OR m.tenant_id = $2)
 `
 
-type MessageFingerprintHolderParams struct {
-	WindowHours   int32
-	TenantID      int64
-	EnvironmentID int64
-	Fingerprint   *string
+type MessageGetForAdminParams struct {
+	ID            int64
+	ScopeTenantID *int64
 }
 
-type MessageFingerprintHolderRow struct {
-	ID           int64
-	Docnum       *string
-	ContentHash  []byte
-	ReceivedAt   time.Time
-	WithinWindow bool
+type MessageGetForAdminRow struct {
+	ID                  int64
+	Docnum              *string
+	Payload             []byte
+	ContentHash         []byte
+	ComputedFingerprint *string
+	Fingerprint         *string
+	SourceEndpoint      string
+	IntegrationID       *uuid.UUID
+	IdempotencyKey      *string
+	RemoteAddr          string
+	ReceivedAt          time.Time
+	MessageTypeID       int64
+	TenantSlug          string
+	EnvironmentSlug     string
+	MessageTypeCode     string
+	DuplicateKeyFields  []byte
 }
 
-// MessageFingerprintHolder returns the message that currently holds a
-// fingerprint and whether it is still inside the window, judged by the
-// database clock at the time of the current transaction.
-func (q *Queries) MessageFingerprintHolder(ctx context.Context, arg MessageFingerprintHolderParams) (MessageFingerprintHolderRow, error) {
-	row := q.db.QueryRow(ctx, messageFingerprintHolder,
-		arg.WindowHours,
-		arg.TenantID,
-		arg.EnvironmentID,
-		arg.Fingerprint,
-	)
-	var i MessageFingerprintHolderRow
+// MessageGetForAdmin loads a message with the names an admin reads and its
+// type's current duplicate_key_fields, within the signed-in user's scope
+// (NULL: a global user); a message outside the scope is not found.
+func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdminParams) (MessageGetForAdminRow, error) {
+	row := q.db.QueryRow(ctx, messageGetForAdmin, arg.ID, arg.ScopeTenantID)
+	var i MessageGetForAdminRow
 	err := row.Scan(
 		&i.ID,
-		&i.Docnum,
-		&i.ContentHash,
-		&i.ReceivedAt,
-		&i.WithinWindow,
-	)
-	return i, err
-}
-
-const messageGet = `-- name: MessageGet :one
-SELECT id, tenant_id, environment_id, message_type_id, docnum, payload, content_hash, computed_fingerprint, fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr, received_at FROM messages WHERE tenant_id = $1 AND id = $2
-`
-
-type MessageGetParams struct {
-	TenantID int64
-	ID       int64
-}
-
-func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message, error) {
-	row := q.db.QueryRow(ctx, messageGet, arg.TenantID, arg.ID)
-	var i Message
-	err := row.Scan(
-		&i.ID,
-		&i.TenantID,
-		&i.EnvironmentID,
-		&i.MessageTypeID,
 		&i.Docnum,
 		&i.Payload,
 		&i.ContentHash,
@@ -98,6 +82,11 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 		&i.IdempotencyKey,
 		&i.RemoteAddr,
 		&i.ReceivedAt,
+		&i.MessageTypeID,
+		&i.TenantSlug,
+		&i.EnvironmentSlug,
+		&i.MessageTypeCode,
+		&i.DuplicateKeyFields,
 	)
 	return i, err
 }
@@ -105,28 +94,24 @@ func (q *Queries) MessageGet(ctx context.Context, arg MessageGetParams) (Message
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+    source_endpoint, integration_id, remote_addr
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10, $11, $12
+    $7, $8, $9
 )
-ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
 RETURNING id, received_at
 `
 
 type MessageInsertParams struct {
-	TenantID            int64
-	EnvironmentID       int64
-	MessageTypeID       int64
-	Docnum              *string
-	Payload             []byte
-	ContentHash         []byte
-	ComputedFingerprint *string
-	Fingerprint         *string
-	SourceEndpoint      string
-	IntegrationID       *uuid.UUID
-	IdempotencyKey      *string
-	RemoteAddr          string
+	TenantID       int64
+	EnvironmentID  int64
+	MessageTypeID  int64
+	Docnum         *string
+	Payload        []byte
+	ContentHash    []byte
+	SourceEndpoint string
+	IntegrationID  *uuid.UUID
+	RemoteAddr     string
 }
 
 type MessageInsertRow struct {
@@ -134,9 +119,9 @@ type MessageInsertRow struct {
 	ReceivedAt time.Time
 }
 
-// MessageInsert stores a message unless another message holds the same
-// fingerprint; then it returns no row and the caller decides about the holder.
-// The partial unique index, not application code, settles concurrent inserts.
+// MessageInsert stores a message that has no fingerprint, and so takes no
+// part in deduplication (messages that come with an Idempotency-Key are
+// stored by IdempotencyKeyClaimAndStore).
 func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (MessageInsertRow, error) {
 	row := q.db.QueryRow(ctx, messageInsert,
 		arg.TenantID,
@@ -145,11 +130,8 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 		arg.Docnum,
 		arg.Payload,
 		arg.ContentHash,
-		arg.ComputedFingerprint,
-		arg.Fingerprint,
 		arg.SourceEndpoint,
 		arg.IntegrationID,
-		arg.IdempotencyKey,
 		arg.RemoteAddr,
 	)
 	var i MessageInsertRow
@@ -177,4 +159,102 @@ func (q *Queries) MessageReleaseFingerprint(ctx context.Context, arg MessageRele
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const messageStoreOrBlock = `-- name: MessageStoreOrBlock :one
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr
+    ) VALUES (
+        $1, $2, $3, $4, $5, $6,
+        $7, $7, $8, $9, $10
+    )
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at
+), holder AS (
+    SELECT m.id, m.docnum, m.content_hash, m.received_at,
+           m.received_at > now() - make_interval(hours => $11::int) AS within_window
+    FROM messages m
+    WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
+      AND NOT EXISTS (SELECT FROM inserted)
+), blocked AS (
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    SELECT $1, $2, $3, holder.id, $12, $13, $7,
+           $14::jsonb || jsonb_build_object(
+               'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
+               'content', CASE WHEN holder.content_hash = $6::bytea THEN 'identical' ELSE 'changed' END)
+    FROM holder
+    WHERE holder.within_window
+)
+SELECT i.id AS inserted_id, i.received_at AS inserted_at,
+       h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN inserted i ON true
+LEFT JOIN holder h ON true
+`
+
+type MessageStoreOrBlockParams struct {
+	TenantID       int64
+	EnvironmentID  int64
+	MessageTypeID  int64
+	Docnum         *string
+	Payload        []byte
+	ContentHash    []byte
+	Fingerprint    *string
+	SourceEndpoint string
+	IntegrationID  *uuid.UUID
+	RemoteAddr     string
+	WindowHours    int32
+	Action         string
+	Actor          string
+	Details        []byte
+}
+
+type MessageStoreOrBlockRow struct {
+	InsertedID       *int64
+	InsertedAt       *time.Time
+	HolderID         *int64
+	HolderDocnum     *string
+	HolderReceivedAt *time.Time
+	WithinWindow     *bool
+}
+
+// MessageStoreOrBlock is the whole fingerprint decision in one statement,
+// and so in one round trip and one transaction: it stores the message unless
+// another one holds its fingerprint; then it returns that holder and, when
+// the holder is inside the window (judged by the database clock now), writes
+// the message.duplicate_blocked audit event in the same statement. The
+// partial unique index settles concurrent inserts. A holder that committed
+// after this statement's snapshot was taken is not seen: then neither
+// inserted_id nor holder_id is set, and the caller runs the statement again.
+// details is the event's details object without "original" and "content",
+// which depend on the holder and are added here (see ingest.BlockedDetails).
+func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
+	row := q.db.QueryRow(ctx, messageStoreOrBlock,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Docnum,
+		arg.Payload,
+		arg.ContentHash,
+		arg.Fingerprint,
+		arg.SourceEndpoint,
+		arg.IntegrationID,
+		arg.RemoteAddr,
+		arg.WindowHours,
+		arg.Action,
+		arg.Actor,
+		arg.Details,
+	)
+	var i MessageStoreOrBlockRow
+	err := row.Scan(
+		&i.InsertedID,
+		&i.InsertedAt,
+		&i.HolderID,
+		&i.HolderDocnum,
+		&i.HolderReceivedAt,
+		&i.WithinWindow,
+	)
+	return i, err
 }

@@ -45,3 +45,35 @@ func (q *Queries) TenantInsert(ctx context.Context, arg TenantInsertParams) (Ten
 	)
 	return i, err
 }
+
+const tenantList = `-- name: TenantList :many
+SELECT id, slug, name, created_at FROM tenants
+WHERE $1::bigint IS NULL OR id = $1
+ORDER BY slug
+`
+
+// TenantList lists the tenants a signed-in user may see (NULL scope: all).
+func (q *Queries) TenantList(ctx context.Context, scopeTenantID *int64) ([]Tenant, error) {
+	rows, err := q.db.Query(ctx, tenantList, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Tenant
+	for rows.Next() {
+		var i Tenant
+		if err := rows.Scan(
+			&i.ID,
+			&i.Slug,
+			&i.Name,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const userGetByEmail = `-- name: UserGetByEmail :one
@@ -23,6 +24,35 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.Role,
 		&i.TenantID,
 		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const userGetForSession = `-- name: UserGetForSession :one
+SELECT u.id, u.email, u.role, u.tenant_id, t.slug AS tenant_slug
+FROM users u LEFT JOIN tenants t ON t.id = u.tenant_id
+WHERE u.id = $1
+`
+
+type UserGetForSessionRow struct {
+	ID         int64
+	Email      string
+	Role       string
+	TenantID   *int64
+	TenantSlug *string
+}
+
+// UserGetForSession loads the signed-in user on every admin request, so a
+// changed role or a deleted user takes effect at once.
+func (q *Queries) UserGetForSession(ctx context.Context, id int64) (UserGetForSessionRow, error) {
+	row := q.db.QueryRow(ctx, userGetForSession, id)
+	var i UserGetForSessionRow
+	err := row.Scan(
+		&i.ID,
+		&i.Email,
+		&i.Role,
+		&i.TenantID,
+		&i.TenantSlug,
 	)
 	return i, err
 }
@@ -50,6 +80,49 @@ func (q *Queries) UserInsert(ctx context.Context, arg UserInsertParams) (int64, 
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const userList = `-- name: UserList :many
+SELECT u.id, u.email, u.role, t.slug AS tenant_slug, u.created_at
+FROM users u LEFT JOIN tenants t ON t.id = u.tenant_id
+WHERE $1::bigint IS NULL OR u.tenant_id = $1
+ORDER BY lower(u.email)
+`
+
+type UserListRow struct {
+	ID         int64
+	Email      string
+	Role       string
+	TenantSlug *string
+	CreatedAt  time.Time
+}
+
+// UserList lists the users a signed-in user may see: everyone for a global
+// user (NULL scope), the users of their own tenant otherwise.
+func (q *Queries) UserList(ctx context.Context, scopeTenantID *int64) ([]UserListRow, error) {
+	rows, err := q.db.Query(ctx, userList, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []UserListRow
+	for rows.Next() {
+		var i UserListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.Role,
+			&i.TenantSlug,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const userSetPassword = `-- name: UserSetPassword :exec

@@ -3,6 +3,9 @@
 package envelope
 
 import (
+	"strings"
+	"unsafe"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/apperr"
@@ -23,13 +26,19 @@ type Envelope struct {
 var docnumPaths = []string{"EDI_DC40.DOCNUM", "IDOC.EDI_DC40.DOCNUM", "*.IDOC.EDI_DC40.DOCNUM"}
 
 // Parse validates body and extracts its members. Members other than the
-// three it knows are ignored, so senders may add their own.
+// three it knows are ignored, so senders may add their own. The payload is a
+// slice of body, which the caller must therefore not modify.
 func Parse(body []byte) (Envelope, error) {
 	var env Envelope
 	if err := CheckJSON(body); err != nil {
 		return env, err
 	}
-	root := gjson.ParseBytes(body)
+	// gjson reads strings. Converting the body would copy it, and the
+	// payload taken from that copy would be copied again, each time as much
+	// memory as the body (up to MAX_BODY_BYTES). The body is not modified
+	// after it is read, so gjson is given a view of it instead, and the
+	// payload is sliced from the body at the offset gjson reports.
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
 	if !root.IsObject() {
 		return env, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
 	}
@@ -54,19 +63,20 @@ func Parse(body []byte) (Envelope, error) {
 	case mt.Type != gjson.String || mt.Str == "":
 		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
 	}
-	env.MessageType = mt.Str
+	// Short strings are copied, so that they do not keep the body alive.
+	env.MessageType = strings.Clone(mt.Str)
 
 	payload, ok := members["payload"]
 	if !ok {
 		return env, apperr.New(apperr.Invalid, "missing-field", "payload is required")
 	}
-	env.Payload = []byte(payload.Raw)
+	env.Payload = body[payload.Index : payload.Index+len(payload.Raw)]
 
 	if d, ok := members["docnum"]; ok && d.Type != gjson.Null {
 		if d.Type != gjson.String {
 			return env, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
 		}
-		env.Docnum = d.Str
+		env.Docnum = strings.Clone(d.Str)
 	}
 	if env.Docnum == "" {
 		env.Docnum = DetectDocnum(env.Payload)

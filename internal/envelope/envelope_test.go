@@ -26,6 +26,16 @@ func TestParse(t *testing.T) {
 			wantPayload: `{ "b" : 1,"a":[1, 2] }`,
 		},
 		{
+			// The payload is sliced from the body at the offset gjson
+			// reports; whitespace before the envelope and escaped members
+			// before the payload must not shift it.
+			name:        "payload sliced at the right offset",
+			body:        " \n\t{\"x\":\"\\u0041\\\"}\", \"message_type\" : \"ORDERS05\",\"payload\":\n[ \"\\u00e9\", 1e3 ] , \"docnum\":\"\\u0031\"}\n",
+			wantType:    "ORDERS05",
+			wantDocnum:  "1",
+			wantPayload: `[ "\u00e9", 1e3 ]`,
+		},
+		{
 			name:        "docnum from control record at the root",
 			body:        `{"message_type":"ORDERS05","payload":{"EDI_DC40":{"DOCNUM":"0000000000000042"}}}`,
 			wantType:    "ORDERS05",

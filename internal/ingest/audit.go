@@ -1,13 +1,9 @@
 package ingest
 
 import (
-	"bytes"
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-
-	"github.com/lefia/edihub/internal/db"
 )
 
 // ActionDuplicateBlocked is the audit action of every blocked duplicate.
@@ -19,24 +15,23 @@ const (
 	modeFingerprint    = "fingerprint"
 )
 
-// originalRef is the stored message a duplicate was matched against.
-type originalRef struct {
-	ID          int64
-	Docnum      *string
-	ContentHash []byte
-}
-
 // BlockedDetails is the details object of a message.duplicate_blocked event.
+//
+// The event is written by the same statement that finds the original
+// (MessageStoreOrBlock, IdempotencyKeyReplay), so that deciding and recording
+// take one round trip. Ingest therefore encodes everything but Original and
+// Content, which depend on the original, and the statement adds those two
+// members from the row it found.
 type BlockedDetails struct {
 	Mode           string         `json:"mode"`
 	IdempotencyKey string         `json:"idempotency_key,omitempty"`
 	Fingerprint    string         `json:"fingerprint,omitempty"`
-	Original       OriginalDetail `json:"original"`
+	Original       OriginalDetail `json:"original,omitzero"`
 	Blocked        BlockedCopy    `json:"blocked"`
 	// Content is "identical" when the blocked copy's canonical payload equals
 	// the original's, "changed" when only the business key matched: a
 	// possible false positive worth an admin's look.
-	Content string       `json:"content"`
+	Content string       `json:"content,omitempty"`
 	Source  SourceDetail `json:"source"`
 }
 
@@ -59,23 +54,22 @@ type SourceDetail struct {
 	RemoteAddr    string  `json:"remote_addr"`
 }
 
-// recordBlocked writes the audit event of a blocked duplicate in the
-// transaction that decided it, so the two cannot disagree.
-func recordBlocked(ctx context.Context, q *db.Queries, m message, mode, matchKey string, original originalRef) error {
+// blockedDetails encodes the details m's audit event would have if m were
+// blocked as a duplicate, less Original and Content (see BlockedDetails).
+// It is prepared for every message because the statement that stores a
+// message is also the one that blocks it.
+func blockedDetails(m message) ([]byte, error) {
+	if m.IdempotencyKey == "" && m.fingerprint == nil {
+		return nil, nil // such a message is never a duplicate
+	}
 	d := BlockedDetails{
-		Mode:     mode,
-		Original: OriginalDetail{ID: original.ID, Docnum: original.Docnum},
-		Blocked:  BlockedCopy{Docnum: m.docnumOrNull, ContentHash: hex.EncodeToString(m.contentHash[:])},
-		Content:  "changed",
-		Source:   SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr},
+		Blocked: BlockedCopy{Docnum: m.docnumOrNull, ContentHash: hex.EncodeToString(m.contentHash[:])},
+		Source:  SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr},
 	}
-	if bytes.Equal(original.ContentHash, m.contentHash[:]) {
-		d.Content = "identical"
-	}
-	if mode == modeIdempotencyKey {
-		d.IdempotencyKey = matchKey
-	} else {
-		d.Fingerprint = matchKey
+	if m.IdempotencyKey != "" {
+		d.Mode, d.IdempotencyKey = modeIdempotencyKey, m.IdempotencyKey
+	} else if m.fingerprint != nil {
+		d.Mode, d.Fingerprint = modeFingerprint, *m.fingerprint
 	}
 	if m.Source.IntegrationID != nil {
 		id := m.Source.IntegrationID.String()
@@ -83,14 +77,7 @@ func recordBlocked(ctx context.Context, q *db.Queries, m message, mode, matchKey
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {
-		return fmt.Errorf("encode audit details: %w", err)
+		return nil, fmt.Errorf("encode audit details: %w", err)
 	}
-	if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
-		TenantID: &m.TenantID, EnvironmentID: &m.EnvironmentID, MessageTypeID: &m.messageType.ID,
-		MessageID: &original.ID, Action: ActionDuplicateBlocked, Actor: m.Source.Actor,
-		MatchKey: &matchKey, Details: raw,
-	}); err != nil {
-		return fmt.Errorf("record blocked duplicate: %w", err)
-	}
-	return nil
+	return raw, nil
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lefia/edihub/internal/db"
 )
@@ -10,65 +11,62 @@ import (
 // receiveByFingerprint stores m unless a message with the same fingerprint
 // arrived within the window. The insert itself is the check: the partial
 // unique index uq_messages_fingerprint lets exactly one of any number of
-// concurrent inserts through, and the others then find the holder.
+// concurrent inserts through, and the same statement then finds the holder
+// and records the blocked duplicate (MessageStoreOrBlock). Every statement
+// here runs on its own and commits before it returns, so an answer is only
+// given for what is durably stored.
 func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result, error) {
 	if m.fingerprint == nil {
-		row, err := insert(ctx, q, m, false)
+		row, err := q.MessageInsert(ctx, db.MessageInsertParams{
+			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.messageType.ID,
+			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
+			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
+		})
 		if err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		return created(m, row)
+		return created(m, row.ID, row.ReceivedAt)
 	}
 	for range maxAttempts {
-		row, err := insert(ctx, q, m, true)
-		if err == nil {
-			return created(m, row)
-		}
-		if !db.IsNotFound(err) {
+		row, err := q.MessageStoreOrBlock(ctx, db.MessageStoreOrBlockParams{
+			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.messageType.ID,
+			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
+			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
+			WindowHours: m.windowHours, Action: ActionDuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
+		})
+		if err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		res, err := againstHolder(ctx, q, m)
-		if err != errRetry {
-			return res, err
+		switch {
+		case row.InsertedID != nil:
+			return created(m, *row.InsertedID, *row.InsertedAt)
+		case row.HolderID == nil:
+			// The holder committed after the statement's snapshot, or
+			// released its claim since: a fresh statement sees which.
+			continue
+		case !*row.WithinWindow:
+			// The holder is too old to block m: it gives the claim up so
+			// that m, retried, becomes the message later retransmissions
+			// match. Should m then fail, the next retransmission is simply
+			// stored as new, as it would have been anyway.
+			if _, err := q.MessageReleaseFingerprint(ctx, db.MessageReleaseFingerprintParams{
+				TenantID: m.TenantID, ID: *row.HolderID, Fingerprint: m.fingerprint,
+			}); err != nil {
+				return Result{}, fmt.Errorf("release expired fingerprint: %w", err)
+			}
+			continue
 		}
+		body, err := encode(Receipt{
+			ID: *row.HolderID, Status: "duplicate", Duplicate: true, DuplicateOf: row.HolderID,
+			MessageType: m.messageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
+			ReceivedAt: row.HolderReceivedAt.UTC(),
+		})
+		return Result{Outcome: DuplicateFingerprint, MessageID: *row.HolderID, Body: body}, err
 	}
 	return Result{}, fmt.Errorf("store message: fingerprint still contended after %d attempts", maxAttempts)
 }
 
-// againstHolder decides about the message that holds m's fingerprint: inside
-// the window m is its duplicate; outside, the holder gives the claim up so
-// that m, retried, becomes the message later retransmissions match.
-func againstHolder(ctx context.Context, q *db.Queries, m message) (Result, error) {
-	holder, err := q.MessageFingerprintHolder(ctx, db.MessageFingerprintHolderParams{
-		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Fingerprint: m.fingerprint, WindowHours: m.windowHours,
-	})
-	if db.IsNotFound(err) {
-		return Result{}, errRetry // released by another request since the insert
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("load fingerprint holder: %w", err)
-	}
-	if !holder.WithinWindow {
-		if _, err := q.MessageReleaseFingerprint(ctx, db.MessageReleaseFingerprintParams{
-			TenantID: m.TenantID, ID: holder.ID, Fingerprint: m.fingerprint,
-		}); err != nil {
-			return Result{}, fmt.Errorf("release expired fingerprint: %w", err)
-		}
-		return Result{}, errRetry
-	}
-	original := originalRef{ID: holder.ID, Docnum: holder.Docnum, ContentHash: holder.ContentHash}
-	if err := recordBlocked(ctx, q, m, modeFingerprint, *m.fingerprint, original); err != nil {
-		return Result{}, err
-	}
-	body, err := encode(Receipt{
-		ID: holder.ID, Status: "duplicate", Duplicate: true, DuplicateOf: &holder.ID,
-		MessageType: m.messageType.Code, Docnum: holder.Docnum, Fingerprint: m.fingerprint,
-		ReceivedAt: holder.ReceivedAt.UTC(),
-	})
-	return Result{Outcome: DuplicateFingerprint, MessageID: holder.ID, Body: body}, err
-}
-
-func created(m message, row db.MessageInsertRow) (Result, error) {
-	body, err := encode(m.receipt(row))
-	return Result{Outcome: Created, MessageID: row.ID, Body: body}, err
+func created(m message, id int64, receivedAt time.Time) (Result, error) {
+	body, err := encode(m.receipt(id, receivedAt))
+	return Result{Outcome: Created, MessageID: id, Body: body}, err
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,11 +28,17 @@ import (
 type Service struct {
 	pool   *pgxpool.Pool
 	keyTTL time.Duration
+	// canonicalising admits one payload per core to canonicalisation. The
+	// work is CPU-bound, so running more of it at once than there are cores
+	// only interleaves it, while every run holds a buffer as large as its
+	// payload: sixteen 5 MiB messages canonicalised side by side would hold
+	// sixteen such buffers instead of two.
+	canonicalising chan struct{}
 }
 
 // New returns a Service; keyTTL is how long an Idempotency-Key is kept.
 func New(pool *pgxpool.Pool, keyTTL time.Duration) *Service {
-	return &Service{pool: pool, keyTTL: keyTTL}
+	return &Service{pool: pool, keyTTL: keyTTL, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // Endpoints a message can arrive through, as stored in messages.source_endpoint.
@@ -52,12 +59,13 @@ type Source struct {
 type Request struct {
 	TenantID      int64
 	EnvironmentID int64
-	// The message type, by code (receive-message) or by id (webhooks,
-	// whose integration names it); a non-zero MessageTypeID wins.
-	MessageTypeCode string
-	MessageTypeID   int64
-	Docnum          string
-	Payload         []byte // the raw payload JSON, stored as received
+	// The message type: already loaded (receive-message reads it with the
+	// API key, in one query), or else loaded by id (webhooks, whose
+	// integration names it).
+	MessageType   *db.MessageType
+	MessageTypeID int64
+	Docnum        string
+	Payload       []byte // the raw payload JSON, stored as received
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys clients
 	// send, an integration id for that integration's delivery ids.
@@ -98,39 +106,41 @@ type Receipt struct {
 type message struct {
 	Request
 	messageType  db.MessageType
-	canonical    []byte
 	contentHash  [32]byte
+	requestHash  [32]byte // only with an Idempotency-Key
 	fingerprint  *string
 	windowHours  int32
 	docnumOrNull *string
+	// blocked is the details object of the audit event written if this
+	// message turns out to be a duplicate, less the parts that depend on the
+	// original (see BlockedDetails).
+	blocked []byte
 }
 
 // Receive stores req's message unless it is a duplicate, and returns the
 // answer for the client. A returned error is either an *apperr.Error for
 // the client or a database failure; either way nothing was stored.
+//
+// Each outcome costs as few round trips as its guarantees allow: a new
+// message or a fingerprint duplicate is one statement, and so one implicit
+// transaction; a replayed Idempotency-Key is one statement; only a first
+// use of a key needs an explicit transaction, to claim the key, store the
+// message and keep the answer together.
 func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	m, err := s.prepare(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
-	var res Result
-	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		var err error
-		if req.IdempotencyKey != "" {
-			res, err = s.receiveWithKey(ctx, q, m)
-		} else {
-			res, err = receiveByFingerprint(ctx, q, m)
-		}
-		return err
-	})
-	if err != nil {
-		return Result{}, err
+	if req.IdempotencyKey != "" {
+		return s.receiveWithKey(ctx, m)
 	}
-	return res, nil
+	return receiveByFingerprint(ctx, db.New(s.pool), m)
 }
 
 // prepare loads the message type and does the CPU work (canonical form,
-// hashes, fingerprint) before a transaction holds a connection.
+// hashes, fingerprint) before any statement holds a connection. The payload
+// is canonicalised once, into a buffer that is reused by later requests, and
+// both hashes are taken from that one canonical form.
 func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	m := message{Request: req}
 	mt, err := s.loadMessageType(ctx, req)
@@ -140,12 +150,9 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	m.messageType = mt
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 
-	m.canonical, err = canon.JSON(req.Payload)
-	if err != nil {
-		return m, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
-			Detail: "the payload cannot be canonicalised: " + err.Error()}
+	if err := s.hash(ctx, &m); err != nil {
+		return m, err
 	}
-	m.contentHash = sha256.Sum256(m.canonical)
 
 	fields, err := messagetype.DecodeFields(mt.DuplicateKeyFields)
 	if err != nil {
@@ -164,24 +171,39 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	if req.Docnum != "" {
 		m.docnumOrNull = &req.Docnum
 	}
-	return m, nil
+	m.blocked, err = blockedDetails(m)
+	return m, err
+}
+
+// hash sets m's content hash and, with an Idempotency-Key, its request hash,
+// both from one canonical form of the payload.
+func (s *Service) hash(ctx context.Context, m *message) error {
+	select {
+	case s.canonicalising <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.canonicalising }()
+	canonical, err := canon.Canonicalise(m.Payload)
+	if err != nil {
+		return &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
+			Detail: "the payload cannot be canonicalised: " + err.Error()}
+	}
+	defer canonical.Release()
+	m.contentHash = sha256.Sum256(canonical.Bytes())
+	if m.IdempotencyKey != "" {
+		m.requestHash = canon.RequestHash(m.messageType.Code, m.Docnum, canonical.Bytes())
+	}
+	return nil
 }
 
 func (s *Service) loadMessageType(ctx context.Context, req Request) (db.MessageType, error) {
-	q := db.New(s.pool)
-	var mt db.MessageType
-	var err error
-	if req.MessageTypeID != 0 {
-		mt, err = q.MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: req.TenantID, ID: req.MessageTypeID})
-	} else {
-		mt, err = q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: req.TenantID, Code: req.MessageTypeCode})
+	if req.MessageType != nil {
+		return *req.MessageType, nil
 	}
-	if db.IsNotFound(err) && req.MessageTypeID != 0 {
-		return mt, fmt.Errorf("integration's message type %d is missing", req.MessageTypeID)
-	}
+	mt, err := db.New(s.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: req.TenantID, ID: req.MessageTypeID})
 	if db.IsNotFound(err) {
-		return mt, apperr.New(apperr.Unprocessable, "unknown-message-type",
-			"message type %q is not configured for this tenant", req.MessageTypeCode)
+		return mt, fmt.Errorf("integration's message type %d is missing", req.MessageTypeID)
 	}
 	if err != nil {
 		return mt, fmt.Errorf("load message type: %w", err)
@@ -189,35 +211,10 @@ func (s *Service) loadMessageType(ctx context.Context, req Request) (db.MessageT
 	return mt, nil
 }
 
-// insert stores m. claim says whether the message takes part in fingerprint
-// deduplication; it returns db.ErrNotFound when another message holds the
-// fingerprint.
-func insert(ctx context.Context, q *db.Queries, m message, claim bool) (db.MessageInsertRow, error) {
-	params := db.MessageInsertParams{
-		TenantID:            m.TenantID,
-		EnvironmentID:       m.EnvironmentID,
-		MessageTypeID:       m.messageType.ID,
-		Docnum:              m.docnumOrNull,
-		Payload:             m.Payload,
-		ContentHash:         m.contentHash[:],
-		ComputedFingerprint: m.fingerprint,
-		SourceEndpoint:      m.Source.Endpoint,
-		IntegrationID:       m.Source.IntegrationID,
-		RemoteAddr:          m.Source.RemoteAddr,
-	}
-	if claim {
-		params.Fingerprint = m.fingerprint
-	}
-	if m.IdempotencyKey != "" {
-		params.IdempotencyKey = &m.IdempotencyKey
-	}
-	return q.MessageInsert(ctx, params)
-}
-
-func (m message) receipt(row db.MessageInsertRow) Receipt {
+func (m message) receipt(id int64, receivedAt time.Time) Receipt {
 	return Receipt{
-		ID: row.ID, Status: "accepted", MessageType: m.messageType.Code,
-		Docnum: m.docnumOrNull, Fingerprint: m.fingerprint, ReceivedAt: row.ReceivedAt.UTC(),
+		ID: id, Status: "accepted", MessageType: m.messageType.Code,
+		Docnum: m.docnumOrNull, Fingerprint: m.fingerprint, ReceivedAt: receivedAt.UTC(),
 	}
 }
 

@@ -1,34 +1,31 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/db"
 )
 
 // receiveWithKey stores m under its Idempotency-Key, or replays the answer
-// the key's first request got. Claiming the key is an insert into the
-// idempotency_keys primary key: a concurrent request with the same key
-// waits on that insert until the first transaction ends, then replays.
-func (s *Service) receiveWithKey(ctx context.Context, q *db.Queries, m message) (Result, error) {
-	requestHash := canon.RequestHash(m.messageType.Code, m.Docnum, m.canonical)
-	keyID := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
+// the key's first request got. A key that is already taken is answered by
+// one statement (IdempotencyKeyReplay); otherwise the key is claimed by an
+// insert into the idempotency_keys primary key, in a transaction that also
+// stores the message and keeps the answer. A concurrent request with the
+// same key waits on that insert until the first transaction ends, and then
+// finds the key taken.
+func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error) {
+	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
 	for range maxAttempts {
-		claimed, err := q.IdempotencyKeyClaim(ctx, db.IdempotencyKeyClaimParams{
-			TenantID: keyID.TenantID, EnvironmentID: keyID.EnvironmentID, Scope: keyID.Scope, Key: keyID.Key,
-			RequestHash: requestHash[:], TtlSeconds: s.keyTTL.Seconds(),
+		res, replayed, err := replay(ctx, db.New(s.pool), m, k)
+		if err != nil || replayed {
+			return res, err
+		}
+		err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+			res, err = s.claimAndStore(ctx, q, m, k)
+			return err
 		})
-		if err != nil {
-			return Result{}, fmt.Errorf("claim idempotency key: %w", err)
-		}
-		if claimed == 1 {
-			return storeUnderKey(ctx, q, m, keyID)
-		}
-		res, err := replay(ctx, q, m, keyID, requestHash)
 		if err != errRetry {
 			return res, err
 		}
@@ -41,14 +38,25 @@ type keyID struct {
 	Scope, Key              string
 }
 
-// storeUnderKey stores m without claiming its fingerprint (the key is the
-// client's statement of identity) and keeps the answer for replays.
-func storeUnderKey(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
-	row, err := insert(ctx, q, m, false)
-	if err != nil {
-		return Result{}, fmt.Errorf("store message: %w", err)
+// claimAndStore claims k and stores m under it without claiming m's
+// fingerprint (the key is the client's statement of identity), and keeps
+// the answer for replays. It returns errRetry when another request holds
+// the key; the caller's transaction then rolls back and replays.
+func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
+	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
+		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: &k.Key,
+		RequestHash: m.requestHash[:], TtlSeconds: s.keyTTL.Seconds(),
+		MessageTypeID: m.messageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
+		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
+		RemoteAddr: m.Source.RemoteAddr,
+	})
+	if db.IsNotFound(err) {
+		return Result{}, errRetry
 	}
-	res, err := created(m, row)
+	if err != nil {
+		return Result{}, fmt.Errorf("claim idempotency key and store message: %w", err)
+	}
+	res, err := created(m, row.ID, row.ReceivedAt)
 	if err != nil {
 		return Result{}, err
 	}
@@ -61,35 +69,32 @@ func storeUnderKey(ctx context.Context, q *db.Queries, m message, k keyID) (Resu
 	return res, nil
 }
 
-// replay answers a repeated key with the first answer, or refuses it when
-// the content differs from what the key was first used for.
-func replay(ctx context.Context, q *db.Queries, m message, k keyID, requestHash [32]byte) (Result, error) {
-	stored, err := q.IdempotencyKeyGet(ctx, db.IdempotencyKeyGetParams{
+// replay answers a request whose key is taken with the first answer, and
+// records the blocked duplicate, or refuses it when the content differs
+// from what the key was first used for. replayed is false when the key is
+// not taken.
+func replay(ctx context.Context, q *db.Queries, m message, k keyID) (res Result, replayed bool, err error) {
+	row, err := q.IdempotencyKeyReplay(ctx, db.IdempotencyKeyReplayParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
+		RequestHash: m.requestHash[:], MessageTypeID: &m.messageType.ID, Action: ActionDuplicateBlocked,
+		Actor: m.Source.Actor, Details: m.blocked, ContentHash: m.contentHash[:],
 	})
 	if db.IsNotFound(err) {
-		return Result{}, errRetry // expired and swept since the claim
+		return Result{}, false, nil
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("load idempotency key: %w", err)
+		return Result{}, false, fmt.Errorf("replay idempotency key: %w", err)
 	}
-	if !bytes.Equal(stored.RequestHash, requestHash[:]) {
-		return Result{}, apperr.New(apperr.Unprocessable, "idempotency-key-reused",
+	if !row.SameRequest {
+		return Result{}, false, apperr.New(apperr.Unprocessable, "idempotency-key-reused",
 			"this Idempotency-Key was already used for a request with different content "+
 				"(message_type, docnum or payload); use a new key for a new message")
 	}
-	if stored.MessageID == nil || stored.ResponseBody == nil {
-		// Claim, store and complete commit together, so a committed key
-		// always has its answer; this would be a bug, not a race.
-		return Result{}, fmt.Errorf("idempotency key %q has no stored response", k.Key)
+	if row.OriginalID == nil {
+		// Claim, store and complete commit together, and a message is
+		// never deleted, so a completed key always has its message; this
+		// would be a bug, not a race.
+		return Result{}, false, fmt.Errorf("idempotency key %q has no stored message", k.Key)
 	}
-	original, err := q.MessageGet(ctx, db.MessageGetParams{TenantID: k.TenantID, ID: *stored.MessageID})
-	if err != nil {
-		return Result{}, fmt.Errorf("load original message: %w", err)
-	}
-	ref := originalRef{ID: original.ID, Docnum: original.Docnum, ContentHash: original.ContentHash}
-	if err := recordBlocked(ctx, q, m, modeIdempotencyKey, k.Key, ref); err != nil {
-		return Result{}, err
-	}
-	return Result{Outcome: ReplayedKey, MessageID: original.ID, Body: stored.ResponseBody}, nil
+	return Result{Outcome: ReplayedKey, MessageID: *row.OriginalID, Body: row.ResponseBody}, true, nil
 }

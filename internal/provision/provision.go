@@ -72,14 +72,21 @@ func messageType(ctx context.Context, q *db.Queries, t db.Tenant, code string) (
 	return mt, nil
 }
 
-// audit records a change. details is marshalled to the event's JSON object.
+// audit records a change made through the CLI.
 func audit(ctx context.Context, q *db.Queries, tenantID *int64, action string, details map[string]any) error {
+	return Record(ctx, q, actor, tenantID, action, details)
+}
+
+// Record writes an audit event about something who did, in q's
+// transaction; the CLI, the admin pages and sign-ins all record through it.
+// details is marshalled to the event's JSON object.
+func Record(ctx context.Context, q *db.Queries, who string, tenantID *int64, action string, details map[string]any) error {
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return fmt.Errorf("encode audit details: %w", err)
 	}
 	if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
-		TenantID: tenantID, Action: action, Actor: actor, Details: raw,
+		TenantID: tenantID, Action: action, Actor: who, Details: raw,
 	}); err != nil {
 		return fmt.Errorf("record %s: %w", action, err)
 	}

@@ -22,6 +22,9 @@ type UserSpec struct {
 	Role       string
 	TenantSlug string // empty: a global user who sees every tenant
 	Password   string
+	// Actor is who creates the user, for the audit trail (e.g. "user:7" for
+	// an admin in the browser); empty means the CLI.
+	Actor string
 }
 
 // CreateUser creates an admin user with a hashed password.
@@ -50,7 +53,11 @@ func (s *Service) CreateUser(ctx context.Context, spec UserSpec) (int64, error) 
 		if err != nil {
 			return alreadyExists(err, "user %q already exists", spec.Email)
 		}
-		return audit(ctx, q, tenantID, "user.created",
+		who := spec.Actor
+		if who == "" {
+			who = actor
+		}
+		return Record(ctx, q, who, tenantID, "user.created",
 			map[string]any{"user_id": id, "email": spec.Email, "role": spec.Role})
 	})
 	return id, err

@@ -24,14 +24,53 @@ func (c caller) actor() string { return fmt.Sprintf("api_key:%d", c.apiKeyID) }
 var errBadAPIKey = apperr.New(apperr.Unauthorized, "unauthorized",
 	"send a valid API key as 'Authorization: Bearer <key>'")
 
-// authenticateAPIKey checks the request's Bearer API key.
-func (s *Server) authenticateAPIKey(c echo.Context) (caller, error) {
+// bearerKeyHash returns the hash of the request's Bearer API key, the form
+// in which keys are looked up.
+func bearerKeyHash(c echo.Context) ([]byte, error) {
 	scheme, token, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
-		return caller{}, errBadAPIKey
+		return nil, errBadAPIKey
 	}
 	hash := apikey.Hash(strings.TrimSpace(token))
-	row, err := db.New(s.pool).APIKeyGetByHash(c.Request().Context(), hash[:])
+	return hash[:], nil
+}
+
+// authenticateWithMessageTypes checks the request's Bearer API key and
+// returns, from the same query, the message types of the key's tenant, so
+// that receive-message needs one round trip for both (see
+// APIKeyGetWithMessageTypes).
+func (s *Server) authenticateWithMessageTypes(c echo.Context) (caller, []db.MessageType, error) {
+	hash, err := bearerKeyHash(c)
+	if err != nil {
+		return caller{}, nil, err
+	}
+	rows, err := db.New(s.pool).APIKeyGetWithMessageTypes(c.Request().Context(), hash)
+	if err != nil {
+		return caller{}, nil, fmt.Errorf("look up api key: %w", err)
+	}
+	if len(rows) == 0 {
+		return caller{}, nil, errBadAPIKey
+	}
+	var types []db.MessageType
+	for _, r := range rows {
+		if r.MessageTypeID != nil {
+			types = append(types, db.MessageType{
+				ID: *r.MessageTypeID, TenantID: r.TenantID, Code: *r.MessageTypeCode,
+				DuplicateKeyFields: r.DuplicateKeyFields, DuplicateWindowHours: r.DuplicateWindowHours,
+			})
+		}
+	}
+	who := caller{apiKeyID: rows[0].ID, tenantID: rows[0].TenantID, environmentID: rows[0].EnvironmentID}
+	return who, types, nil
+}
+
+// authenticateAPIKey checks the request's Bearer API key.
+func (s *Server) authenticateAPIKey(c echo.Context) (caller, error) {
+	hash, err := bearerKeyHash(c)
+	if err != nil {
+		return caller{}, err
+	}
+	row, err := db.New(s.pool).APIKeyGetByHash(c.Request().Context(), hash)
 	if db.IsNotFound(err) {
 		return caller{}, errBadAPIKey
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/web"
 )
 
 // problem is an RFC 9457 problem details body.
@@ -33,6 +35,8 @@ var statusOfKind = map[apperr.Kind]int{
 	apperr.TooLarge:             http.StatusRequestEntityTooLarge,
 	apperr.UnsupportedMediaType: http.StatusUnsupportedMediaType,
 	apperr.Unavailable:          http.StatusServiceUnavailable,
+	apperr.Forbidden:            http.StatusForbidden,
+	apperr.TooManyRequests:      http.StatusTooManyRequests,
 }
 
 // handleError is the one place where an error becomes an HTTP answer. The
@@ -42,6 +46,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p := s.problemFor(err, c)
+	if isPage(c.Request().URL.Path) {
+		// A person in a browser gets the same answer as a page.
+		if err := render(c, p.Status, web.ErrorPage(p.Status, p.Title, p.Detail, requestID(c))); err != nil {
+			s.log.Error("write error page", "error", err)
+		}
+		return
+	}
 	h := c.Response().Header()
 	switch p.Status {
 	case http.StatusServiceUnavailable:
@@ -53,6 +64,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {
 		s.log.Error("write error response", "error", err)
 	}
+}
+
+// isPage reports whether path is one of the pages for people (the landing
+// page and the admin pages) rather than the API, whose clients read
+// problem+json.
+func isPage(path string) bool {
+	return path == "/" || path == adminPath || strings.HasPrefix(path, adminPath+"/")
 }
 
 func (s *Server) problemFor(err error, c echo.Context) problem {

@@ -116,7 +116,13 @@ func TestHomePageAndStaticAssets(t *testing.T) {
 	require.Contains(t, string(resp.body), "<title>Home · edihub</title>")
 	require.Contains(t, string(resp.body), "/api/edi-hub/receive-message")
 
-	css := do(t, http.MethodGet, b.url+"/static/edihub.css", nil, nil)
-	require.Equal(t, http.StatusOK, css.status)
-	require.Contains(t, css.header.Get("Content-Type"), "text/css")
+	for path, contentType := range map[string]string{
+		"/static/edihub.css":          "text/css",
+		"/static/vendor/pico.min.css": "text/css",
+		"/static/vendor/htmx.min.js":  "javascript",
+	} {
+		resp := do(t, http.MethodGet, b.url+path, nil, nil)
+		require.Equal(t, http.StatusOK, resp.status, path)
+		require.Contains(t, resp.header.Get("Content-Type"), contentType, path)
+	}
 }

@@ -5,18 +5,20 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/ingest"
 )
 
 // receiveMessage handles POST /api/edi-hub/receive-message.
 func (s *Server) receiveMessage(c echo.Context) error {
-	who, err := s.authenticateAPIKey(c)
+	who, types, err := s.authenticateWithMessageTypes(c)
 	if err != nil {
 		return err
 	}
@@ -32,13 +34,18 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	i := slices.IndexFunc(types, func(t db.MessageType) bool { return t.Code == env.MessageType })
+	if i < 0 {
+		return apperr.New(apperr.Unprocessable, "unknown-message-type",
+			"message type %q is not configured for this tenant", env.MessageType)
+	}
 	res, err := s.ingest.Receive(c.Request().Context(), ingest.Request{
-		TenantID:        who.tenantID,
-		EnvironmentID:   who.environmentID,
-		MessageTypeCode: env.MessageType,
-		Docnum:          env.Docnum,
-		Payload:         env.Payload,
-		IdempotencyKey:  key,
+		TenantID:       who.tenantID,
+		EnvironmentID:  who.environmentID,
+		MessageType:    &types[i],
+		Docnum:         env.Docnum,
+		Payload:        env.Payload,
+		IdempotencyKey: key,
 		Source: ingest.Source{
 			Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: c.RealIP(), Actor: who.actor(),
 		},
@@ -107,7 +114,17 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, tooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes))
+	limited := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
+	var body []byte
+	if r.ContentLength > 0 {
+		// A body of announced length is read into a buffer of exactly that
+		// size: io.ReadAll would grow its buffer step by step, leaving about
+		// as much garbage again as a large payload is long.
+		body = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(limited, body)
+	} else {
+		body, err = io.ReadAll(limited)
+	}
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):

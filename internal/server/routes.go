@@ -15,6 +15,7 @@ func (s *Server) routes() {
 	e.Use(middleware.RequestID())
 	e.Use(middleware.Recover())
 	e.Use(s.requestLogger())
+	e.Use(securityHeaders())
 
 	e.GET("/", s.home)
 	e.StaticFS("/static", echo.MustSubFS(web.Static, "static"))
@@ -25,6 +26,17 @@ func (s *Server) routes() {
 	api.POST("/edi-hub/receive-message", s.receiveMessage)
 	api.POST("/webhook/:integrationId", s.receiveWebhook)
 	api.GET("/openapi.yaml", s.openAPIDocument)
+
+	admin := e.Group(adminPath, s.adminPages()...)
+	admin.GET("/login", s.adminLoginForm)
+	admin.POST("/login", s.adminLogin)
+	signedIn := admin.Group("", s.requireUser)
+	signedIn.GET("", s.adminIndex)
+	signedIn.POST("/logout", s.adminLogout)
+	signedIn.GET("/audit", s.adminAudit)
+	signedIn.GET("/messages/:id", s.adminMessage)
+	signedIn.GET("/users", s.adminUsers)
+	signedIn.POST("/users", s.adminCreateUser, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog.

@@ -12,11 +12,16 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/provision"
 )
 
 // Server serves edihub's HTTP endpoints.
@@ -26,6 +31,14 @@ type Server struct {
 	log    *slog.Logger
 	ingest *ingest.Service
 	echo   *echo.Echo
+
+	// The admin pages: signed-in sessions, users, the audit log, messages.
+	sessions  *scs.SessionManager
+	auth      *auth.Service
+	audit     *audit.Service
+	inspect   *inspect.Service
+	provision *provision.Service
+
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
 	now func() time.Time
@@ -49,6 +62,12 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL),
 		echo:   echo.New(),
 		now:    time.Now,
+
+		sessions:  newSessions(pool, cfg.CookieSecure),
+		auth:      auth.New(pool),
+		audit:     audit.New(pool),
+		inspect:   inspect.New(pool),
+		provision: provision.New(pool),
 	}
 	for _, opt := range opts {
 		opt(s)
@@ -81,6 +100,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	go s.expireSessions(ctx)
 
 	select {
 	case err := <-served:

@@ -1,0 +1,121 @@
+// Command edihub-load drives a running edihub with concurrent clients and
+// reports throughput, latency and the server's memory; `make bench` runs it
+// (see docs/performance.md).
+//
+//	edihub-load run -url URL -key KEY -mix new|duplicate|replay -clients N [-duration 10s -warmup 2s | -requests N]
+//	edihub-load payload -size BYTES     # the payload of one message, for pgbench
+//	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lefia/edihub/internal/loadgen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "edihub-load:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = "usage: edihub-load run|payload|report [flags]; -h after a command lists its flags"
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	switch args[0] {
+	case "run":
+		return runLoad(ctx, args[1:], stdout, stderr)
+	case "payload":
+		return printPayload(args[1:], stdout, stderr)
+	case "report":
+		return printReport(args[1:], stdout, stderr)
+	}
+	return fmt.Errorf("unknown command %q; %s", args[0], usage)
+}
+
+// runLoad runs one load row and prints its result as one JSON line.
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := loadgen.Config{Progress: stderr}
+	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "edihub base URL")
+	fs.StringVar(&cfg.APIKey, "key", "", "API key of the bench environment")
+	mix := fs.String("mix", "new", "new, duplicate or replay")
+	fs.IntVar(&cfg.Clients, "clients", 1, "concurrent clients")
+	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured time first")
+	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
+	fs.IntVar(&cfg.Requests, "requests", 0, "requests per client instead of a duration")
+	fs.IntVar(&cfg.PayloadSize, "payload-size", 2048, "bytes of each message's payload")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "process whose memory to sample (0: none)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Mix, err = loadgen.ParseMix(*mix); err != nil {
+		return err
+	}
+	res, err := loadgen.Run(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// printPayload prints the payload loadgen posts, so that pgbench inserts
+// the same bytes.
+func printPayload(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("payload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	size := fs.Int("size", 2048, "bytes of the payload")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	_, err := stdout.Write(loadgen.NewDocument(*size).Payload(1))
+	return err
+}
+
+// printReport prints the table of a whole bench from the files the run and
+// pgbench steps wrote.
+func printReport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rows := fs.String("rows", "", "JSON lines of edihub-load run results")
+	pgbench := fs.String("pgbench", "", "JSON lines of pgbench results")
+	memory := fs.String("memory", "", "JSON line of the large-payload run (optional)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var rep loadgen.Report
+	var err error
+	if rep.Rows, err = loadgen.ReadJSONLines[loadgen.Result](*rows); err != nil {
+		return err
+	}
+	if rep.Pgbench, err = loadgen.ReadJSONLines[loadgen.Pgbench](*pgbench); err != nil {
+		return err
+	}
+	if *memory != "" {
+		m, err := loadgen.ReadJSONLines[loadgen.Result](*memory)
+		if err != nil {
+			return err
+		}
+		if len(m) > 0 {
+			rep.Memory = &m[0]
+		}
+	}
+	return rep.Write(stdout)
+}

@@ -1,0 +1,237 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/pgtest"
+)
+
+// testBundle is a small audit trail: fillEvents' tenants t1…t4 with
+// events events, and the ids needed to filter it.
+type testBundle struct {
+	pool    *pgxpool.Pool
+	svc     *audit.Service
+	tenants map[string]int64 // by slug
+}
+
+func setup(t *testing.T, events int) *testBundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	fill(t, pool, events)
+	b := &testBundle{pool: pool, svc: audit.New(pool), tenants: map[string]int64{}}
+	rows, err := pool.Query(context.Background(), `SELECT slug, id FROM tenants`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var slug string
+		var id int64
+		require.NoError(t, rows.Scan(&slug, &id))
+		b.tenants[slug] = id
+	}
+	require.NoError(t, rows.Err())
+	return b
+}
+
+// ids lists, newest first, the ids of the events a SQL condition selects;
+// it is the answer List must give, written the plain way.
+func (b *testBundle) ids(t *testing.T, where string, args ...any) []int64 {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT e.id FROM audit_events e WHERE `+where+` ORDER BY e.created_at DESC, e.id DESC`, args...)
+	require.NoError(t, err)
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	return ids
+}
+
+// all follows the Older cursors from the first page to the last and
+// returns every event id listed, in order.
+func (b *testBundle) all(t *testing.T, scope auth.Scope, f audit.Filter) []int64 {
+	t.Helper()
+	var ids []int64
+	for pages := 0; ; pages++ {
+		require.Less(t, pages, 1000, "pagination must end")
+		page, err := b.svc.List(context.Background(), scope, f)
+		require.NoError(t, err)
+		require.Empty(t, page.Problems)
+		require.LessOrEqual(t, len(page.Events), audit.PageSize)
+		for _, e := range page.Events {
+			ids = append(ids, e.ID)
+		}
+		if page.Older == "" {
+			return ids
+		}
+		require.Len(t, page.Events, audit.PageSize, "only the last page is short")
+		f = f.Older(page.Older)
+	}
+}
+
+func TestListPagesThroughEveryEventNewestFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 500)
+	// Events in one transaction share a created_at; the id breaks the tie.
+	_, err := b.pool.Exec(context.Background(), `
+		INSERT INTO audit_events (tenant_id, action, actor, details, created_at)
+		SELECT NULL, 'user.login_failed', 'anonymous', '{}', now() - interval '1 day' FROM generate_series(1, 70)`)
+	require.NoError(t, err)
+
+	want := b.ids(t, "true")
+	require.Len(t, want, 570)
+	require.Equal(t, want, b.all(t, auth.GlobalScope(), audit.Filter{}))
+}
+
+func TestListFilters(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 3000)
+	ctx := context.Background()
+	var fingerprint string
+	var messageID int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT match_key, message_id FROM audit_events
+		WHERE details->>'mode' = 'fingerprint' ORDER BY id LIMIT 1`).Scan(&fingerprint, &messageID))
+	var middle time.Time
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT created_at FROM audit_events ORDER BY id OFFSET 1500 LIMIT 1`).Scan(&middle))
+	from := middle.UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+	to := middle.UTC().Add(time.Hour).Format(time.RFC3339)
+	t2, t4 := b.tenants["t2"], b.tenants["t4"]
+
+	tests := []struct {
+		name   string
+		filter audit.Filter
+		where  string
+		args   []any
+	}{
+		{"action", audit.Filter{Action: "user.login_failed"}, `action = 'user.login_failed'`, nil},
+		{"tenant", audit.Filter{Tenant: "t4"}, `tenant_id = $1`, []any{t4}},
+		{"tenant and action", audit.Filter{Tenant: "t2", Action: "message.duplicate_blocked"},
+			`tenant_id = $1 AND action = 'message.duplicate_blocked'`, []any{t2}},
+		{"environment", audit.Filter{Tenant: "t2", Environment: "sandbox"},
+			`environment_id = (SELECT id FROM environments WHERE tenant_id = $1 AND slug = 'sandbox')`, []any{t2}},
+		{"message type", audit.Filter{Tenant: "t4", MessageType: "INVOIC02"},
+			`message_type_id = (SELECT id FROM message_types WHERE tenant_id = $1 AND code = 'INVOIC02')`, []any{t4}},
+		{"fingerprint", audit.Filter{Key: fingerprint}, `match_key = $1`, []any{fingerprint}},
+		{"message", audit.Filter{MessageID: fmt.Sprint(messageID)}, `message_id = $1`, []any{messageID}},
+		{"time range", audit.Filter{From: from, To: to},
+			`created_at >= $1 AND created_at < $2`, []any{middle.Add(-time.Hour).Truncate(time.Minute), middle.Add(time.Hour).Truncate(time.Second)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want := b.ids(t, tt.where, tt.args...)
+			require.NotEmpty(t, want, "the filter must select something to prove anything")
+			require.Equal(t, want, b.all(t, auth.GlobalScope(), tt.filter))
+		})
+	}
+}
+
+func TestListDecodesBlockedDuplicates(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 100)
+	page, err := b.svc.List(context.Background(), auth.GlobalScope(),
+		audit.Filter{Action: "message.duplicate_blocked", Tenant: "t1", Environment: "production", MessageType: "ORDERS05"})
+	require.NoError(t, err)
+	require.NotEmpty(t, page.Events)
+	for _, e := range page.Events {
+		d := e.Duplicate
+		require.NotNil(t, d)
+		require.Equal(t, "t1", e.Tenant)
+		require.Equal(t, "production", e.Environment)
+		require.Equal(t, "ORDERS05", e.MessageType)
+		require.Equal(t, e.MatchKey, d.Key())
+		require.Equal(t, e.MessageID, d.Original.ID)
+		require.Contains(t, []string{"identical", "changed"}, d.Content)
+		require.Equal(t, "receive-message", d.Source.Endpoint)
+	}
+	require.ElementsMatch(t, []string{"t1", "t2", "t3", "t4"}, page.Tenants)
+}
+
+func TestListKeepsToTheScope(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 1000)
+	t3 := b.tenants["t3"]
+	own := b.ids(t, `tenant_id = $1`, t3)
+	scope := auth.TenantScope(t3)
+
+	require.Equal(t, own, b.all(t, scope, audit.Filter{}))
+	require.Equal(t, own, b.all(t, scope, audit.Filter{Tenant: "t3"}))
+	require.Empty(t, b.all(t, scope, audit.Filter{Action: "user.login_failed"}), "events outside any tenant are the global users'")
+	require.Empty(t, b.all(t, auth.Scope{}, audit.Filter{}), "the zero scope sees nothing")
+
+	// Another tenant's name reads as unknown, exactly like a made-up one.
+	for _, slug := range []string{"t1", "nope"} {
+		page, err := b.svc.List(context.Background(), scope, audit.Filter{Tenant: slug})
+		require.NoError(t, err)
+		require.Equal(t, []string{fmt.Sprintf("there is no tenant %q", slug)}, page.Problems)
+		require.Empty(t, page.Events)
+		require.Equal(t, []string{"t3"}, page.Tenants)
+	}
+	// Another tenant's message yields nothing.
+	var other int64
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT message_id FROM audit_events WHERE tenant_id <> $1 AND message_id IS NOT NULL LIMIT 1`, t3).Scan(&other))
+	require.Empty(t, b.all(t, scope, audit.Filter{MessageID: fmt.Sprint(other)}))
+}
+
+func TestListExplainsFiltersItCannotApply(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 10)
+	page, err := b.svc.List(context.Background(), auth.GlobalScope(), audit.Filter{
+		Action: "DROP TABLE", Environment: "production", Key: string(make([]byte, 300)),
+		MessageID: "12x", From: "yesterday", To: "2026-13-01", Before: "not-a-cursor",
+	})
+	require.NoError(t, err)
+	require.Empty(t, page.Events)
+	require.Equal(t, []string{
+		`"DROP TABLE" is not an action name such as message.duplicate_blocked`,
+		"choose a tenant to filter by environment or message type",
+		"a fingerprint or key has at most 255 characters",
+		`"12x" is not a message id`,
+		`"yesterday" is not a time such as 2026-01-31T14:00 (from)`,
+		`"2026-13-01" is not a time such as 2026-01-31T14:00 (to)`,
+		"the page link is not valid: start again from the newest events",
+	}, page.Problems)
+
+	page, err = b.svc.List(context.Background(), auth.GlobalScope(),
+		audit.Filter{Tenant: "t1", Environment: "qa", MessageType: "DESADV"})
+	require.NoError(t, err)
+	require.Equal(t, []string{`the tenant has no environment "qa"`, `the tenant has no message type "DESADV"`}, page.Problems)
+}
+
+func TestFilterRoundTripsThroughTheURL(t *testing.T) {
+	t.Parallel()
+	f := audit.Filter{
+		Action: "message.duplicate_blocked", Tenant: "acme", Environment: "production", MessageType: "ORDERS05",
+		Key: "a b&c", MessageID: "7", From: "2026-01-01T00:00", To: "2026-02-01T00:00", Before: "MTIz",
+	}
+	q, err := url.ParseQuery(f.Query())
+	require.NoError(t, err)
+	require.Equal(t, f, audit.FilterFromQuery(q))
+	require.Equal(t, "/admin/audit?action=message.duplicate_blocked", audit.Filter{Action: "message.duplicate_blocked"}.URL())
+	require.Equal(t, "/admin/audit", audit.Filter{}.URL(), "empty fields stay out of the URL")
+	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Before: "c"}.WithKey("k").URL(),
+		"narrowing the filter starts from the newest event")
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := audit.Cursor{Time: time.Date(2026, 3, 10, 10, 15, 1, 123456000, time.UTC), ID: 42}
+	got, err := audit.DecodeCursor(c.Encode())
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	for _, bad := range []string{"", "!!", "MTIz", "eC40Mg", "MTIzLjA", "MTIzLi0x"} {
+		_, err := audit.DecodeCursor(bad)
+		require.Error(t, err, bad)
+	}
+}

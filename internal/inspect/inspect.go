@@ -1,0 +1,131 @@
+// Package inspect explains one stored message to an admin: its metadata, its
+// payload pretty-printed with the values that formed its fingerprint marked,
+// and the fingerprint recomputed with the message type's current
+// duplicate_key_fields, so that an admin can see why two messages did or did
+// not match and whether the configuration changed since the message arrived.
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/messagetype"
+)
+
+// Service loads messages for the admin pages.
+type Service struct {
+	q *db.Queries
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool) *Service { return &Service{q: db.New(pool)} }
+
+// Message is a stored message as the admin's message page shows it.
+type Message struct {
+	ID             int64
+	Tenant         string
+	Environment    string
+	MessageType    string
+	Docnum         string
+	ReceivedAt     time.Time
+	Endpoint       string
+	IntegrationID  string
+	IdempotencyKey string
+	RemoteAddr     string
+	ContentHash    string
+	// Fingerprint is the fingerprint computed when the message arrived, ""
+	// when it got none; it never changes.
+	Fingerprint string
+	// HoldsFingerprint reports whether this message is still the one that
+	// retransmissions with its fingerprint are matched against.
+	HoldsFingerprint bool
+	// Payload is the pretty-printed payload, cut where key values start and end.
+	Payload []Segment
+	Key     Key
+}
+
+// Segment is a piece of the pretty-printed payload; Marked pieces are values
+// that formed the fingerprint, read at Path.
+type Segment struct {
+	Text   string
+	Marked bool
+	Path   string
+}
+
+// Key explains the fingerprint as the message type's current configuration
+// computes it.
+type Key struct {
+	Values      []fingerprint.Value // one per configured path, in order
+	Fallback    fingerprint.Fallback
+	Fingerprint string // "" when the message gets no fingerprint
+	// Changed reports whether Fingerprint differs from the message's stored
+	// fingerprint: the configuration changed since the message arrived.
+	Changed bool
+	// Problem says why the current configuration cannot compute a
+	// fingerprint for this payload; the other fields are empty then.
+	Problem string
+}
+
+// Get loads message id within scope. A message outside the scope is reported
+// as missing, so its existence is not revealed.
+func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message, error) {
+	row, err := s.q.MessageGetForAdmin(ctx, db.MessageGetForAdminParams{ID: id, ScopeTenantID: scope.TenantFilter()})
+	if db.IsNotFound(err) {
+		return Message{}, apperr.New(apperr.NotFound, "not-found", "there is no message %d", id)
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("load message %d: %w", id, err)
+	}
+	m := Message{
+		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
+		Docnum: deref(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), Endpoint: row.SourceEndpoint,
+		IdempotencyKey: deref(row.IdempotencyKey), RemoteAddr: row.RemoteAddr,
+		ContentHash: hex.EncodeToString(row.ContentHash), Fingerprint: deref(row.ComputedFingerprint),
+		HoldsFingerprint: row.Fingerprint != nil,
+	}
+	if row.IntegrationID != nil {
+		m.IntegrationID = row.IntegrationID.String()
+	}
+	paths, err := messagetype.DecodeFields(row.DuplicateKeyFields)
+	if err != nil {
+		return Message{}, err
+	}
+	m.Key = explain(fingerprint.Input{
+		MessageTypeID: row.MessageTypeID, Paths: paths, Docnum: m.Docnum, Payload: row.Payload,
+	}, m.Fingerprint)
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, row.Payload, "", "  "); err != nil {
+		return Message{}, fmt.Errorf("indent payload of message %d: %w", id, err)
+	}
+	m.Payload = mark(pretty.String(), m.Key)
+	return m, nil
+}
+
+// explain recomputes the fingerprint of in and compares it with stored.
+func explain(in fingerprint.Input, stored string) Key {
+	res, err := fingerprint.Compute(in)
+	if err != nil {
+		return Key{Problem: err.Error()}
+	}
+	return Key{
+		Values: res.Values, Fallback: res.Fallback, Fingerprint: res.Fingerprint,
+		Changed: res.Fingerprint != stored,
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,90 @@
+package inspect_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/provision"
+)
+
+func TestGetExplainsTheFingerprint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	prov := provision.New(pool)
+	acme, err := prov.CreateTenant(ctx, "acme", "")
+	require.NoError(t, err)
+	env, err := prov.CreateEnvironment(ctx, "acme", "production")
+	require.NoError(t, err)
+	mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{
+		Code: "ORDERS05", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"},
+	})
+	require.NoError(t, err)
+	globex, err := prov.CreateTenant(ctx, "globex", "")
+	require.NoError(t, err)
+
+	payload, err := os.ReadFile(filepath.Join("..", "fingerprint", "testdata", "orders05.json"))
+	require.NoError(t, err)
+	docnum := "0000000000900101"
+	at, err := fingerprint.Compute(fingerprint.Input{
+		MessageTypeID: mt.ID, Paths: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}, Docnum: docnum, Payload: payload,
+	})
+	require.NoError(t, err)
+	hash, err := canon.ContentHash(payload)
+	require.NoError(t, err)
+	var id int64
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO messages (tenant_id, environment_id, message_type_id, docnum,
+		payload, content_hash, computed_fingerprint, fingerprint, source_endpoint, remote_addr)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, 'receive-message', '192.0.2.7') RETURNING id`,
+		acme.ID, env.ID, mt.ID, docnum, payload, hash[:], at.Fingerprint).Scan(&id))
+
+	svc := inspect.New(pool)
+	m, err := svc.Get(ctx, auth.GlobalScope(), id)
+	require.NoError(t, err)
+	require.Equal(t, "acme", m.Tenant)
+	require.Equal(t, "production", m.Environment)
+	require.Equal(t, "ORDERS05", m.MessageType)
+	require.Equal(t, docnum, m.Docnum)
+	require.Equal(t, at.Fingerprint, m.Fingerprint)
+	require.True(t, m.HoldsFingerprint)
+	require.Equal(t, fingerprint.FallbackNone, m.Key.Fallback)
+	require.False(t, m.Key.Changed)
+	require.Equal(t, at.Values, m.Key.Values)
+	var marked []string
+	for _, s := range m.Payload {
+		if s.Marked {
+			marked = append(marked, s.Text)
+		}
+	}
+	require.Equal(t, []string{`"ORDERS"`, `"4500012345"`}, marked)
+
+	// Another tenant's user finds nothing, as if the message did not exist.
+	_, err = svc.Get(ctx, auth.TenantScope(globex.ID), id)
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, apperr.NotFound, ae.Kind)
+	_, err = svc.Get(ctx, auth.TenantScope(acme.ID), id)
+	require.NoError(t, err)
+
+	// After the configuration changes, the page says so.
+	_, err = pool.Exec(ctx, `UPDATE message_types SET duplicate_key_fields = '["E1EDK01.NOPE"]' WHERE id = $1`, mt.ID)
+	require.NoError(t, err)
+	m, err = svc.Get(ctx, auth.GlobalScope(), id)
+	require.NoError(t, err)
+	require.True(t, m.Key.Changed)
+	require.Equal(t, fingerprint.FallbackAllMissing, m.Key.Fallback)
+	require.NotEqual(t, at.Fingerprint, m.Key.Fingerprint)
+	for _, s := range m.Payload {
+		require.False(t, s.Marked, "the docnum was used, not the paths")
+	}
+}

@@ -1,0 +1,315 @@
+// Package loadgen drives a running edihub with concurrent clients posting to
+// receive-message and measures what they see: throughput, latency
+// percentiles, errors, and the server's resident memory. It backs
+// cmd/edihub-load and `make bench` (docs/performance.md).
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Mix is what every request of a run is.
+type Mix string
+
+// The three mixes: every answer is a new message, a fingerprint duplicate,
+// or an Idempotency-Key replay.
+const (
+	MixNew       Mix = "new"
+	MixDuplicate Mix = "duplicate"
+	MixReplay    Mix = "replay"
+)
+
+// ParseMix checks a mix name.
+func ParseMix(s string) (Mix, error) {
+	switch m := Mix(s); m {
+	case MixNew, MixDuplicate, MixReplay:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown mix %q: want new, duplicate or replay", s)
+}
+
+// Config is one run.
+type Config struct {
+	URL    string // edihub's base URL, e.g. http://127.0.0.1:8080
+	APIKey string
+	Mix    Mix
+	// Clients is the number of concurrent clients, each sending one request
+	// at a time over its own keep-alive connection.
+	Clients int
+	// Warmup runs the mix unmeasured first; then Duration is measured.
+	// With Requests > 0 instead, each client sends that many requests, all
+	// measured, and the durations are ignored.
+	Warmup, Duration time.Duration
+	Requests         int
+	PayloadSize      int // bytes of each message's payload
+	// ServerPID, when not 0, is the server process whose memory is sampled.
+	ServerPID int
+	// Progress receives a status line every second; nil for none.
+	Progress io.Writer
+}
+
+// Result is what a run measured. Latencies are in milliseconds.
+type Result struct {
+	Mix          Mix     `json:"mix"`
+	Clients      int     `json:"clients"`
+	BodyBytes    int     `json:"body_bytes"`
+	Requests     int     `json:"requests"`
+	Errors       int     `json:"errors"`
+	Seconds      float64 `json:"seconds"`
+	RPS          float64 `json:"rps"`
+	P50          float64 `json:"p50_ms"`
+	P95          float64 `json:"p95_ms"`
+	P99          float64 `json:"p99_ms"`
+	Max          float64 `json:"max_ms"`
+	FirstError   string  `json:"first_error,omitempty"`
+	ServerRSS    int64   `json:"server_rss_bytes,omitempty"`      // the most sampled during the run
+	ServerPeak   int64   `json:"server_peak_rss_bytes,omitempty"` // VmHWM when the run ended
+	InFlightSize int64   `json:"in_flight_bytes"`                 // Clients × BodyBytes
+}
+
+// Run drives the server as cfg says and returns what it measured. A request
+// that fails or gets an answer other than the mix's is counted as an error;
+// the run goes on.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	if cfg.Clients < 1 {
+		return Result{}, errors.New("clients must be at least 1")
+	}
+	if cfg.Requests <= 0 && cfg.Duration <= 0 {
+		return Result{}, errors.New("give a duration or a number of requests per client")
+	}
+	r := newRunner(cfg)
+	stopSampling := r.sampleMemory()
+	stopProgress := r.progress()
+	start := time.Now()
+	r.measureFrom = start.Add(cfg.Warmup)
+	r.until = r.measureFrom.Add(cfg.Duration)
+	if cfg.Requests > 0 {
+		r.measureFrom, r.until = start, time.Time{}
+	}
+
+	latencies := make([][]time.Duration, cfg.Clients)
+	var wg sync.WaitGroup
+	for id := range cfg.Clients {
+		wg.Go(func() { latencies[id] = r.client(ctx, id) })
+	}
+	wg.Wait()
+	elapsed := time.Since(r.measureFrom)
+	stopProgress()
+	rss := stopSampling()
+
+	res := Result{
+		Mix: cfg.Mix, Clients: cfg.Clients, BodyBytes: len(r.doc.Envelope(0)),
+		Errors: int(r.errors.Load()), Seconds: elapsed.Seconds(), FirstError: r.firstError(),
+		ServerRSS: rss,
+	}
+	res.InFlightSize = int64(res.Clients) * int64(res.BodyBytes)
+	var all []time.Duration
+	for _, l := range latencies {
+		all = append(all, l...)
+	}
+	res.Requests = len(all)
+	res.RPS = float64(len(all)) / elapsed.Seconds()
+	summarise(&res, all)
+	if cfg.ServerPID != 0 {
+		m, err := ReadMemory(cfg.ServerPID)
+		if err != nil {
+			return res, err
+		}
+		res.ServerPeak = m.Peak
+	}
+	return res, ctx.Err()
+}
+
+// runner is the state the clients of one run share.
+type runner struct {
+	cfg         Config
+	doc         *Document
+	http        *http.Client
+	base        uint64        // first document number of this run
+	next        atomic.Uint64 // next new document number, for MixNew
+	measureFrom time.Time
+	until       time.Time    // zero: Requests per client instead
+	done        atomic.Int64 // requests answered, warm-up included, for the progress line
+	errors      atomic.Int64
+	errMu       sync.Mutex
+	errFirst    string
+}
+
+func newRunner(cfg Config) *runner {
+	r := &runner{
+		cfg: cfg,
+		doc: NewDocument(cfg.PayloadSize),
+		http: &http.Client{
+			Timeout: time.Minute,
+			Transport: &http.Transport{
+				MaxIdleConnsPerHost: cfg.Clients,
+				MaxConnsPerHost:     cfg.Clients,
+				DisableCompression:  true,
+			},
+		},
+		// Document numbers start at the current time in microseconds, so
+		// that runs one after the other against the same database never
+		// reuse a number: a run sends far fewer than a million requests a
+		// second.
+		base: uint64(time.Now().UnixMicro()),
+	}
+	// New messages take numbers after the ones the duplicate and replay
+	// clients keep sending.
+	r.next.Store(r.base + uint64(cfg.Clients))
+	return r
+}
+
+// client sends requests one after the other until the run ends and returns
+// the latencies of the measured ones.
+func (r *runner) client(ctx context.Context, id int) []time.Duration {
+	latencies := make([]time.Duration, 0, 1<<12)
+	// Duplicates and replays repeat one message per client; the first
+	// sending stores it and is not measured.
+	var fixed []byte
+	key := ""
+	if r.cfg.Mix != MixNew {
+		fixed = r.doc.Envelope(r.base + uint64(id))
+		if r.cfg.Mix == MixReplay {
+			key = fmt.Sprintf("bench-%d-%d", r.base, id)
+		}
+		if err := r.send(ctx, fixed, key, http.StatusCreated); err != nil {
+			r.fail(err)
+		}
+	}
+	for n := 0; ctx.Err() == nil; n++ {
+		if r.until.IsZero() && n >= r.cfg.Requests {
+			break
+		}
+		started := time.Now()
+		if !r.until.IsZero() && !started.Before(r.until) {
+			break
+		}
+		body, want := fixed, http.StatusOK
+		if r.cfg.Mix == MixNew {
+			body, want = r.doc.Envelope(r.next.Add(1)), http.StatusCreated
+		}
+		err := r.send(ctx, body, key, want)
+		r.done.Add(1)
+		if started.Before(r.measureFrom) {
+			continue
+		}
+		if err != nil {
+			r.fail(err)
+			continue
+		}
+		latencies = append(latencies, time.Since(started))
+	}
+	return latencies
+}
+
+// send posts body and checks that the answer has the status want, and that
+// a 200 is marked as a replay.
+func (r *runner) send(ctx context.Context, body []byte, key string, want int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
+		r.cfg.URL+"/api/edi-hub/receive-message", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
+	req.Header.Set("Content-Type", "application/json")
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	if err != nil {
+		return fmt.Errorf("read answer: %w", err)
+	}
+	if resp.StatusCode != want {
+		return fmt.Errorf("status %d, want %d: %s", resp.StatusCode, want, answer)
+	}
+	if want == http.StatusOK && resp.Header.Get("Idempotent-Replayed") != "true" {
+		return fmt.Errorf("status 200 without Idempotent-Replayed: %s", answer)
+	}
+	return nil
+}
+
+func (r *runner) fail(err error) {
+	r.errors.Add(1)
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	if r.errFirst == "" {
+		r.errFirst = err.Error()
+	}
+}
+
+func (r *runner) firstError() string {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.errFirst
+}
+
+// progress prints a status line every second until the returned function
+// is called.
+func (r *runner) progress() (stop func()) {
+	if r.cfg.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		start, last := time.Now(), int64(0)
+		for {
+			select {
+			case <-done:
+				fmt.Fprintln(r.cfg.Progress)
+				return
+			case now := <-tick.C:
+				n := r.done.Load()
+				phase := "measure"
+				if now.Before(r.measureFrom) {
+					phase = "warm-up"
+				}
+				fmt.Fprintf(r.cfg.Progress, "\r  %-9s c=%-3d %-7s %4.0fs %8d requests %7d rps %5d errors",
+					r.cfg.Mix, r.cfg.Clients, phase, now.Sub(start).Seconds(), n, n-last, r.errors.Load())
+				last = n
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}
+
+// sampleMemory records the server's largest resident set, sampled ten times
+// a second, until the returned function is called and returns it.
+func (r *runner) sampleMemory() (stop func() int64) {
+	if r.cfg.ServerPID == 0 {
+		return func() int64 { return 0 }
+	}
+	done := make(chan struct{})
+	var peak int64
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if m, err := ReadMemory(r.cfg.ServerPID); err == nil {
+				peak = max(peak, m.RSS)
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return func() int64 { close(done); wg.Wait(); return peak }
+}

@@ -1,0 +1,103 @@
+package loadgen
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Pgbench is one pgbench run of the same insert, as scripts/bench.sh records
+// it.
+type Pgbench struct {
+	Clients    int     `json:"clients"`
+	TPS        float64 `json:"tps"`
+	LatencyAvg float64 `json:"latency_avg_ms"`
+	Failed     int     `json:"failed"`
+}
+
+// Report is everything one `make bench` measured.
+type Report struct {
+	Rows    []Result  // the load rows, in the order they ran
+	Pgbench []Pgbench // the limit, one per client count
+	Memory  *Result   // the large-payload memory check, if it ran
+}
+
+// ReadJSONLines decodes a file of one JSON value per line into values of
+// type T.
+func ReadJSONLines[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, v)
+	}
+	return out, sc.Err()
+}
+
+// Write prints the report as Markdown: one table row per load row with the
+// pgbench rate at the same client count and the ratio of the two, then the
+// memory figures.
+func (rep Report) Write(w io.Writer) error {
+	limit := map[int]Pgbench{}
+	for _, p := range rep.Pgbench {
+		limit[p.Clients] = p
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | server RSS (max sampled) |")
+	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	var peak int64
+	for _, r := range rep.Rows {
+		pg, ok := limit[r.Clients]
+		tps, ratio := "n/a", "n/a"
+		if ok && pg.TPS > 0 {
+			tps, ratio = fmt.Sprintf("%.0f", pg.TPS), fmt.Sprintf("%.2f", r.RPS/pg.TPS)
+		}
+		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s |\n",
+			r.Mix, r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, mib(r.ServerRSS))
+		peak = max(peak, r.ServerPeak)
+	}
+	fmt.Fprintln(bw)
+	if peak > 0 {
+		fmt.Fprintf(bw, "Server peak RSS (VmHWM) over these rows: %s.\n", mib(peak))
+	}
+	if m := rep.Memory; m != nil {
+		fmt.Fprintf(bw, "\nLarge payloads: %d clients × %d requests of %s each (%s in flight): "+
+			"peak RSS %s = %.2f × the bytes in flight; %.1f req/s, p50 %.0f ms, p99 %.0f ms, %d errors.\n",
+			m.Clients, m.Requests/max(m.Clients, 1), mib(int64(m.BodyBytes)), mib(m.InFlightSize),
+			mib(m.ServerPeak), float64(m.ServerPeak)/float64(max(m.InFlightSize, 1)), m.RPS, m.P50, m.P99, m.Errors)
+	}
+	for _, r := range append(rep.Rows, derefAll(rep.Memory)...) {
+		if r.FirstError != "" {
+			fmt.Fprintf(bw, "\nFirst error of %s c=%d: %s\n", r.Mix, r.Clients, r.FirstError)
+		}
+	}
+	return bw.Flush()
+}
+
+func derefAll(r *Result) []Result {
+	if r == nil {
+		return nil
+	}
+	return []Result{*r}
+}
+
+func mib(b int64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}

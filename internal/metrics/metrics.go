@@ -1,0 +1,72 @@
+// Package metrics defines edihub's Prometheus metrics: ingest outcomes, HTTP
+// latency, database pool use and retention progress. They are served on a
+// listener of their own (METRICS_ADDR), apart from the public API.
+package metrics
+
+import (
+	"net/http"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Outcomes of an ingest request, the values of the outcome label.
+const (
+	OutcomeAccepted             = "accepted"
+	OutcomeDuplicateKey         = "duplicate_key"
+	OutcomeDuplicateFingerprint = "duplicate_fingerprint"
+	OutcomeRejected             = "rejected"
+)
+
+// Metrics holds every collector, registered on a registry of its own so
+// that tests can create as many as they like.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	// Ingest counts ingest requests by where they went and what happened;
+	// reason is the problem type of a rejected request, empty otherwise.
+	Ingest *prometheus.CounterVec
+	// RequestDuration is the latency of every HTTP request by route.
+	RequestDuration *prometheus.HistogramVec
+	// KeysSwept counts idempotency keys deleted after their retention.
+	KeysSwept prometheus.Counter
+	// SweepFailures counts sweeps that failed and will be retried.
+	SweepFailures prometheus.Counter
+}
+
+// New creates the metrics and registers the pool's statistics, the Go
+// runtime and the process collectors beside them.
+func New(pool *pgxpool.Pool) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		Ingest: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_ingest_requests_total",
+			Help: "Ingest requests by endpoint, tenant, environment, message type, outcome and rejection reason.",
+		}, []string{"endpoint", "tenant_id", "environment_id", "message_type", "outcome", "reason"}),
+		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "edihub_http_request_duration_seconds",
+			Help:    "HTTP request latency by route, method and status code.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "method", "status"}),
+		KeysSwept: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_idempotency_keys_swept_total",
+			Help: "Idempotency keys deleted after IDEMPOTENCY_KEY_TTL.",
+		}),
+		SweepFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_retention_sweep_failures_total",
+			Help: "Retention sweeps that failed; the next one retries.",
+		}),
+	}
+	m.registry.MustRegister(m.Ingest, m.RequestDuration, m.KeysSwept, m.SweepFailures,
+		newPoolCollector(pool),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}

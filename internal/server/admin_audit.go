@@ -1,0 +1,30 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/web"
+)
+
+// adminAudit shows a page of the audit log, filtered as its URL says.
+func (s *Server) adminAudit(c echo.Context) error {
+	f := audit.FilterFromQuery(c.QueryParams())
+	pg, err := s.audit.List(c.Request().Context(), currentUser(c).Scope(), f)
+	if err != nil {
+		return err
+	}
+	section := web.SectionAudit
+	if f.Action == ingest.ActionDuplicateBlocked {
+		section = web.SectionDuplicates
+	}
+	if c.Request().Header.Get("HX-Request") == "true" {
+		// htmx pushes this into the address bar instead of the form's raw
+		// query, which lists every empty field.
+		c.Response().Header().Set("HX-Push-Url", f.URL())
+	}
+	return render(c, http.StatusOK, web.AdminAudit(page(c, "Audit log", section), f, pg))
+}

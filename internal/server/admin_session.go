@@ -1,0 +1,215 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/alexedwards/scs/pgxstore"
+	"github.com/alexedwards/scs/v2"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/web"
+)
+
+const (
+	// sessionUserKey is the session value naming the signed-in user.
+	sessionUserKey = "user_id"
+	// userKey is the Echo context key of the signed-in auth.User.
+	userKey = "admin_user"
+	// csrfKey is the Echo context key of the request's CSRF token.
+	csrfKey = "csrf"
+	// adminPath scopes the admin cookies, so that API requests never carry them.
+	adminPath = "/admin"
+)
+
+// newSessions returns the admin session manager. Sessions live in
+// PostgreSQL (the sessions table of migration 001), so every replica sees
+// them and a restart signs nobody out.
+//
+// The cookie is HttpOnly, so scripts cannot read it, and SameSite=Lax:
+// browsers leave it off cross-site POSTs (the forms that change things),
+// yet send it when an admin follows a shared /admin/audit?… link from a
+// mail or a chat, which Strict would turn into a sign-in page.
+func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
+	m := scs.New()
+	// No cleanup goroutine per manager: Serve removes expired sessions.
+	m.Store = pgxstore.NewWithCleanupInterval(pool, 0)
+	m.Lifetime = 12 * time.Hour
+	m.IdleTimeout = 2 * time.Hour
+	// The table holds token hashes, so a copy of it opens no session.
+	m.HashTokenInStore = true
+	m.Cookie.Name = "edihub_session"
+	m.Cookie.Path = adminPath
+	m.Cookie.HttpOnly = true
+	m.Cookie.SameSite = http.SameSiteLaxMode
+	m.Cookie.Secure = secure
+	// The cookie ends with the browser session; the server-side lifetime
+	// above bounds it in any case.
+	m.Cookie.Persist = false
+	return m
+}
+
+// sessionSweepInterval is how often expired sessions are deleted.
+const sessionSweepInterval = 10 * time.Minute
+
+// expireSessions deletes expired sessions until ctx ends. The session
+// library ignores an expired row already, so a missed round only keeps
+// dead rows a little longer.
+func (s *Server) expireSessions(ctx context.Context) {
+	ticker := time.NewTicker(sessionSweepInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if _, err := db.New(s.pool).SessionDeleteExpired(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("delete expired sessions", "error", err)
+		}
+	}
+}
+
+// adminPages is the middleware of every /admin route: a small body limit
+// (forms only), no caching of pages that show customer data, the session,
+// and the CSRF check on every unsafe method.
+func (s *Server) adminPages() []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{
+		middleware.BodyLimit("64K"),
+		func(next echo.HandlerFunc) echo.HandlerFunc {
+			return func(c echo.Context) error {
+				c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+				return next(c)
+			}
+		},
+		s.loadSession,
+		middleware.CSRFWithConfig(middleware.CSRFConfig{
+			// Forms post the token as _csrf; htmx sends it as a header
+			// (hx-headers on <body>). Echo also lets a same-origin request
+			// through by its Sec-Fetch-Site header and refuses a cross-site
+			// one, the way current browsers allow.
+			TokenLookup:    "form:_csrf,header:" + echo.HeaderXCSRFToken,
+			ContextKey:     csrfKey,
+			CookieName:     "edihub_csrf",
+			CookiePath:     adminPath,
+			CookieHTTPOnly: true,
+			CookieSameSite: http.SameSiteLaxMode,
+			CookieSecure:   s.cfg.CookieSecure,
+			ErrorHandler:   func(error, echo.Context) error { return errCSRF },
+		}),
+	}
+}
+
+var errCSRF = apperr.New(apperr.Forbidden, "csrf-token-invalid",
+	"this form has expired or did not come from edihub: reload the page and try again")
+
+// loadSession reads the request's session from the store. With an idle
+// timeout every request moves the session's expiry on; that is saved here,
+// before the handler writes anything, so that a failure to save is an error
+// page rather than half an answer.
+func (s *Server) loadSession(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Add(echo.HeaderVary, echo.HeaderCookie)
+		var token string
+		if ck, err := c.Cookie(s.sessions.Cookie.Name); err == nil {
+			token = ck.Value
+		}
+		ctx, err := s.sessions.Load(c.Request().Context(), token)
+		if err != nil {
+			return fmt.Errorf("load session: %w", err)
+		}
+		c.SetRequest(c.Request().WithContext(ctx))
+		if s.sessions.Status(ctx) == scs.Modified {
+			if err := s.saveSession(c); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
+}
+
+// saveSession stores the session and sets its cookie. Handlers that change
+// the session call it before they answer.
+func (s *Server) saveSession(c echo.Context) error {
+	ctx := c.Request().Context()
+	token, expiry, err := s.sessions.Commit(ctx)
+	if err != nil {
+		return fmt.Errorf("save session: %w", err)
+	}
+	s.sessions.WriteSessionCookie(ctx, c.Response(), token, expiry)
+	return nil
+}
+
+// requireUser lets signed-in users through and sends everyone else to the
+// sign-in page. The user is read from the database on every request, so a
+// deleted user or a changed role takes effect at once.
+func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		id := s.sessions.GetInt64(ctx, sessionUserKey)
+		if id == 0 {
+			return signInFirst(c)
+		}
+		u, err := s.auth.User(ctx, id)
+		if errors.Is(err, auth.ErrNoUser) {
+			if err := s.sessions.Destroy(ctx); err != nil {
+				return fmt.Errorf("end session of a deleted user: %w", err)
+			}
+			s.sessions.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
+			return signInFirst(c)
+		}
+		if err != nil {
+			return err
+		}
+		c.Set(userKey, u)
+		return next(c)
+	}
+}
+
+var errSignInFirst = apperr.New(apperr.Unauthorized, "sign-in-required",
+	"sign in first; your session may have expired")
+
+// signInFirst sends a page request to the sign-in page, which comes back
+// to the page afterwards; a form post cannot be replayed, so it fails.
+func signInFirst(c echo.Context) error {
+	r := c.Request()
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return errSignInFirst
+	}
+	return c.Redirect(http.StatusSeeOther, adminPath+"/login?next="+url.QueryEscape(r.URL.RequestURI()))
+}
+
+// requireAdmin refuses viewers; it guards every route that changes things.
+func requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !currentUser(c).IsAdmin() {
+			return auth.ErrAdminOnly
+		}
+		return next(c)
+	}
+}
+
+// currentUser is the signed-in user of a route behind requireUser.
+func currentUser(c echo.Context) auth.User {
+	u, _ := c.Get(userKey).(auth.User)
+	return u
+}
+
+func csrfToken(c echo.Context) string {
+	token, _ := c.Get(csrfKey).(string)
+	return token
+}
+
+// page is the frame of an admin page for the signed-in user.
+func page(c echo.Context, title, section string) web.Page {
+	return web.Page{Title: title, User: currentUser(c), CSRF: csrfToken(c), Section: section}
+}

@@ -1,0 +1,109 @@
+package server_test
+
+import (
+	"context"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// chromiumPath is Debian's Chromium, which .ci/run installs.
+const chromiumPath = "/usr/bin/chromium"
+
+// browsers bounds how many Chromiums run at once: the tests run in
+// parallel, and each browser wants about a core of the machine's two.
+var browsers = make(chan struct{}, 2)
+
+// browser is a headless Chromium driven by one test.
+type browser struct {
+	ctx context.Context
+	// dialogs counts the JavaScript dialogs (alert, confirm, prompt) the
+	// pages opened; an injected script would open one.
+	dialogs atomic.Int32
+}
+
+// newBrowser starts a headless Chromium with a fresh profile in a temporary
+// --user-data-dir (chromedp makes and removes it). Without Chromium the
+// test fails rather than skips, so that a machine missing it cannot pass
+// the browser tests unnoticed.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		t.Fatalf("the browser tests need Chromium at %s (apt-get install chromium, as .ci/run does): %v", chromiumPath, err)
+	}
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers })
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-component-update", true),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	// A bound on the whole browser, so that a hung page fails the test
+	// instead of the package's timeout.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelBrowser()
+		cancelAlloc()
+	})
+
+	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	b := &browser{ctx: ctx}
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return // the browser has gone
+			}
+			b.dialogs.Add(1)
+			// Dismiss it, or the page would wait for ever.
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{})
+		}
+	}()
+	return b
+}
+
+// do runs actions in the browser and fails the test on an error.
+func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(b.ctx, actions...))
+}
+
+// signIn opens an admin page, which sends the browser to the sign-in
+// form, and signs in as email with testPassword.
+func (b *browser) signIn(t *testing.T, baseURL, path, email string) {
+	t.Helper()
+	b.do(t,
+		chromedp.Navigate(baseURL+path),
+		chromedp.WaitVisible(chromedp.CSS(`#sign-in`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), testPassword),
+		chromedp.Click(chromedp.CSS(`#sign-in`)),
+		chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`)),
+	)
+}
+
+// location is the page's current URL.
+func (b *browser) location(t *testing.T) string {
+	t.Helper()
+	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	require.NoError(t, err)
+	return loc
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, b *browser, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err, expr)
+	return v
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# `make bench`: measures edihub's ingest against the limit PostgreSQL sets,
+# on this machine, in one run (docs/performance.md explains the method).
+#
+#  1. builds bin/edihub and bin/edihub-load, creates a fresh database
+#     edihub_bench on the local PostgreSQL and provisions it with the CLI;
+#  2. starts `edihub serve` and drives it with edihub-load: three mixes (new
+#     messages, fingerprint duplicates, Idempotency-Key replays) at each
+#     client count, a warm-up and then a measured period each;
+#  3. runs pgbench with scripts/bench/insert.sql, the same insert, at the
+#     same client counts against the same server;
+#  4. restarts edihub and posts 5 MiB messages from 16 clients to measure
+#     peak memory against the bytes in flight;
+#  5. runs the Go micro benchmarks of the fingerprint and the content hash
+#     next to the floor of hashing the raw bytes;
+#  6. prints one table (written to bin/bench/report.md as well).
+#
+# Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
+# BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
+# BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+pg_host="${PGHOST:-127.0.0.1}"
+pg_port="${PGPORT:-5432}"
+db=edihub_bench
+clients="${BENCH_CLIENTS:-1 16 64}"
+duration="${BENCH_DURATION:-10s}"
+warmup="${BENCH_WARMUP:-2s}"
+payload_size="${BENCH_PAYLOAD:-2048}"
+large_requests="${BENCH_LARGE_REQUESTS:-5}"
+out=bin/bench
+export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
+
+pg_bin() {
+  # Debian keeps pgbench out of PATH.
+  if command -v pg_config >/dev/null && [ -x "$(pg_config --bindir)/pgbench" ]; then
+    pg_config --bindir
+  else
+    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+  fi
+}
+pgbench="$(pg_bin)/pgbench"
+[ -x "$pgbench" ] || { echo "pgbench not found: install PostgreSQL's server binaries" >&2; exit 1; }
+psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
+seconds() { echo "${1%s}"; }
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "build"
+mkdir -p "$out"
+rm -f "$out"/*.jsonl "$out"/*.json "$out"/*.log "$out"/*.txt "$out"/report.md
+go build -o bin/edihub ./cmd/edihub
+go build -o bin/edihub-load ./cmd/edihub-load
+
+step "database $db on $pg_host:$pg_port"
+psql_db -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+psql_db -d postgres -c "CREATE DATABASE $db"
+bin/edihub migrate 2>/dev/null
+bin/edihub tenant create bench >/dev/null
+bin/edihub env create --tenant bench production >/dev/null
+api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
+mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
+read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
+  "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
+
+server_pid=""
+start_server() { # log file
+  LISTEN_ADDR=127.0.0.1:0 bin/edihub serve 2>"$1" &
+  server_pid=$!
+  for _ in $(seq 1 100); do
+    addr="$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$1" | head -n 1)"
+    if [ -n "$addr" ] && curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then
+      url="http://$addr"
+      return
+    fi
+    sleep 0.1
+  done
+  echo "edihub did not start; its log:" >&2
+  cat "$1" >&2
+  exit 1
+}
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+}
+trap '[ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
+
+step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"
+start_server "$out/server.log"
+for mix in new duplicate replay; do
+  for c in $clients; do
+    bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" \
+      -warmup "$warmup" -duration "$duration" -payload-size "$payload_size" \
+      -server-pid "$server_pid" >>"$out/rows.jsonl"
+  done
+done
+stop_server
+
+step "pgbench: scripts/bench/insert.sql at clients $clients"
+payload="$(bin/edihub-load payload -size "$payload_size")"
+hash="$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)"
+for c in $clients; do
+  args=(-h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))"
+    -f scripts/bench/insert.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id"
+    -D "payload=$payload" -D "hash=$hash" "$db")
+  "$pgbench" "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+  "$pgbench" "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/pgbench-$c.txt" 2>"$out/pgbench-$c.log"
+  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$c.txt")"
+  lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/pgbench-$c.txt")"
+  failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-$c.txt")"
+  printf '{"clients":%d,"tps":%s,"latency_avg_ms":%s,"failed":%s}\n' \
+    "$c" "${tps:-0}" "${lat:-0}" "${failed:-0}" >>"$out/pgbench.jsonl"
+  printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
+done
+
+step "memory: 16 clients × $large_requests posts of 5 MiB on a fresh server"
+start_server "$out/server-large.log"
+bin/edihub-load run -url "$url" -key "$api_key" -mix new -clients 16 -requests "$large_requests" \
+  -payload-size $((5 << 20)) -server-pid "$server_pid" >"$out/memory.json"
+stop_server
+
+step "Go micro benchmarks"
+# Three counts of each, so that a run disturbed by other work on the machine
+# shows as an outlier rather than as the result.
+go test -run '^$' -bench . -benchmem -count 3 ./internal/fingerprint/ ./internal/canon/ | tee "$out/micro.txt" >&2
+
+step "report"
+{
+  echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
+    "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'));" \
+    "payload $payload_size bytes; $warmup warm-up + $duration per row."
+  echo
+  bin/edihub-load report -rows "$out/rows.jsonl" -pgbench "$out/pgbench.jsonl" -memory "$out/memory.json"
+  echo
+  echo '```'
+  grep -E '^(Benchmark|cpu:)' "$out/micro.txt"
+  echo '```'
+} | tee "$out/report.md"

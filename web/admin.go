@@ -1,0 +1,169 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/inspect"
+)
+
+// Page is what the frame of every admin page needs.
+type Page struct {
+	Title string
+	User  auth.User
+	// CSRF is the token every form posts back as _csrf, and htmx requests
+	// send as the X-CSRF-Token header.
+	CSRF string
+	// Section is the navigation entry to mark as current.
+	Section string
+}
+
+// The navigation entries of the admin pages.
+const (
+	SectionAudit      = "audit"
+	SectionDuplicates = "duplicates"
+	SectionUsers      = "users"
+)
+
+// LoginForm is the sign-in form, as shown again after a failed attempt.
+type LoginForm struct {
+	CSRF    string
+	Next    string // where to go after signing in
+	Email   string
+	Problem string
+}
+
+// UserForm is the form that creates a user, as shown again after a problem.
+type UserForm struct {
+	Email   string
+	Role    string
+	Tenant  string
+	Problem string
+}
+
+// Users is the users page.
+type Users struct {
+	List    []auth.Listed
+	Tenants []string // where a global admin may create users
+	Created string   // the email of the user just created, if any
+	Form    UserForm
+}
+
+// htmxConfig turns off what the Content-Security-Policy forbids anyway
+// (evaluated attributes, inline scripts and styles), and htmx's history
+// cache, which would keep copies of pages showing customer data in the
+// browser's localStorage; back and forward load the page again instead.
+const htmxConfig = `{"allowEval":false,"allowScriptTags":false,"includeIndicatorStyles":false,"historyCacheSize":0,"refreshOnHistoryMiss":true}`
+
+// csrfHeaders is the hx-headers value that makes every htmx request carry
+// the CSRF token.
+func csrfHeaders(token string) string {
+	raw, _ := json.Marshal(map[string]string{"X-CSRF-Token": token}) // a map of strings always marshals
+	return string(raw)
+}
+
+// swapResults makes a link or form load its target with htmx, replacing
+// only the results and keeping the URL in the address bar, so that the back
+// button and shared links work as without JavaScript.
+func swapResults(url string) templ.Attributes {
+	return templ.Attributes{
+		"hx-get": url, "hx-target": "#results", "hx-select": "#results",
+		"hx-swap": "outerHTML", "hx-push-url": "true",
+	}
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+func messageURL(id int64) templ.SafeURL {
+	return templ.URL("/admin/messages/" + strconv.FormatInt(id, 10))
+}
+
+func filterURL(f audit.Filter) templ.SafeURL { return templ.URL(f.URL()) }
+
+// short abbreviates a fingerprint or key for a table cell; the whole value
+// is in the cell's title and in the link it makes.
+func short(key string) string {
+	const n = 12
+	if len(key) <= n+1 {
+		return key
+	}
+	return key[:n] + "…"
+}
+
+func scopeText(u auth.User) string {
+	if u.TenantSlug == "" {
+		return fmt.Sprintf("%s, all tenants", u.Role)
+	}
+	return fmt.Sprintf("%s, tenant %s", u.Role, u.TenantSlug)
+}
+
+// where names the tenant and environment of an event.
+func where(e audit.Event, showTenant bool) string {
+	switch {
+	case !showTenant:
+		return e.Environment
+	case e.Environment == "":
+		return e.Tenant
+	}
+	return e.Tenant + " / " + e.Environment
+}
+
+func modeText(mode string) string {
+	if mode == "idempotency_key" {
+		return "Idempotency-Key"
+	}
+	return mode
+}
+
+// sourceText says where a blocked copy came from.
+func sourceText(s ingest.SourceDetail) string {
+	text := s.Endpoint
+	if s.IntegrationID != nil {
+		text += " " + short(*s.IntegrationID)
+	}
+	if s.RemoteAddr != "" {
+		text += " from " + s.RemoteAddr
+	}
+	return text
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// claimText says whether retransmissions are matched against this message.
+func claimText(m inspect.Message) string {
+	switch {
+	case m.Fingerprint == "":
+		return "The message has no fingerprint and is not deduplicated."
+	case m.IdempotencyKey != "":
+		return "Not claimed: the message arrived with an Idempotency-Key."
+	case m.HoldsFingerprint:
+		return "Retransmissions with this fingerprint are matched against this message."
+	}
+	return "Released: a newer message took the fingerprint over after the window passed."
+}
+
+// fallbackText says which list the fingerprint is computed from.
+func fallbackText(f fingerprint.Fallback) string {
+	switch f {
+	case fingerprint.FallbackNoPaths:
+		return "The message type has no duplicate_key_fields, so the fingerprint is made of the docnum."
+	case fingerprint.FallbackAllMissing:
+		return "None of the paths has a value in this payload, so the fingerprint is made of the docnum instead."
+	case fingerprint.FallbackNoDocnum:
+		return "The paths give no value and the message has no docnum, so it has no fingerprint and is not deduplicated."
+	}
+	return "The fingerprint is made of the values at these paths, marked in the payload below."
+}
