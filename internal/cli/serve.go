@@ -2,15 +2,20 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/schema"
 	"github.com/lefia/edihub/internal/server"
@@ -44,10 +49,41 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	if env.Listening != nil {
 		env.Listening(ln.Addr())
 	}
+	m := metrics.New(pool)
+	if cfg.MetricsAddr != "" {
+		if err := serveMetrics(ctx, cfg.MetricsAddr, m, log); err != nil {
+			return err
+		}
+	}
 	// The sweeper stops with the server: its context ends on SIGTERM, and a
 	// batch cut short is rolled back whole.
-	go retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval).Run(ctx)
-	return server.New(cfg, pool, log).Serve(ctx, ln)
+	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval)
+	sweeper.OnSweep = m.ObserveSweep
+	go sweeper.Run(ctx)
+	return server.New(cfg, pool, log, server.WithMetrics(m)).Serve(ctx, ln)
+}
+
+// serveMetrics serves /metrics on its own listener, kept apart from the
+// public API, until ctx ends.
+func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("METRICS_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics listener stopped", "error", err)
+		}
+	}()
+	log.Info("serving metrics", "addr", ln.Addr().String())
+	return nil
 }
 
 // poolConnsPerCore sizes the server's pool unless DATABASE_URL does

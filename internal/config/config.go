@@ -15,8 +15,10 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/edihub?sslmode=di
 
 // Config is every setting the binary reads.
 type Config struct {
-	DatabaseURL       string
-	ListenAddr        string
+	DatabaseURL string
+	ListenAddr  string
+	// MetricsAddr is where /metrics is served; empty means not at all.
+	MetricsAddr       string
 	IdempotencyKeyTTL time.Duration
 	MaxBodyBytes      int64
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
@@ -41,6 +43,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg := Config{
 		DatabaseURL: withDefault(getenv("DATABASE_URL"), DefaultDatabaseURL),
 		ListenAddr:  withDefault(getenv("LISTEN_ADDR"), ":8080"),
+		MetricsAddr: getenv("METRICS_ADDR"),
 		LogFormat:   withDefault(getenv("LOG_FORMAT"), "text"),
 	}
 	var errs []error

@@ -85,9 +85,10 @@ const (
 
 // Result is the outcome and the JSON body to answer with.
 type Result struct {
-	Outcome   Outcome
-	MessageID int64 // the stored message, or the original a duplicate matched
-	Body      []byte
+	Outcome     Outcome
+	MessageID   int64 // the stored message, or the original a duplicate matched
+	MessageType string
+	Body        []byte
 }
 
 // Receipt is the JSON body answering a request.
@@ -131,10 +132,14 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var res Result
 	if req.IdempotencyKey != "" {
-		return s.receiveWithKey(ctx, m)
+		res, err = s.receiveWithKey(ctx, m)
+	} else {
+		res, err = receiveByFingerprint(ctx, db.New(s.pool), m)
 	}
-	return receiveByFingerprint(ctx, db.New(s.pool), m)
+	res.MessageType = m.messageType.Code
+	return res, err
 }
 
 // prepare loads the message type and does the CPU work (canonical form,

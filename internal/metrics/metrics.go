@@ -70,3 +70,12 @@ func New(pool *pgxpool.Pool) *Metrics {
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
 }
+
+// ObserveSweep counts one retention sweep: the keys it deleted and whether
+// it failed.
+func (m *Metrics) ObserveSweep(deleted int64, err error) {
+	m.KeysSwept.Add(float64(deleted))
+	if err != nil {
+		m.SweepFailures.Inc()
+	}
+}

@@ -20,6 +20,8 @@ type Sweeper struct {
 	log      *slog.Logger
 	batch    int32
 	interval time.Duration
+	// OnSweep, when set, is told the outcome of every round, for metrics.
+	OnSweep func(deleted int64, err error)
 }
 
 // NewSweeper returns a sweeper that deletes up to batch keys per statement
@@ -52,6 +54,9 @@ func (s *Sweeper) Run(ctx context.Context) {
 	defer ticker.Stop()
 	for {
 		n, err := s.Sweep(ctx)
+		if s.OnSweep != nil && ctx.Err() == nil {
+			s.OnSweep(n, err)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Warn("retention sweep failed", "error", err, "deleted", n)

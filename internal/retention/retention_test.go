@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -88,12 +89,21 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 	var logs bytes.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	var reported atomic.Int64
+	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond)
+	sweeper.OnSweep = func(deleted int64, err error) {
+		if err != nil {
+			t.Errorf("sweep failed: %v", err)
+		}
+		reported.Add(deleted)
+	}
 	go func() {
-		retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond).Run(ctx)
+		sweeper.Run(ctx)
 		close(done)
 	}()
 	require.Eventually(t, func() bool { return count(t, pool, `true`) == 0 }, 5*time.Second, 10*time.Millisecond)
 	cancel()
 	<-done
 	require.Contains(t, logs.String(), "idempotency_keys_deleted=50")
+	require.Equal(t, int64(50), reported.Load(), "every round is reported, for the metrics")
 }

@@ -45,7 +45,8 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	p := s.problemFor(err, c)
+	p := problemOf(err)
+	s.logFailure(err, p, c)
 	if isPage(c.Request().URL.Path) {
 		// A person in a browser gets the same answer as a page.
 		if err := render(c, p.Status, web.ErrorPage(p.Status, p.Title, p.Detail, requestID(c))); err != nil {
@@ -73,11 +74,10 @@ func isPage(path string) bool {
 	return path == "/" || path == adminPath || strings.HasPrefix(path, adminPath+"/")
 }
 
-func (s *Server) problemFor(err error, c echo.Context) problem {
+// problemOf maps an error to the answer a client gets: the one mapping of
+// error kinds to statuses. It has no side effects, so metrics can use it.
+func problemOf(err error) problem {
 	if ae, ok := apperr.As(err); ok {
-		if ae.Err != nil {
-			s.log.Warn("request failed", "type", ae.Type, "error", ae.Err, "request_id", requestID(c))
-		}
 		status := statusOfKind[ae.Kind]
 		return problem{Type: ae.Type, Title: http.StatusText(status), Status: status, Detail: ae.Detail}
 	}
@@ -86,17 +86,30 @@ func (s *Server) problemFor(err error, c echo.Context) problem {
 		return problem{Type: typeOfStatus(he.Code), Title: http.StatusText(he.Code), Status: he.Code, Detail: httpErrorDetail(he)}
 	}
 	if db.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
-		s.log.Error("database unavailable", "error", err, "request_id", requestID(c))
 		return problem{
 			Type: "database-unavailable", Title: http.StatusText(http.StatusServiceUnavailable),
 			Status: http.StatusServiceUnavailable,
 			Detail: "the message store is unavailable right now; nothing was stored, retry later",
 		}
 	}
-	s.log.Error("internal error", "error", err, "request_id", requestID(c))
 	return problem{
 		Type: "internal-error", Title: http.StatusText(http.StatusInternalServerError),
 		Status: http.StatusInternalServerError, Detail: "an internal error occurred; it has been logged",
+	}
+}
+
+// logFailure logs what the client is not shown: the internal cause of a
+// user-facing error, and every server-side failure.
+func (s *Server) logFailure(err error, p problem, c echo.Context) {
+	ae, userFacing := apperr.As(err)
+	switch {
+	case userFacing && ae.Err != nil:
+		s.log.Warn("request failed", "type", ae.Type, "error", ae.Err, "request_id", requestID(c))
+	case userFacing:
+	case p.Type == "database-unavailable":
+		s.log.Error("database unavailable", "error", err, "request_id", requestID(c))
+	case p.Status >= http.StatusInternalServerError:
+		s.log.Error("internal error", "error", err, "request_id", requestID(c))
 	}
 }
 

@@ -22,6 +22,8 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	report := reportOf(c)
+	report.tenantID, report.environmentID = who.tenantID, who.environmentID
 	key, err := idempotencyKey(c.Request())
 	if err != nil {
 		return err
@@ -34,6 +36,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	report.messageType = env.MessageType
 	i := slices.IndexFunc(types, func(t db.MessageType) bool { return t.Code == env.MessageType })
 	if i < 0 {
 		return apperr.New(apperr.Unprocessable, "unknown-message-type",
@@ -59,6 +62,8 @@ func (s *Server) receiveMessage(c echo.Context) error {
 // writeResult answers 201 for a new message and 200 with
 // Idempotent-Replayed for a duplicate of either kind.
 func writeResult(c echo.Context, res ingest.Result) error {
+	report := reportOf(c)
+	report.messageType, report.messageID, report.outcome = res.MessageType, res.MessageID, res.Outcome
 	status := http.StatusCreated
 	if res.Outcome != ingest.Created {
 		status = http.StatusOK

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/web"
 )
 
@@ -15,6 +16,7 @@ func (s *Server) routes() {
 	e.Use(middleware.RequestID())
 	e.Use(middleware.Recover())
 	e.Use(s.requestLogger())
+	e.Use(s.observeLatency)
 	e.Use(securityHeaders())
 
 	e.GET("/", s.home)
@@ -23,8 +25,8 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.readyz)
 
 	api := e.Group("/api", middleware.ContextTimeout(s.cfg.RequestTimeout))
-	api.POST("/edi-hub/receive-message", s.receiveMessage)
-	api.POST("/webhook/:integrationId", s.receiveWebhook)
+	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage))
+	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))
 	api.GET("/openapi.yaml", s.openAPIDocument)
 
 	admin := e.Group(adminPath, s.adminPages()...)

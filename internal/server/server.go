@@ -21,16 +21,18 @@ import (
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
 )
 
 // Server serves edihub's HTTP endpoints.
 type Server struct {
-	cfg    config.Config
-	pool   *pgxpool.Pool
-	log    *slog.Logger
-	ingest *ingest.Service
-	echo   *echo.Echo
+	cfg     config.Config
+	pool    *pgxpool.Pool
+	log     *slog.Logger
+	ingest  *ingest.Service
+	echo    *echo.Echo
+	metrics *metrics.Metrics
 
 	// The admin pages: signed-in sessions, users, the audit log, messages.
 	sessions  *scs.SessionManager
@@ -46,6 +48,12 @@ type Server struct {
 
 // Option changes a default of New.
 type Option func(*Server)
+
+// WithMetrics makes the server count into m, which the caller serves;
+// without it the server keeps metrics of its own.
+func WithMetrics(m *metrics.Metrics) Option {
+	return func(s *Server) { s.metrics = m }
+}
 
 // WithClock makes the server read the time from now instead of time.Now,
 // so that tests can verify signed requests with fixed timestamps.
@@ -72,12 +80,18 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	for _, opt := range opts {
 		opt(s)
 	}
+	if s.metrics == nil {
+		s.metrics = metrics.New(pool)
+	}
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
 	s.routes()
 	return s
 }
+
+// MetricsHandler serves the Prometheus metrics, for the METRICS_ADDR listener.
+func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
 
 // Handler is the server's http.Handler, for tests that use httptest.
 func (s *Server) Handler() http.Handler { return s.echo }

@@ -23,6 +23,8 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	report := reportOf(c)
+	report.tenantID, report.environmentID = in.TenantID, in.EnvironmentID
 	bearer := signature.Scheme(in.Scheme) == signature.Bearer
 	if bearer {
 		if err := s.authenticateForIntegration(c, in); err != nil {
