@@ -32,8 +32,12 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10s)
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: ## measure ingest against pgbench on the local PostgreSQL, plus the Go benchmarks (docs/performance.md)
+bench: ## measure ingest against pgbench on the local PostgreSQL, and the fingerprint and content hash (docs/performance.md)
 	@scripts/bench.sh
+
+.PHONY: bench/go
+bench/go: ## run every Go benchmark with allocation counts
+	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: generate
 generate: generate/sqlc generate/templ ## regenerate sqlc and templ output

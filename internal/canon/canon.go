@@ -52,9 +52,11 @@ var clampedMax = []byte("1.7976931348623157e+308")
 func Canonicalise(raw []byte) (*Canonical, error) {
 	c := canonicals.Get().(*Canonical)
 	c.buf.Reset()
-	// The canonical form is rarely longer than its input, so one allocation
-	// (or none, for a reused buffer) usually suffices.
-	c.buf.Grow(len(raw) + 64)
+	// The canonical form is rarely longer than its input. The encoder keeps
+	// a quarter of the buffer's length free after writing, and doubles the
+	// buffer when less is left, so room for a quarter more is made up front:
+	// one allocation (or none, for a reused buffer) then usually suffices.
+	c.buf.Grow(len(raw) + len(raw)/4 + 64)
 	if c.enc == nil {
 		c.enc = jsontext.NewEncoder(&c.buf, options...)
 	} else {
