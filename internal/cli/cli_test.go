@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -260,6 +261,7 @@ func TestDemoThenServe(t *testing.T) {
 	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
 	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
 
+	metricsAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	served := make(chan error, 1)
@@ -267,7 +269,7 @@ func TestDemoThenServe(t *testing.T) {
 		served <- cli.Run(ctx, cli.Env{
 			Args: []string{"serve"},
 			Getenv: func(k string) string {
-				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0"}[k]
+				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": metricsAddr}[k]
 			},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
 			Listening: func(a net.Addr) { addr <- a },
@@ -292,6 +294,15 @@ func TestDemoThenServe(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 
+	// The metrics listener counts what the API did.
+	resp, err = http.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	exposition, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(exposition), `outcome="accepted"`)
+	require.Contains(t, string(exposition), "edihub_db_pool_max_connections")
+
 	cancel()
 	select {
 	case err := <-served:
@@ -299,4 +310,13 @@ func TestDemoThenServe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("serve did not shut down")
 	}
+}
+
+// freeAddr returns a loopback address with a port nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
 }
