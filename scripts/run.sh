@@ -85,7 +85,7 @@ cat <<MSG
 
 edihub is starting at $url  (database: ${DATABASE_URL%%\?*})
   API key:      $api_key
-  Admin login:  $email / $password
+  Admin:        $url/admin  (sign in as $email / $password)
 
 Post the sample SAP order (run it twice: the second answer is the duplicate):
   curl -i -X POST $url/api/edi-hub/receive-message \\
