@@ -8,3 +8,44 @@ SELECT * FROM message_types WHERE tenant_id = @tenant_id AND code = @code;
 
 -- name: MessageTypeGetByID :one
 SELECT * FROM message_types WHERE tenant_id = @tenant_id AND id = @id;
+
+-- MessageTypeListForAdmin lists the message types a signed-in user may see
+-- (scope_tenant_id NULL: a global user) with what the last seven days
+-- brought: the messages stored and the duplicates blocked. Each count is a
+-- subquery per type, so that it reads one index range of recent rows
+-- (messages_type_received; audit_events_message_type_time) instead of
+-- grouping every message the tenant ever received, which is what a GROUP BY
+-- over an index led by (tenant_id, message_type_id) would walk.
+-- name: MessageTypeListForAdmin :many
+SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
+       mt.updated_at, t.slug AS tenant_slug,
+       (SELECT count(*) FROM messages m
+        WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
+          AND m.received_at >= now() - interval '7 days') AS received,
+       (SELECT count(*) FROM audit_events e
+        WHERE e.message_type_id = mt.id AND e.action = 'message.duplicate_blocked'
+          AND e.created_at >= now() - interval '7 days') AS duplicates
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+WHERE sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id)
+ORDER BY t.slug, mt.code;
+
+-- MessageTypeGetForAdmin loads a message type within the signed-in user's
+-- scope; another tenant's type is not found.
+-- name: MessageTypeGetForAdmin :one
+SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
+       mt.updated_at, t.slug AS tenant_slug
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+WHERE mt.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- MessageTypeUpdate saves an editor's change if the type is still at the
+-- version the editor was opened at, and bumps the version; no row means
+-- someone else saved first. Every change goes through here, so a version
+-- names one set of settings.
+-- name: MessageTypeUpdate :one
+UPDATE message_types
+SET duplicate_key_fields = @duplicate_key_fields, duplicate_window_hours = @duplicate_window_hours,
+    version = version + 1, updated_at = now()
+WHERE tenant_id = @tenant_id AND id = @id AND version = @version
+RETURNING *;

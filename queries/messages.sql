@@ -21,6 +21,9 @@ RETURNING id, received_at;
 -- inserted_id nor holder_id is set, and the caller runs the statement again.
 -- details is the event's details object without "original" and "content",
 -- which depend on the holder and are added here (see ingest.BlockedDetails).
+-- A blocked copy whose content differs from the holder's is kept in
+-- blocked_copies with its sender, beside its event; an identical copy
+-- stores nothing more than the event.
 -- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
@@ -33,8 +36,9 @@ WITH inserted AS (
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), holder AS (
-    SELECT m.id, m.docnum, m.content_hash, m.received_at,
-           m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window
+    SELECT m.id, m.docnum, m.received_at,
+           m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window,
+           m.content_hash <> @content_hash::bytea AS changed
     FROM messages m
     WHERE m.tenant_id = @tenant_id AND m.environment_id = @environment_id AND m.fingerprint = @fingerprint
       AND NOT EXISTS (SELECT FROM inserted)
@@ -43,9 +47,17 @@ WITH inserted AS (
     SELECT @tenant_id, @environment_id, @message_type_id, holder.id, @action, @actor, @fingerprint,
            @details::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
-               'content', CASE WHEN holder.content_hash = @content_hash::bytea THEN 'identical' ELSE 'changed' END)
+               'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
     FROM holder
     WHERE holder.within_window
+    RETURNING id
+), kept AS (
+    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
+                                docnum, payload, content_hash, sender)
+    SELECT @tenant_id, @environment_id, @message_type_id, blocked.id, holder.id,
+           @docnum, @payload, @content_hash, @sender::jsonb
+    FROM blocked, holder
+    WHERE holder.changed
 )
 SELECT i.id AS inserted_id, i.received_at AS inserted_at,
        h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
@@ -63,6 +75,25 @@ WHERE tenant_id = @tenant_id AND id = @id AND fingerprint = @fingerprint;
 -- name: MessageCount :one
 SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = @environment_id;
 
+-- MessageCountsByType counts, for every message type within the scope, the
+-- messages stored in the last 24 hours and 7 days, for the dashboard. Each
+-- count is a range of the messages_type_received index, so the cost grows
+-- with the week's messages, not with the table.
+-- name: MessageCountsByType :many
+SELECT mt.id AS message_type_id, t.slug AS tenant_slug, mt.code, r.last_day, r.last_week
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE m.received_at > now() - interval '24 hours') AS last_day,
+           count(*) AS last_week
+    FROM messages m
+    WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
+      AND m.received_at > now() - interval '7 days'
+) r
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(tenant_id))
+ORDER BY t.slug, mt.code;
+
 -- MessageGetForAdmin loads a message with the names an admin reads and its
 -- type's current duplicate_key_fields, within the signed-in user's scope
 -- (NULL: a global user); a message outside the scope is not found.
@@ -76,3 +107,26 @@ JOIN tenants t ON t.id = m.tenant_id
 JOIN environments env ON env.id = m.environment_id
 JOIN message_types mt ON mt.id = m.message_type_id
 WHERE m.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- MessageListOfType lists a message type's most recent messages, newest
+-- first, along the messages_type_received index, without their payloads:
+-- the editor offers them as samples and analyses them in batches of
+-- payload_bytes, so that a sample of large documents never sits in memory
+-- at once. payload_bytes reads the stored size without fetching the value.
+-- name: MessageListOfType :many
+SELECT m.id, m.environment_id, env.slug AS environment_slug, m.docnum, m.received_at,
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed, octet_length(m.payload::text)::bigint AS payload_bytes
+FROM messages m
+JOIN environments env ON env.id = m.environment_id
+WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @max_messages;
+
+-- MessagePayloadsOfType loads the payloads of some of a message type's
+-- messages; ids of other types or tenants are left out.
+-- name: MessagePayloadsOfType :many
+SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload
+FROM messages m
+WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id AND m.id = ANY(@ids::bigint[])
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));

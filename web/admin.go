@@ -28,9 +28,11 @@ type Page struct {
 
 // The navigation entries of the admin pages.
 const (
-	SectionAudit      = "audit"
-	SectionDuplicates = "duplicates"
-	SectionUsers      = "users"
+	SectionDashboard    = "dashboard"
+	SectionAudit        = "audit"
+	SectionDuplicates   = "duplicates"
+	SectionMessageTypes = "message-types"
+	SectionUsers        = "users"
 )
 
 // LoginForm is the sign-in form, as shown again after a failed attempt.

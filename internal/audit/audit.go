@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/release"
 )
 
 // PageSize is how many events one page shows.
@@ -24,10 +24,10 @@ const PageSize = 50
 // Actions are the audit actions edihub records, offered as suggestions by
 // the action filter. Provisioning records the *.created ones.
 var Actions = []string{
-	ingest.ActionDuplicateBlocked,
+	ingest.ActionDuplicateBlocked, release.ActionDuplicateReleased,
 	auth.ActionLoginFailed, auth.ActionLoggedIn, auth.ActionLoggedOut,
 	"user.created", "tenant.created", "environment.created", "api_key.created",
-	"message_type.created", "integration.created",
+	"message_type.created", "message_type.updated", "integration.created",
 }
 
 // Service reads the audit trail.
@@ -35,29 +35,11 @@ type Service struct {
 	q *db.Queries
 }
 
-// New returns a Service on pool.
+// New returns a Service on pool. Its queries run with custom plans (see
+// db.CustomPlans), so that the list query's optional filters fold away and
+// the planner walks the one index that fits the rest.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{q: db.New(customPlans{pool})}
-}
-
-// customPlans runs every query as an unnamed prepared statement
-// (pgx.QueryExecModeCacheDescribe), which PostgreSQL plans with the actual
-// parameter values each time. The list query's optional filters,
-// "($3::text IS NULL OR e.action = $3)", then fold away when unused, and the
-// planner picks the index that fits the filters given. A cached named
-// statement may, from its sixth run on, switch to one generic plan for every
-// combination of filters (PostgreSQL does when it estimates that plan no
-// dearer than the custom ones so far), and no single plan fits them all.
-type customPlans struct {
-	*pgxpool.Pool
-}
-
-func (p customPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	return p.Pool.Query(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
-}
-
-func (p customPlans) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	return p.Pool.QueryRow(ctx, sql, append([]any{pgx.QueryExecModeCacheDescribe}, args...)...)
+	return &Service{q: db.New(db.CustomPlans{Pool: pool})}
 }
 
 // Event is one audit event as the admin pages show it.
@@ -78,6 +60,12 @@ type Event struct {
 // Duplicate is the details of a message.duplicate_blocked event.
 type Duplicate struct {
 	ingest.BlockedDetails
+	// CopyID is the blocked copy kept of a copy with changed content, 0 when
+	// none was kept (identical content, or blocked before copies were kept).
+	CopyID int64
+	// ReleasedAs is the message an admin accepted the copy as, 0 while it
+	// is not released.
+	ReleasedAs int64
 }
 
 // Key is the fingerprint or the Idempotency-Key the duplicate matched.
@@ -130,7 +118,40 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 			return Page{}, err
 		}
 	}
+	if err := s.addCopies(ctx, scope, page.Events); err != nil {
+		return Page{}, err
+	}
 	return page, nil
+}
+
+// addCopies links the blocked duplicates with changed content among events
+// to the copies kept of them, in one query for the page.
+func (s *Service) addCopies(ctx context.Context, scope auth.Scope, events []Event) error {
+	changed := make(map[int64]*Duplicate)
+	var ids []int64
+	for _, e := range events {
+		if e.Duplicate != nil && e.Duplicate.Content == ingest.ContentChanged {
+			changed[e.ID] = e.Duplicate
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	copies, err := s.q.BlockedCopiesOfEvents(ctx, db.BlockedCopiesOfEventsParams{
+		AuditEventIds: ids, ScopeTenantID: scope.TenantFilter(),
+	})
+	if err != nil {
+		return fmt.Errorf("find blocked copies: %w", err)
+	}
+	for _, c := range copies {
+		d := changed[c.AuditEventID]
+		d.CopyID = c.ID
+		if c.ReleasedMessageID != nil {
+			d.ReleasedAs = *c.ReleasedMessageID
+		}
+	}
+	return nil
 }
 
 // resolve turns the filter's names into the ids the query takes, and

@@ -26,6 +26,71 @@ func (q *Queries) AuditEventCount(ctx context.Context, arg AuditEventCountParams
 	return count, err
 }
 
+const auditEventDuplicateStats = `-- name: AuditEventDuplicateStats :many
+SELECT e.message_type_id,
+       (date_trunc('day', e.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')::timestamptz AS day,
+       coalesce(e.details->>'mode', '')::text AS mode,
+       coalesce(e.details->>'content', '')::text AS content,
+       (e.created_at > now() - interval '24 hours')::boolean AS last_day,
+       (e.created_at > now() - interval '7 days')::boolean AS last_week,
+       count(*) AS blocked
+FROM audit_events e
+WHERE e.action = 'message.duplicate_blocked' AND e.created_at >= $1
+  AND ($2::bigint IS NULL OR e.tenant_id = $2)
+  AND ($3::bigint IS NULL OR e.tenant_id = $3)
+GROUP BY 1, 2, 3, 4, 5, 6
+`
+
+type AuditEventDuplicateStatsParams struct {
+	Since         time.Time
+	ScopeTenantID *int64
+	TenantID      *int64
+}
+
+type AuditEventDuplicateStatsRow struct {
+	MessageTypeID *int64
+	Day           time.Time
+	Mode          string
+	Content       string
+	LastDay       bool
+	LastWeek      bool
+	Blocked       int64
+}
+
+// AuditEventDuplicateStats counts the duplicates blocked since @since for
+// the dashboard, per message type, UTC day, mode and content, and says
+// whether they fall into the last 24 hours and the last 7 days. A tenant's
+// scope reads audit_events_tenant_action_time, a global one
+// audit_events_action_time; run it with custom plans (see db.CustomPlans)
+// so that the planner picks the one that fits.
+func (q *Queries) AuditEventDuplicateStats(ctx context.Context, arg AuditEventDuplicateStatsParams) ([]AuditEventDuplicateStatsRow, error) {
+	rows, err := q.db.Query(ctx, auditEventDuplicateStats, arg.Since, arg.ScopeTenantID, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AuditEventDuplicateStatsRow
+	for rows.Next() {
+		var i AuditEventDuplicateStatsRow
+		if err := rows.Scan(
+			&i.MessageTypeID,
+			&i.Day,
+			&i.Mode,
+			&i.Content,
+			&i.LastDay,
+			&i.LastWeek,
+			&i.Blocked,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const auditEventInsert = `-- name: AuditEventInsert :exec
 INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)

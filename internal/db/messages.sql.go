@@ -28,6 +28,65 @@ func (q *Queries) MessageCount(ctx context.Context, arg MessageCountParams) (int
 	return count, err
 }
 
+const messageCountsByType = `-- name: MessageCountsByType :many
+SELECT mt.id AS message_type_id, t.slug AS tenant_slug, mt.code, r.last_day, r.last_week
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+CROSS JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE m.received_at > now() - interval '24 hours') AS last_day,
+           count(*) AS last_week
+    FROM messages m
+    WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
+      AND m.received_at > now() - interval '7 days'
+) r
+WHERE ($1::bigint IS NULL OR mt.tenant_id = $1)
+  AND ($2::bigint IS NULL OR mt.tenant_id = $2)
+ORDER BY t.slug, mt.code
+`
+
+type MessageCountsByTypeParams struct {
+	ScopeTenantID *int64
+	TenantID      *int64
+}
+
+type MessageCountsByTypeRow struct {
+	MessageTypeID int64
+	TenantSlug    string
+	Code          string
+	LastDay       int64
+	LastWeek      int64
+}
+
+// MessageCountsByType counts, for every message type within the scope, the
+// messages stored in the last 24 hours and 7 days, for the dashboard. Each
+// count is a range of the messages_type_received index, so the cost grows
+// with the week's messages, not with the table.
+func (q *Queries) MessageCountsByType(ctx context.Context, arg MessageCountsByTypeParams) ([]MessageCountsByTypeRow, error) {
+	rows, err := q.db.Query(ctx, messageCountsByType, arg.ScopeTenantID, arg.TenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageCountsByTypeRow
+	for rows.Next() {
+		var i MessageCountsByTypeRow
+		if err := rows.Scan(
+			&i.MessageTypeID,
+			&i.TenantSlug,
+			&i.Code,
+			&i.LastDay,
+			&i.LastWeek,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageGetForAdmin = `-- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
@@ -139,6 +198,127 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 	return i, err
 }
 
+const messageListOfType = `-- name: MessageListOfType :many
+SELECT m.id, m.environment_id, env.slug AS environment_slug, m.docnum, m.received_at,
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed, octet_length(m.payload::text)::bigint AS payload_bytes
+FROM messages m
+JOIN environments env ON env.id = m.environment_id
+WHERE m.tenant_id = $1 AND m.message_type_id = $2
+  AND ($3::bigint IS NULL OR m.tenant_id = $3)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $4
+`
+
+type MessageListOfTypeParams struct {
+	TenantID      int64
+	MessageTypeID int64
+	ScopeTenantID *int64
+	MaxMessages   int32
+}
+
+type MessageListOfTypeRow struct {
+	ID              int64
+	EnvironmentID   int64
+	EnvironmentSlug string
+	Docnum          *string
+	ReceivedAt      time.Time
+	Keyed           bool
+	PayloadBytes    int64
+}
+
+// MessageListOfType lists a message type's most recent messages, newest
+// first, along the messages_type_received index, without their payloads:
+// the editor offers them as samples and analyses them in batches of
+// payload_bytes, so that a sample of large documents never sits in memory
+// at once. payload_bytes reads the stored size without fetching the value.
+func (q *Queries) MessageListOfType(ctx context.Context, arg MessageListOfTypeParams) ([]MessageListOfTypeRow, error) {
+	rows, err := q.db.Query(ctx, messageListOfType,
+		arg.TenantID,
+		arg.MessageTypeID,
+		arg.ScopeTenantID,
+		arg.MaxMessages,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageListOfTypeRow
+	for rows.Next() {
+		var i MessageListOfTypeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.EnvironmentID,
+			&i.EnvironmentSlug,
+			&i.Docnum,
+			&i.ReceivedAt,
+			&i.Keyed,
+			&i.PayloadBytes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messagePayloadsOfType = `-- name: MessagePayloadsOfType :many
+SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload
+FROM messages m
+WHERE m.tenant_id = $1 AND m.message_type_id = $2 AND m.id = ANY($3::bigint[])
+  AND ($4::bigint IS NULL OR m.tenant_id = $4)
+`
+
+type MessagePayloadsOfTypeParams struct {
+	TenantID      int64
+	MessageTypeID int64
+	Ids           []int64
+	ScopeTenantID *int64
+}
+
+type MessagePayloadsOfTypeRow struct {
+	ID                  int64
+	Docnum              *string
+	ComputedFingerprint *string
+	ReceivedAt          time.Time
+	Payload             []byte
+}
+
+// MessagePayloadsOfType loads the payloads of some of a message type's
+// messages; ids of other types or tenants are left out.
+func (q *Queries) MessagePayloadsOfType(ctx context.Context, arg MessagePayloadsOfTypeParams) ([]MessagePayloadsOfTypeRow, error) {
+	rows, err := q.db.Query(ctx, messagePayloadsOfType,
+		arg.TenantID,
+		arg.MessageTypeID,
+		arg.Ids,
+		arg.ScopeTenantID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessagePayloadsOfTypeRow
+	for rows.Next() {
+		var i MessagePayloadsOfTypeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Docnum,
+			&i.ComputedFingerprint,
+			&i.ReceivedAt,
+			&i.Payload,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageReleaseFingerprint = `-- name: MessageReleaseFingerprint :execrows
 UPDATE messages SET fingerprint = NULL
 WHERE tenant_id = $1 AND id = $2 AND fingerprint = $3
@@ -173,8 +353,9 @@ WITH inserted AS (
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), holder AS (
-    SELECT m.id, m.docnum, m.content_hash, m.received_at,
-           m.received_at > now() - make_interval(hours => $11::int) AS within_window
+    SELECT m.id, m.docnum, m.received_at,
+           m.received_at > now() - make_interval(hours => $11::int) AS within_window,
+           m.content_hash <> $6::bytea AS changed
     FROM messages m
     WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
       AND NOT EXISTS (SELECT FROM inserted)
@@ -183,9 +364,17 @@ WITH inserted AS (
     SELECT $1, $2, $3, holder.id, $12, $13, $7,
            $14::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
-               'content', CASE WHEN holder.content_hash = $6::bytea THEN 'identical' ELSE 'changed' END)
+               'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
     FROM holder
     WHERE holder.within_window
+    RETURNING id
+), kept AS (
+    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
+                                docnum, payload, content_hash, sender)
+    SELECT $1, $2, $3, blocked.id, holder.id,
+           $4, $5, $6, $15::jsonb
+    FROM blocked, holder
+    WHERE holder.changed
 )
 SELECT i.id AS inserted_id, i.received_at AS inserted_at,
        h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
@@ -209,6 +398,7 @@ type MessageStoreOrBlockParams struct {
 	Action         string
 	Actor          string
 	Details        []byte
+	Sender         []byte
 }
 
 type MessageStoreOrBlockRow struct {
@@ -230,6 +420,9 @@ type MessageStoreOrBlockRow struct {
 // inserted_id nor holder_id is set, and the caller runs the statement again.
 // details is the event's details object without "original" and "content",
 // which depend on the holder and are added here (see ingest.BlockedDetails).
+// A blocked copy whose content differs from the holder's is kept in
+// blocked_copies with its sender, beside its event; an identical copy
+// stores nothing more than the event.
 func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
 	row := q.db.QueryRow(ctx, messageStoreOrBlock,
 		arg.TenantID,
@@ -246,6 +439,7 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 		arg.Action,
 		arg.Actor,
 		arg.Details,
+		arg.Sender,
 	)
 	var i MessageStoreOrBlockRow
 	err := row.Scan(

@@ -33,6 +33,24 @@ type AuditEvent struct {
 	CreatedAt     time.Time
 }
 
+type BlockedCopy struct {
+	ID                int64
+	TenantID          int64
+	EnvironmentID     int64
+	MessageTypeID     int64
+	AuditEventID      int64
+	OriginalMessageID int64
+	Docnum            *string
+	Payload           []byte
+	ContentHash       []byte
+	Sender            []byte
+	ReceivedAt        time.Time
+	ReleasedMessageID *int64
+	ReleasedAt        *time.Time
+	ReleasedBy        *int64
+	ReleaseReason     *string
+}
+
 type Environment struct {
 	ID        int64
 	TenantID  int64

@@ -11,8 +11,16 @@ const ActionDuplicateBlocked = "message.duplicate_blocked"
 
 // The two ways a duplicate is recognised, as recorded in audit details.
 const (
-	modeIdempotencyKey = "idempotency_key"
-	modeFingerprint    = "fingerprint"
+	ModeIdempotencyKey = "idempotency_key"
+	ModeFingerprint    = "fingerprint"
+)
+
+// What a blocked copy's content is, compared with its original's, as
+// recorded in audit details (MessageStoreOrBlock and IdempotencyKeyReplay
+// write these words).
+const (
+	ContentIdentical = "identical"
+	ContentChanged   = "changed"
 )
 
 // BlockedDetails is the details object of a message.duplicate_blocked event.
@@ -54,6 +62,37 @@ type SourceDetail struct {
 	RemoteAddr    string  `json:"remote_addr"`
 }
 
+// Sender is the blocked_copies.sender object of a kept copy: its source
+// and the request headers that identify the sender.
+type Sender struct {
+	SourceDetail
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// sourceDetail is m's source as the audit trail records it.
+func sourceDetail(m message) SourceDetail {
+	d := SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr}
+	if m.Source.IntegrationID != nil {
+		id := m.Source.IntegrationID.String()
+		d.IntegrationID = &id
+	}
+	return d
+}
+
+// senderOf encodes the sender object a copy of m would be kept with. Only
+// a message deduplicated by fingerprint can be kept: an Idempotency-Key
+// replay always has the content the key was first used with.
+func senderOf(m message) ([]byte, error) {
+	if m.IdempotencyKey != "" || m.fingerprint == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(Sender{SourceDetail: sourceDetail(m), Headers: m.Source.Headers})
+	if err != nil {
+		return nil, fmt.Errorf("encode sender: %w", err)
+	}
+	return raw, nil
+}
+
 // blockedDetails encodes the details m's audit event would have if m were
 // blocked as a duplicate, less Original and Content (see BlockedDetails).
 // It is prepared for every message because the statement that stores a
@@ -64,16 +103,12 @@ func blockedDetails(m message) ([]byte, error) {
 	}
 	d := BlockedDetails{
 		Blocked: BlockedCopy{Docnum: m.docnumOrNull, ContentHash: hex.EncodeToString(m.contentHash[:])},
-		Source:  SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr},
+		Source:  sourceDetail(m),
 	}
 	if m.IdempotencyKey != "" {
-		d.Mode, d.IdempotencyKey = modeIdempotencyKey, m.IdempotencyKey
+		d.Mode, d.IdempotencyKey = ModeIdempotencyKey, m.IdempotencyKey
 	} else if m.fingerprint != nil {
-		d.Mode, d.Fingerprint = modeFingerprint, *m.fingerprint
-	}
-	if m.Source.IntegrationID != nil {
-		id := m.Source.IntegrationID.String()
-		d.Source.IntegrationID = &id
+		d.Mode, d.Fingerprint = ModeFingerprint, *m.fingerprint
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {

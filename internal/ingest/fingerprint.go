@@ -33,6 +33,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
 			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 			WindowHours: m.windowHours, Action: ActionDuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
+			Sender: m.sender,
 		})
 		if err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)

@@ -53,6 +53,10 @@ type Source struct {
 	IntegrationID *uuid.UUID
 	RemoteAddr    string
 	Actor         string // e.g. "api_key:12" or "integration:<id>"
+	// Headers are the request headers that identify the sender (a fixed
+	// list the server chooses; never credentials), kept with a blocked copy
+	// whose content changed so that an admin can tell who sent it.
+	Headers map[string]string
 }
 
 // Request is one received message, already authenticated and parsed.
@@ -116,6 +120,10 @@ type message struct {
 	// message turns out to be a duplicate, less the parts that depend on the
 	// original (see BlockedDetails).
 	blocked []byte
+	// sender is the blocked_copies.sender object kept if this message is
+	// blocked by its fingerprint with changed content (see Sender); only
+	// fingerprint mode needs it.
+	sender []byte
 }
 
 // Receive stores req's message unless it is a duplicate, and returns the
@@ -176,7 +184,10 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	if req.Docnum != "" {
 		m.docnumOrNull = &req.Docnum
 	}
-	m.blocked, err = blockedDetails(m)
+	if m.blocked, err = blockedDetails(m); err != nil {
+		return m, err
+	}
+	m.sender, err = senderOf(m)
 	return m, err
 }
 

@@ -51,29 +51,56 @@ func ParseFields(text string) ([]string, error) {
 	return fields, ValidateFields(fields)
 }
 
-// ValidateFields checks an ordered list of gjson paths.
+// ValidateFields checks an ordered list of gjson paths and returns the
+// first problem.
 func ValidateFields(fields []string) error {
-	if len(fields) > MaxFields {
-		return apperr.New(apperr.Invalid, "invalid-field",
-			"duplicate_key_fields has %d paths: use at most %d", len(fields), MaxFields)
+	if err := ValidateFieldCount(len(fields)); err != nil {
+		return err
 	}
+	for _, err := range PathProblems(fields) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidateFieldCount checks the number of paths in duplicate_key_fields.
+func ValidateFieldCount(n int) error {
+	if n > MaxFields {
+		return apperr.New(apperr.Invalid, "invalid-field",
+			"duplicate_key_fields has %d paths: use at most %d", n, MaxFields)
+	}
+	return nil
+}
+
+// PathProblems checks each path of fields, and each against the paths
+// before it; problems[i] is nil when fields[i] is fine. The editor shows
+// every problem next to its path, where ValidateFields stops at the first.
+func PathProblems(fields []string) []error {
+	problems := make([]error, len(fields))
 	seen := make(map[string]bool, len(fields))
 	for i, f := range fields {
 		switch {
 		case strings.TrimSpace(f) == "":
-			return apperr.New(apperr.Invalid, "invalid-field", "path %d of duplicate_key_fields is empty", i+1)
+			problems[i] = apperr.New(apperr.Invalid, "invalid-field", "path %d of duplicate_key_fields is empty", i+1)
 		case f != strings.TrimSpace(f):
-			return apperr.New(apperr.Invalid, "invalid-field",
+			problems[i] = apperr.New(apperr.Invalid, "invalid-field",
 				"path %d of duplicate_key_fields (%q) has leading or trailing spaces", i+1, f)
 		case len(f) > maxPathLength:
-			return apperr.New(apperr.Invalid, "invalid-field",
+			problems[i] = apperr.New(apperr.Invalid, "invalid-field",
 				"path %d of duplicate_key_fields is longer than %d characters", i+1, maxPathLength)
 		case seen[f]:
-			return apperr.New(apperr.Invalid, "invalid-field", "path %q appears twice in duplicate_key_fields", f)
+			problems[i] = apperr.New(apperr.Invalid, "invalid-field", "path %q appears twice in duplicate_key_fields", f)
+		default:
+			if msg := syntaxProblem(f); msg != "" {
+				problems[i] = apperr.New(apperr.Invalid, "invalid-field",
+					"path %d of duplicate_key_fields (%q) is not a usable gjson path: %s", i+1, f, msg)
+			}
 		}
 		seen[f] = true
 	}
-	return nil
+	return problems
 }
 
 // ValidateWindow checks duplicate_window_hours; nil means the default.

@@ -74,3 +74,56 @@ func TestFieldsRoundTrip(t *testing.T) {
 	require.Equal(t, fields, got)
 	require.Equal(t, "[]", string(EncodeFields(nil)))
 }
+
+func TestPathProblemsReportsEachPath(t *testing.T) {
+	t.Parallel()
+	problems := PathProblems([]string{"a", "", "a", "b"})
+	require.Len(t, problems, 4)
+	require.NoError(t, problems[0])
+	require.ErrorContains(t, problems[1], "path 2 of duplicate_key_fields is empty")
+	require.ErrorContains(t, problems[2], `"a" appears twice`)
+	require.NoError(t, problems[3])
+	require.ErrorContains(t, ValidateFields([]string{"a", "", "a"}), "path 2", "ValidateFields reports the first")
+	require.ErrorContains(t, ValidateFields(make([]string, MaxFields+1)), "at most 32")
+}
+
+func TestPathSyntax(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{
+		"id",
+		"*.IDOC.E1EDK01.BELNR",
+		"*.IDOC.E1EDK01.@SEGMENT",
+		`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`,
+		`*.IDOC.E1EDK02.#(QUALF=="009")#.BELNR`,
+		`{"po":*.IDOC.E1EDK01.BELNR,"type":*.IDOC.EDI_DC40.MESTYP}`,
+		`items.#(name%"(draft*").id`, // a bracket inside a quoted string is text
+		`weird\(key`,                 // an escaped bracket is part of the key name
+		`ends.with\.`,                // an escaped dot too
+		"..0",                        // JSON Lines syntax
+	} {
+		require.NoError(t, ValidateFields([]string{path}), path)
+	}
+	for path, want := range map[string]string{
+		`*.IDOC.E1EDK02.#(QUALF=="009"`:            `the '(' at position 17 is not closed`,
+		`*.IDOC.E1EDK02.#(QUALF=="009).BELNR`:      `the quote at position 25 is not closed`,
+		`[*.IDOC.E1EDK02|@flatten|#(QUALF=="009")`: `the '[' at position 1 is not closed`,
+		`*.IDOC.E1EDK01.BELNR)`:                    `the ')' at position 21 closes nothing (write \) for the character itself)`,
+		`[a.b)`:                                    `the ')' at position 5 does not close the '[' at position 1`,
+		`*.IDOC.E1EDK01.`:                          `it ends with ".", so its last step is empty`,
+		`*.IDOC.E1EDK01.BELNR|`:                    `it ends with "|"`,
+	} {
+		err := ValidateFields([]string{path})
+		require.ErrorContains(t, err, "is not a usable gjson path: "+want, path)
+	}
+}
+
+// FuzzPathProblems checks that no text makes the path check panic: it runs
+// gjson on every path, and an admin may type anything.
+func FuzzPathProblems(f *testing.F) {
+	for _, seed := range []string{"a.b", `[a]|@flatten|#(b=="c").d`, `#(`, `\`, `{"a":b}`, "@reverse"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		require.Len(t, PathProblems([]string{path}), 1)
+	})
+}

@@ -20,10 +20,10 @@ const (
 // demoTypes are the demo's message types with the business keys the README
 // explains: the IDoc message type (an ORDCHG is not a duplicate of an
 // ORDERS) and the document number, which a repeat output keeps while it
-// gets a new DOCNUM.
+// gets a new DOCNUM. The IDoc keys are the editor's presets.
 var demoTypes = []MessageTypeSpec{
 	{Code: "ORDERS05", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}},
-	{Code: "INVOIC02", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}},
+	{Code: "INVOIC02", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", `[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`}},
 	{Code: "SHOP_ORDER", Fields: []string{"id"}},
 }
 

@@ -81,14 +81,26 @@ func audit(ctx context.Context, q *db.Queries, tenantID *int64, action string, d
 // transaction; the CLI, the admin pages and sign-ins all record through it.
 // details is marshalled to the event's JSON object.
 func Record(ctx context.Context, q *db.Queries, who string, tenantID *int64, action string, details map[string]any) error {
+	return record(ctx, q, db.AuditEventInsertParams{TenantID: tenantID, Action: action, Actor: who}, details)
+}
+
+// RecordMessageType writes an audit event about a message type, naming it
+// in the event's message_type_id, so that the audit log's message type
+// filter finds its changes.
+func RecordMessageType(ctx context.Context, q *db.Queries, who string, mt db.MessageType, action string, details map[string]any) error {
+	return record(ctx, q, db.AuditEventInsertParams{
+		TenantID: &mt.TenantID, MessageTypeID: &mt.ID, Action: action, Actor: who,
+	}, details)
+}
+
+func record(ctx context.Context, q *db.Queries, event db.AuditEventInsertParams, details map[string]any) error {
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return fmt.Errorf("encode audit details: %w", err)
 	}
-	if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
-		TenantID: tenantID, Action: action, Actor: who, Details: raw,
-	}); err != nil {
-		return fmt.Errorf("record %s: %w", action, err)
+	event.Details = raw
+	if err := q.AuditEventInsert(ctx, event); err != nil {
+		return fmt.Errorf("record %s: %w", event.Action, err)
 	}
 	return nil
 }

@@ -15,6 +15,9 @@ type MessageTypeSpec struct {
 	Code        string
 	Fields      []string // duplicate_key_fields, in order
 	WindowHours *int     // nil: the default window
+	// Actor is who creates the type, for the audit trail (e.g. "user:7" for
+	// an admin in the browser); empty means the CLI.
+	Actor string
 }
 
 // CreateMessageType creates a message type in a tenant.
@@ -59,7 +62,11 @@ func insertMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 	if err != nil {
 		return mt, alreadyExists(err, "message type %q already exists in tenant %q", spec.Code, t.Slug)
 	}
-	return mt, audit(ctx, q, &t.ID, "message_type.created", map[string]any{
+	who := spec.Actor
+	if who == "" {
+		who = actor
+	}
+	return mt, RecordMessageType(ctx, q, who, mt, "message_type.created", map[string]any{
 		"message_type_id": mt.ID,
 		"after": map[string]any{
 			"code": spec.Code, "duplicate_key_fields": spec.Fields, "duplicate_window_hours": spec.WindowHours,

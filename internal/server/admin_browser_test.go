@@ -123,7 +123,7 @@ func TestBrowserViewerSeesNoEditingControls(t *testing.T) {
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin/users", viewer)
 	require.Contains(t, eval[string](t, b, `document.querySelector('table.users').textContent`), viewer)
-	for _, path := range []string{"/admin/users", "/admin/audit", fmt.Sprintf("/admin/messages/%d", site.original)} {
+	for _, path := range []string{"/admin/users", "/admin/audit", fmt.Sprintf("/admin/messages/%d", site.original), "/admin/message-types"} {
 		b.do(t,
 			chromedp.Navigate(site.url+path),
 			chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`)),

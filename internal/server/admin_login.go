@@ -16,11 +16,6 @@ import (
 // adminHome is where a signed-in user lands.
 const adminHome = adminPath + "/audit"
 
-// adminIndex sends /admin to the audit log.
-func (s *Server) adminIndex(c echo.Context) error {
-	return c.Redirect(http.StatusSeeOther, adminHome)
-}
-
 // adminLoginForm shows the sign-in form, or moves a signed-in user on.
 func (s *Server) adminLoginForm(c echo.Context) error {
 	next := safeNext(c.QueryParam("next"))

@@ -13,11 +13,15 @@ import (
 	"github.com/lefia/edihub/web"
 )
 
-// adminMessage shows one message and the duplicates blocked against it.
+// adminMessage shows one message, the duplicates blocked against it and,
+// for a message released from a blocked copy, where it came from.
+// ?released=<copy id> adds the notice a release redirects with; it shows
+// only when the message did come from that copy, so a crafted link cannot
+// make the page claim anything.
 func (s *Server) adminMessage(c echo.Context) error {
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil || id <= 0 {
-		return apperr.New(apperr.NotFound, "not-found", "there is no message %q", c.Param("id"))
+	id, err := idParam(c, "message")
+	if err != nil {
+		return err
 	}
 	ctx := c.Request().Context()
 	scope := currentUser(c).Scope()
@@ -30,5 +34,21 @@ func (s *Server) adminMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionAudit), m, dups, pg))
+	copies, err := s.release.OfMessage(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	justReleased := copies.Origin != nil && c.QueryParam("released") == strconv.FormatInt(copies.Origin.CopyID, 10)
+	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionAudit),
+		m, dups, pg, copies, justReleased))
+}
+
+// idParam reads the id in the path; an id that cannot exist is answered
+// like one that does not, naming what was looked for.
+func idParam(c echo.Context, what string) (int64, error) {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, apperr.New(apperr.NotFound, "not-found", "there is no %s %q", what, c.Param("id"))
+	}
+	return id, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,6 +52,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 		IdempotencyKey: key,
 		Source: ingest.Source{
 			Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: c.RealIP(), Actor: who.actor(),
+			Headers: senderHeaders(c.Request().Header),
 		},
 	})
 	if err != nil {
@@ -70,6 +72,47 @@ func writeResult(c echo.Context, res ingest.Result) error {
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
 	return c.JSONBlob(status, res.Body)
+}
+
+// senderHeaderNames are the request headers kept with a blocked copy whose
+// content changed, so that an admin can tell which system sent it: they
+// name a client or a delivery and prove nothing. Credentials (Authorization,
+// cookies) and signatures are never among them; a header joins this list
+// only if a copy of it in the database opens nothing.
+var senderHeaderNames = []string{
+	"User-Agent", "webhook-id", "X-GitHub-Delivery", "X-GitHub-Hook-ID",
+	"X-Shopify-Webhook-Id", "X-Shopify-Shop-Domain", "Stripe-Account",
+}
+
+// maxSenderHeaderLength bounds each kept header value; a sender's name
+// needs far less, and the copy's row should not grow with a padded header.
+const maxSenderHeaderLength = 256
+
+// senderHeaders picks the sender-identifying headers of a request, named
+// as in senderHeaderNames. Control characters are dropped, so the values
+// are plain text that jsonb accepts (it refuses \u0000).
+func senderHeaders(h http.Header) map[string]string {
+	var kept map[string]string
+	for _, name := range senderHeaderNames {
+		v := h.Get(name)
+		if v == "" {
+			continue
+		}
+		v = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) {
+				return -1
+			}
+			return r
+		}, v)
+		if len(v) > maxSenderHeaderLength {
+			v = strings.ToValidUTF8(v[:maxSenderHeaderLength], "")
+		}
+		if kept == nil {
+			kept = make(map[string]string, len(senderHeaderNames))
+		}
+		kept[name] = v
+	}
+	return kept
 }
 
 const maxIdempotencyKeyLength = 255

@@ -19,10 +19,13 @@ import (
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/inspect"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/release"
+	"github.com/lefia/edihub/internal/typeeditor"
 )
 
 // Server serves edihub's HTTP endpoints.
@@ -34,12 +37,16 @@ type Server struct {
 	echo    *echo.Echo
 	metrics *metrics.Metrics
 
-	// The admin pages: signed-in sessions, users, the audit log, messages.
+	// The admin pages: signed-in sessions, users, the audit log, messages,
+	// message types, the dashboard and blocked copies.
 	sessions  *scs.SessionManager
 	auth      *auth.Service
 	audit     *audit.Service
 	inspect   *inspect.Service
 	provision *provision.Service
+	types     *typeeditor.Service
+	dashboard *dashboard.Service
+	release   *release.Service
 
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
@@ -76,6 +83,9 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		audit:     audit.New(pool),
 		inspect:   inspect.New(pool),
 		provision: provision.New(pool),
+		types:     typeeditor.New(pool),
+		dashboard: dashboard.New(pool),
+		release:   release.New(pool),
 	}
 	for _, opt := range opts {
 		opt(s)

@@ -65,6 +65,7 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 		Source: ingest.Source{
 			Endpoint: ingest.EndpointWebhook, IntegrationID: &in.ID,
 			RemoteAddr: c.RealIP(), Actor: "integration:" + in.ID.String(),
+			Headers: senderHeaders(c.Request().Header),
 		},
 	})
 	if err != nil {

@@ -1,0 +1,57 @@
+package dashboard_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/dashboard"
+	"github.com/lefia/edihub/internal/pgtest"
+)
+
+// A year of traffic, so that the dashboard's days are a small part of it as
+// they are in production: messages and blocked duplicates spread evenly
+// over 365 days, nine in ten of them acme's.
+const fillYear = `
+INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint, received_at)
+SELECT mt.tenant_id, env.id, mt.id, '{}', decode(repeat('00', 32), 'hex'), 'receive-message',
+       now() - (g % 365) * interval '1 day' - (g % 1440) * interval '1 minute'
+FROM generate_series(1, 30000) g
+JOIN message_types mt ON mt.code = CASE WHEN g % 10 = 0 THEN 'SHOP_ORDER' WHEN g % 2 = 0 THEN 'ORDERS05' ELSE 'INVOIC02' END
+JOIN environments env ON env.tenant_id = mt.tenant_id;
+
+INSERT INTO audit_events (tenant_id, environment_id, message_type_id, action, actor, details, created_at)
+SELECT m.tenant_id, m.environment_id, m.message_type_id, 'message.duplicate_blocked', 'test',
+       jsonb_build_object('mode', 'fingerprint', 'content', 'identical'), m.received_at
+FROM messages m;
+
+ANALYZE;
+`
+
+// The dashboard's two queries read a range of an index, never a whole
+// table, for a tenant's user and for a global one; the existing indexes
+// suffice.
+func TestLoadReadsIndexRanges(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	_, err := s.pool.Exec(context.Background(), fillYear)
+	require.NoError(t, err)
+	url := s.pool.Config().ConnString()
+
+	for _, scope := range []auth.Scope{auth.TenantScope(s.acme), auth.GlobalScope()} {
+		for _, table := range []string{"messages", "audit_events"} {
+			pool, rec := pgtest.TracedPool(t, url, "FROM "+table)
+			_, err := dashboard.New(pool).Load(context.Background(), scope, "", time.Now())
+			require.NoError(t, err)
+			scans, raw := rec.Explain(t, pool)
+			require.NotContains(t, scans, "Seq Scan on "+table, "%s", raw)
+			require.True(t, slices.ContainsFunc(scans, func(s string) bool { return strings.HasPrefix(s, table+"_") }),
+				"reads %s through one of its indexes: %s", table, raw)
+		}
+	}
+}

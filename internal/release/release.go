@@ -1,0 +1,265 @@
+// Package release shows the blocked copies whose content differed from
+// their original's, and lets an admin accept such a copy as a new message
+// when the block was a false positive (a corrected order resent under the
+// same business key, say). A release stores the copy as a message of its
+// own without touching the original, which keeps matching retransmissions,
+// and is recorded as a message.duplicate_released audit event. A copy is
+// released at most once: a row lock serialises concurrent releases, and the
+// update that records one only changes a copy not yet released.
+package release
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/payloaddiff"
+)
+
+// ActionDuplicateReleased is the audit action of a blocked copy accepted as
+// a new message.
+const ActionDuplicateReleased = "message.duplicate_released"
+
+// MaxReasonLength is the longest reason an admin may give, in characters.
+const MaxReasonLength = 1000
+
+// Service reads blocked copies and releases them.
+type Service struct {
+	pool *pgxpool.Pool
+	q    *db.Queries
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, q: db.New(pool)} }
+
+// Copy is a kept blocked copy as its page shows it.
+type Copy struct {
+	ID          int64
+	Tenant      string
+	Environment string
+	MessageType string
+	Docnum      string
+	ReceivedAt  time.Time
+	Sender      ingest.Sender
+	ContentHash string
+	Fingerprint string
+	Original    Original
+	// Changes turn the original's payload into the copy's.
+	Changes []payloaddiff.Change
+	// Payload is the copy's payload, pretty-printed.
+	Payload string
+	// Released is set once an admin accepted the copy as a new message.
+	Released *Released
+}
+
+// Original is the stored message a copy was blocked against.
+type Original struct {
+	ID         int64
+	Docnum     string
+	ReceivedAt time.Time
+}
+
+// Released says when, by whom and why a copy became a message.
+type Released struct {
+	MessageID int64
+	At        time.Time
+	By        string // the admin's email; "" when the account is gone
+	Reason    string
+}
+
+// Get loads copy id within scope, with its diff against the original. A
+// copy outside the scope is reported as missing, so its existence is not
+// revealed.
+func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, error) {
+	row, err := s.q.BlockedCopyGet(ctx, db.BlockedCopyGetParams{ID: id, ScopeTenantID: scope.TenantFilter()})
+	if db.IsNotFound(err) {
+		return Copy{}, notFound(id)
+	}
+	if err != nil {
+		return Copy{}, fmt.Errorf("load blocked copy %d: %w", id, err)
+	}
+	c := Copy{
+		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
+		Docnum: deref(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
+		Fingerprint: deref(row.Fingerprint),
+		Original: Original{
+			ID: row.OriginalMessageID, Docnum: deref(row.OriginalDocnum), ReceivedAt: row.OriginalReceivedAt.UTC(),
+		},
+	}
+	if err := json.Unmarshal(row.Sender, &c.Sender); err != nil {
+		return Copy{}, fmt.Errorf("decode sender of blocked copy %d: %w", id, err)
+	}
+	if c.Changes, err = payloaddiff.Compare(row.OriginalPayload, row.Payload); err != nil {
+		return Copy{}, fmt.Errorf("compare blocked copy %d with message %d: %w", id, row.OriginalMessageID, err)
+	}
+	if c.Payload, err = indent(row.Payload); err != nil {
+		return Copy{}, fmt.Errorf("indent payload of blocked copy %d: %w", id, err)
+	}
+	if row.ReleasedMessageID != nil {
+		c.Released = &Released{
+			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: deref(row.ReleasedByEmail),
+			Reason: deref(row.ReleaseReason),
+		}
+	}
+	return c, nil
+}
+
+// Details is the details object of a message.duplicate_released event.
+type Details struct {
+	CopyID            int64  `json:"copy_id"`
+	OriginalMessageID int64  `json:"original_message_id"`
+	NewMessageID      int64  `json:"new_message_id"`
+	Reason            string `json:"reason"`
+	AdminEmail        string `json:"admin_email"`
+}
+
+// Release stores copy id as a new message on behalf of admin u, who gives
+// reason, and returns the new message's id. In one transaction it locks
+// the copy, stores it as a message that computes the copy's fingerprint but
+// does not claim it (the original stays the message retransmissions
+// match), records the release on the copy and writes the audit event. A
+// copy already released, also by a concurrent call that committed first,
+// is refused with a Conflict naming the message it became.
+func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason string) (int64, error) {
+	if !u.IsAdmin() {
+		return 0, auth.ErrAdminOnly
+	}
+	reason, err := checkReason(reason)
+	if err != nil {
+		return 0, err
+	}
+	var newID int64
+	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		c, err := q.BlockedCopyLockForRelease(ctx, db.BlockedCopyLockForReleaseParams{
+			ID: id, ScopeTenantID: u.Scope().TenantFilter(),
+		})
+		if db.IsNotFound(err) {
+			return notFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("lock blocked copy %d: %w", id, err)
+		}
+		if c.ReleasedMessageID != nil {
+			return alreadyReleased(*c.ReleasedMessageID)
+		}
+		if newID, err = q.BlockedCopyInsertMessage(ctx, id); err != nil {
+			return fmt.Errorf("store blocked copy %d as a message: %w", id, err)
+		}
+		n, err := q.BlockedCopyMarkReleased(ctx, db.BlockedCopyMarkReleasedParams{
+			ID: id, ReleasedMessageID: newID, ReleasedBy: u.ID, ReleaseReason: reason,
+		})
+		if err != nil {
+			return fmt.Errorf("mark blocked copy %d released: %w", id, err)
+		}
+		if n != 1 {
+			// The lock above makes this unreachable; should it ever be
+			// lost, the guard in the update still refuses a second release.
+			return fmt.Errorf("blocked copy %d was released by another transaction", id)
+		}
+		details, err := json.Marshal(Details{
+			CopyID: id, OriginalMessageID: c.OriginalMessageID, NewMessageID: newID, Reason: reason, AdminEmail: u.Email,
+		})
+		if err != nil {
+			return fmt.Errorf("encode audit details: %w", err)
+		}
+		if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
+			TenantID: &c.TenantID, EnvironmentID: &c.EnvironmentID, MessageTypeID: &c.MessageTypeID, MessageID: &newID,
+			Action: ActionDuplicateReleased, Actor: u.Actor(), MatchKey: c.Fingerprint, Details: details,
+		}); err != nil {
+			return fmt.Errorf("record release of blocked copy %d: %w", id, err)
+		}
+		return nil
+	})
+	return newID, err
+}
+
+// checkReason returns reason without surrounding space, or why it cannot
+// be recorded.
+func checkReason(reason string) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if n := utf8.RuneCountInString(reason); n == 0 || n > MaxReasonLength {
+		return "", apperr.New(apperr.Invalid, "invalid-reason",
+			"say in 1 to %d characters why this copy is a message of its own", MaxReasonLength)
+	}
+	return reason, nil
+}
+
+// Origin is where a released message came from.
+type Origin struct {
+	CopyID     int64
+	OriginalID int64
+	At         time.Time
+	By         string // the admin's email; "" when the account is gone
+	Reason     string
+}
+
+// Copies is what a message page shows about blocked copies: where the
+// message came from, if it was released from a copy, and how many changed
+// copies were blocked against it and released.
+type Copies struct {
+	Origin   *Origin
+	Kept     int64
+	Released int64
+}
+
+// OfMessage returns the blocked copies related to message id, within scope.
+func (s *Service) OfMessage(ctx context.Context, scope auth.Scope, id int64) (Copies, error) {
+	var out Copies
+	counts, err := s.q.BlockedCopyCountsOfOriginal(ctx, db.BlockedCopyCountsOfOriginalParams{
+		OriginalMessageID: id, ScopeTenantID: scope.TenantFilter(),
+	})
+	if err != nil {
+		return out, fmt.Errorf("count blocked copies of message %d: %w", id, err)
+	}
+	out.Kept, out.Released = counts.Kept, counts.Released
+	row, err := s.q.BlockedCopyOfReleasedMessage(ctx, db.BlockedCopyOfReleasedMessageParams{
+		MessageID: id, ScopeTenantID: scope.TenantFilter(),
+	})
+	switch {
+	case db.IsNotFound(err):
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("find the copy message %d was released from: %w", id, err)
+	}
+	out.Origin = &Origin{
+		CopyID: row.ID, OriginalID: row.OriginalMessageID, At: row.ReleasedAt.UTC(),
+		By: deref(row.ReleasedByEmail), Reason: deref(row.ReleaseReason),
+	}
+	return out, nil
+}
+
+func notFound(id int64) error {
+	return apperr.New(apperr.NotFound, "not-found", "there is no blocked copy %d", id)
+}
+
+func alreadyReleased(messageID int64) error {
+	return apperr.New(apperr.Conflict, "already-released", "this copy was already released as message %d", messageID)
+}
+
+// indent pretty-prints a payload as the message page does, leaving <, >
+// and & as they are: templ escapes them when the page is written.
+func indent(raw []byte) (string, error) {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,209 @@
+package release_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/payloaddiff"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/release"
+)
+
+// testBundle is a database whose tenant acme holds an order with a changed
+// copy blocked against it.
+type testBundle struct {
+	pool     *pgxpool.Pool
+	svc      *release.Service
+	admin    auth.User
+	original int64
+	copyID   int64
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	prov := provision.New(pool)
+	tenant, err := prov.CreateTenant(ctx, "acme", "ACME")
+	require.NoError(t, err)
+	env, err := prov.CreateEnvironment(ctx, "acme", "production")
+	require.NoError(t, err)
+	mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{Code: "SHOP_ORDER", Fields: []string{"id"}})
+	require.NoError(t, err)
+	adminID, err := prov.CreateUser(ctx, provision.UserSpec{
+		Email: "admin@acme.example", Role: provision.RoleAdmin, TenantSlug: "acme", Password: "correct horse battery staple",
+	})
+	require.NoError(t, err)
+
+	in := ingest.New(pool, time.Hour)
+	receive := func(payload string) ingest.Result {
+		res, err := in.Receive(ctx, ingest.Request{
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageTypeID: mt.ID, Payload: []byte(payload),
+			Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+		})
+		require.NoError(t, err)
+		return res
+	}
+	first := receive(`{"id": "A-1", "total": "10.00"}`)
+	require.Equal(t, ingest.Created, first.Outcome)
+	require.Equal(t, ingest.DuplicateFingerprint, receive(`{"id": "A-1", "total": "12.50", "note": "corrected"}`).Outcome)
+
+	b := &testBundle{
+		pool: pool, svc: release.New(pool), original: first.MessageID,
+		admin: auth.User{ID: adminID, Email: "admin@acme.example", Role: provision.RoleAdmin, TenantID: &tenant.ID, TenantSlug: "acme"},
+	}
+	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM blocked_copies`).Scan(&b.copyID))
+	return b
+}
+
+func (b *testBundle) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+func TestGetShowsTheDiffAgainstTheOriginal(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c, err := b.svc.Get(context.Background(), b.admin.Scope(), b.copyID)
+	require.NoError(t, err)
+	require.Equal(t, b.original, c.Original.ID)
+	require.Equal(t, "192.0.2.1", c.Sender.RemoteAddr)
+	require.Len(t, c.Fingerprint, 64)
+	require.Nil(t, c.Released)
+	require.Equal(t, []payloaddiff.Change{
+		{Kind: payloaddiff.Added, Path: "/note", New: `"corrected"`},
+		{Kind: payloaddiff.Changed, Path: "/total", Old: `"10.00"`, New: `"12.50"`},
+	}, c.Changes)
+
+	_, err = b.svc.Get(context.Background(), auth.TenantScope(*b.admin.TenantID+1), b.copyID)
+	requireKind(t, err, apperr.NotFound)
+}
+
+// Any number of simultaneous releases of one copy store exactly one
+// message and one audit event; every other one is refused and names the
+// message the winner stored.
+func TestConcurrentReleasesStoreOneMessage(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const n = 8
+	var (
+		wg   sync.WaitGroup
+		ids  = make([]int64, n)
+		errs = make([]error, n)
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			ids[i], errs[i] = b.svc.Release(context.Background(), b.admin, b.copyID, fmt.Sprintf("release %d", i))
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	var winner int64
+	for i, err := range errs {
+		if err == nil {
+			require.Zero(t, winner, "a second release succeeded")
+			winner = ids[i]
+		}
+	}
+	require.NotZero(t, winner)
+	for _, err := range errs {
+		if err != nil {
+			requireKind(t, err, apperr.Conflict)
+			require.EqualError(t, err, fmt.Sprintf("this copy was already released as message %d", winner))
+		}
+	}
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, release.ActionDuplicateReleased))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM blocked_copies WHERE released_message_id = $1`, winner))
+	// The original keeps its claim on the fingerprint.
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE id = $1 AND fingerprint IS NOT NULL`, b.original))
+}
+
+func TestReleaseRefuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	viewer := b.admin
+	viewer.Role = provision.RoleViewer
+	other := b.admin
+	other.TenantID = new(*b.admin.TenantID + 1)
+
+	for _, tc := range []struct {
+		name   string
+		user   auth.User
+		id     int64
+		reason string
+		kind   apperr.Kind
+	}{
+		{"a viewer", viewer, b.copyID, "looks new", apperr.Forbidden},
+		{"another tenant's admin", other, b.copyID, "looks new", apperr.NotFound},
+		{"a copy that does not exist", b.admin, b.copyID + 1, "looks new", apperr.NotFound},
+		{"no reason", b.admin, b.copyID, " \t\n", apperr.Invalid},
+		{"a reason too long", b.admin, b.copyID, strings.Repeat("é", release.MaxReasonLength+1), apperr.Invalid},
+	} {
+		_, err := b.svc.Release(ctx, tc.user, tc.id, tc.reason)
+		requireKind(t, err, tc.kind)
+	}
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages`))
+
+	// The longest reason fits, counted in characters, not bytes.
+	_, err := b.svc.Release(ctx, b.admin, b.copyID, strings.Repeat("é", release.MaxReasonLength))
+	require.NoError(t, err)
+}
+
+func TestOfMessageTellsWhereAReleasedMessageCameFrom(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	scope := b.admin.Scope()
+
+	before, err := b.svc.OfMessage(ctx, scope, b.original)
+	require.NoError(t, err)
+	require.Equal(t, release.Copies{Kept: 1}, before)
+
+	id, err := b.svc.Release(ctx, b.admin, b.copyID, "  a corrected order  ")
+	require.NoError(t, err)
+	after, err := b.svc.OfMessage(ctx, scope, b.original)
+	require.NoError(t, err)
+	require.Equal(t, release.Copies{Kept: 1, Released: 1}, after)
+
+	released, err := b.svc.OfMessage(ctx, scope, id)
+	require.NoError(t, err)
+	require.NotNil(t, released.Origin)
+	require.Equal(t, b.copyID, released.Origin.CopyID)
+	require.Equal(t, b.original, released.Origin.OriginalID)
+	require.Equal(t, "admin@acme.example", released.Origin.By)
+	require.Equal(t, "a corrected order", released.Origin.Reason, "trimmed")
+
+	c, err := b.svc.Get(ctx, scope, b.copyID)
+	require.NoError(t, err)
+	require.NotNil(t, c.Released)
+	require.Equal(t, id, c.Released.MessageID)
+
+	hidden, err := b.svc.OfMessage(ctx, auth.TenantScope(*b.admin.TenantID+1), id)
+	require.NoError(t, err)
+	require.Equal(t, release.Copies{}, hidden, "another tenant learns nothing")
+}
+
+func requireKind(t *testing.T, err error, kind apperr.Kind) {
+	t.Helper()
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "a user-facing error, not %v", err)
+	require.Equal(t, kind, ae.Kind, ae.Detail)
+}

@@ -1,0 +1,50 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/web"
+)
+
+// adminBlocked shows a blocked copy whose content changed, its diff
+// against the original and, for an admin, the form that accepts it as a
+// new message: the confirmation step of a release.
+func (s *Server) adminBlocked(c echo.Context) error {
+	id, err := idParam(c, "blocked copy")
+	if err != nil {
+		return err
+	}
+	return s.renderBlocked(c, http.StatusOK, id, web.ReleaseForm{})
+}
+
+// adminReleaseBlocked accepts a blocked copy as a new message and sends the
+// admin to it. requireAdmin keeps viewers out before this runs. A missing
+// reason or a copy released already is explained on the copy's page.
+func (s *Server) adminReleaseBlocked(c echo.Context) error {
+	id, err := idParam(c, "blocked copy")
+	if err != nil {
+		return err
+	}
+	form := web.ReleaseForm{Reason: c.FormValue("reason")}
+	newID, err := s.release.Release(c.Request().Context(), currentUser(c), id, form.Reason)
+	if ae, ok := apperr.As(err); ok && (ae.Kind == apperr.Invalid || ae.Kind == apperr.Conflict) {
+		form.Problem = ae.Detail
+		return s.renderBlocked(c, statusOfKind[ae.Kind], id, form)
+	}
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/messages/%d?released=%d", adminPath, newID, id))
+}
+
+func (s *Server) renderBlocked(c echo.Context, status int, id int64, form web.ReleaseForm) error {
+	bc, err := s.release.Get(c.Request().Context(), currentUser(c).Scope(), id)
+	if err != nil {
+		return err
+	}
+	return render(c, status, web.AdminBlocked(page(c, fmt.Sprintf("Blocked copy %d", id), web.SectionDuplicates), bc, form))
+}

@@ -1,0 +1,23 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/web"
+)
+
+// adminDashboard shows the dashboard of the user's scope, narrowed to one
+// tenant by ?tenant=<slug> (global users; a tenant's user only sees their
+// own anyway).
+func (s *Server) adminDashboard(c echo.Context) error {
+	d, err := s.dashboard.Load(c.Request().Context(), currentUser(c).Scope(),
+		strings.TrimSpace(c.QueryParam("tenant")), time.Now())
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AdminDashboard(page(c, "Dashboard", web.SectionDashboard), d))
+}

@@ -1,0 +1,83 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+
+	"github.com/lefia/edihub/internal/payloaddiff"
+	"github.com/lefia/edihub/internal/release"
+)
+
+// ReleaseForm is the form that accepts a blocked copy as a new message, as
+// shown again after a problem.
+type ReleaseForm struct {
+	Reason  string
+	Problem string
+}
+
+func blockedURL(id int64) templ.SafeURL {
+	return templ.URL("/admin/blocked/" + strconv.FormatInt(id, 10))
+}
+
+func releaseURL(id int64) templ.SafeURL {
+	return templ.URL("/admin/blocked/" + strconv.FormatInt(id, 10) + "/release")
+}
+
+// maxShownChanges bounds the rows of a diff: two unrelated documents that
+// share a business key may differ everywhere, and past this many rows a
+// table helps nobody; the copy's payload is on the page in full.
+const maxShownChanges = 1000
+
+func shownChanges(changes []payloaddiff.Change) []payloaddiff.Change {
+	return changes[:min(len(changes), maxShownChanges)]
+}
+
+// maxShownValue bounds a value in a diff cell, in characters.
+const maxShownValue = 2000
+
+// clipValue shortens a long JSON value for a diff cell.
+func clipValue(v string) string {
+	if utf8.RuneCountInString(v) <= maxShownValue {
+		return v
+	}
+	runes := []rune(v)
+	return fmt.Sprintf("%s… (%d characters)", string(runes[:maxShownValue]), len(runes))
+}
+
+func diffSummary(changes []payloaddiff.Change) string {
+	text := fmt.Sprintf("%d differences from the original", len(changes))
+	if len(changes) == 1 {
+		text = "1 difference from the original"
+	}
+	if len(changes) > maxShownChanges {
+		text += fmt.Sprintf("; the first %d are listed", maxShownChanges)
+	}
+	return text + "."
+}
+
+// header is one kept request header of a blocked copy's sender.
+type header struct{ Name, Value string }
+
+// senderHeaderList lists a sender's headers by name.
+func senderHeaderList(c release.Copy) []header {
+	list := make([]header, 0, len(c.Sender.Headers))
+	for name, value := range c.Sender.Headers {
+		list = append(list, header{name, value})
+	}
+	slices.SortFunc(list, func(a, b header) int { return strings.Compare(a.Name, b.Name) })
+	return list
+}
+
+// changedCopiesText sums up the changed copies blocked against a message.
+func changedCopiesText(c release.Copies) string {
+	text := fmt.Sprintf("%d of the copies blocked against this message had changed content", c.Kept)
+	if c.Kept == 1 {
+		text = "1 copy blocked against this message had changed content"
+	}
+	return fmt.Sprintf("%s (%d accepted as a new message); each such row links to a diff.", text, c.Released)
+}

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/a-h/templ"
+
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
+	"github.com/lefia/edihub/internal/typeeditor"
+)
+
+// typesPath is where the message-type pages live.
+const typesPath = "/admin/message-types"
+
+func typeURL(id int64) string { return typesPath + "/" + strconv.FormatInt(id, 10) }
+
+// editorURL is where the editor's form saves: the type, or the list for a
+// new one.
+func editorURL(ed typeeditor.Editor) string {
+	if ed.Type == nil {
+		return typesPath
+	}
+	return typeURL(ed.Type.ID)
+}
+
+// previewURL answers the editor's htmx requests with the editor's fields.
+func previewURL(ed typeeditor.Editor) string {
+	if ed.Type == nil {
+		return typesPath + "/new/preview"
+	}
+	return typeURL(ed.Type.ID) + "/preview"
+}
+
+// previewOnInput makes the form send itself to the preview while the admin
+// types, and replace only the preview, so that the focused input stays.
+func previewOnInput(ed typeeditor.Editor) templ.Attributes {
+	return templ.Attributes{
+		"hx-post": previewURL(ed), "hx-trigger": "input changed delay:400ms",
+		"hx-target": "#preview", "hx-select": "#preview", "hx-swap": "outerHTML",
+	}
+}
+
+// swapEditor makes a button that edits the list of paths post the form to
+// the preview and replace the editor's fields with the edited ones; without
+// JavaScript the same button posts to the form's own action, which shows
+// the whole page again.
+func swapEditor(ed typeeditor.Editor) templ.Attributes {
+	return templ.Attributes{
+		"hx-post": previewURL(ed), "hx-target": "#editor", "hx-select": "#editor", "hx-swap": "outerHTML",
+	}
+}
+
+// duplicatesURL is the audit log of a type's blocked duplicates.
+func duplicatesURL(t typeeditor.Listed) templ.SafeURL {
+	f := audit.Filter{Action: ingest.ActionDuplicateBlocked, Tenant: t.Tenant, MessageType: t.Code}
+	return templ.URL(f.URL())
+}
+
+func windowText(hours *int32) string {
+	if hours == nil {
+		return fmt.Sprintf("%d h (the default)", messagetype.DefaultWindowHours)
+	}
+	return fmt.Sprintf("%d h", *hours)
+}
+
+// sampleOption describes a recent message in the sample choice.
+func sampleOption(m typeeditor.Sample) string {
+	return fmt.Sprintf("#%d · %s · docnum %s · %s", m.ID, m.Environment, orNone(m.Docnum), formatTime(m.ReceivedAt))
+}
+
+// sampleSelected reports whether recent message i is the chosen sample:
+// the one named, or the most recent when none is.
+func sampleSelected(f typeeditor.Form, m typeeditor.Sample, i int) bool {
+	if f.SampleMessage == "" {
+		return i == 0
+	}
+	return f.SampleMessage == strconv.FormatInt(m.ID, 10)
+}
+
+func previewSubject(pv typeeditor.Preview) string {
+	if pv.MessageID != 0 {
+		return fmt.Sprintf("Message %d, docnum %s, as ingest computes it with these settings:", pv.MessageID, orNone(pv.Docnum))
+	}
+	return fmt.Sprintf("The pasted payload, docnum %s, as ingest would compute it with these settings:", orNone(pv.Docnum))
+}
+
+func previewFallbackText(f fingerprint.Fallback) string {
+	if f == fingerprint.FallbackNone {
+		return "The fingerprint is made of the values at these paths."
+	}
+	return fallbackText(f)
+}
+
+// impactSummary is the analysis in one sentence, in the words an admin
+// decides on.
+func impactSummary(im typeeditor.Impact) string {
+	s := fmt.Sprintf("This change would have blocked %d of the last %s", im.NewlyBlocked, messages(im.Messages))
+	if im.NoLongerBlocked > 0 {
+		s += fmt.Sprintf(" and let through %d that the current settings block", im.NoLongerBlocked)
+	}
+	return s + "."
+}
+
+func messages(n int) string {
+	if n == 1 {
+		return "1 message"
+	}
+	return strconv.Itoa(n) + " messages"
+}
+
+func share(p typeeditor.PathShare) string {
+	if p.Of == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", float64(p.Matched)*100/float64(p.Of))
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
