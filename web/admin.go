@@ -144,13 +144,16 @@ func orNone(s string) string {
 	return s
 }
 
-// claimText says whether retransmissions are matched against this message.
-func claimText(m inspect.Message) string {
+// claimText says whether retransmissions are matched against this message;
+// released says it was accepted from a blocked copy.
+func claimText(m inspect.Message, released bool) string {
 	switch {
 	case m.Fingerprint == "":
 		return "The message has no fingerprint and is not deduplicated."
 	case m.IdempotencyKey != "":
 		return "Not claimed: the message arrived with an Idempotency-Key."
+	case released:
+		return "Not claimed: the message was accepted from a blocked copy, and the original keeps matching retransmissions."
 	case m.HoldsFingerprint:
 		return "Retransmissions with this fingerprint are matched against this message."
 	}

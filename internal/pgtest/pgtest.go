@@ -6,6 +6,7 @@ package pgtest
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"net/url"
 	"os"
 	"strings"
@@ -90,7 +91,22 @@ func serverConfig(t testing.TB) pgtestdb.Config {
 type migrator struct{}
 
 func (migrator) Hash() (string, error) {
-	return common.HashDirs(migrations.FS, "*.sql", ".")
+	// Names count as much as contents: goose's version is the file name, so
+	// a renumbered migration is a different schema history.
+	files, err := fs.Glob(migrations.FS, "*.sql")
+	if err != nil {
+		return "", err
+	}
+	h := common.NewRecursiveHash()
+	for _, name := range files {
+		content, err := fs.ReadFile(migrations.FS, name)
+		if err != nil {
+			return "", err
+		}
+		h.AddField("name", name)
+		h.Add(content)
+	}
+	return h.String(), nil
 }
 
 func (migrator) Migrate(ctx context.Context, db *sql.DB, _ pgtestdb.Config) error {

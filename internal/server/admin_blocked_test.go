@@ -192,6 +192,7 @@ func TestReleaseAcceptsAChangedCopyOnce(t *testing.T) {
 	require.Equal(t, http.StatusOK, msg.status)
 	require.Contains(t, string(msg.body), `id="release-done"`)
 	require.Contains(t, string(msg.body), `id="released-from"`)
+	require.Contains(t, string(msg.body), "Not claimed: the message was accepted from a blocked copy")
 	orig := c.get(fmt.Sprintf("/admin/messages/%d", site.original))
 	require.Contains(t, string(orig.body), fmt.Sprintf(`<a class="released" href="/admin/messages/%d">`, released))
 	require.Contains(t, string(orig.body), `id="changed-copies"`)
