@@ -148,6 +148,11 @@ func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, args []st
 		return err
 	}
 	defer pool.Close()
+	return applyMigrations(ctx, pool, log)
+}
+
+// applyMigrations applies pending migrations and logs how many it applied.
+func applyMigrations(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
 	n, err := schema.Migrate(ctx, pool)
 	if err != nil {
 		return err

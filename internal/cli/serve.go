@@ -17,7 +17,6 @@ import (
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/retention"
-	"github.com/lefia/edihub/internal/schema"
 	"github.com/lefia/edihub/internal/server"
 )
 
@@ -35,11 +34,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 		return err
 	}
 	defer pool.Close()
-	n, err := schema.Migrate(ctx, pool)
-	if err != nil {
+	if err := applyMigrations(ctx, pool, log); err != nil {
 		return err
 	}
-	log.Info("migrations applied", "count", n)
 
 	ln, err := net.Listen("tcp", cfg.ListenAddr)
 	if err != nil {
