@@ -24,7 +24,7 @@ build: ## build bin/edihub
 
 .PHONY: test
 test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector
-	@scripts/test-db.sh
+	@scripts/test-setup.sh
 	go test -race -count=1 ./...
 
 .PHONY: fuzz

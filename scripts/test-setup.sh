@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Prepares what `make test` needs, so that it passes on a new machine: a
+# PostgreSQL server (started if it is installed but down) with the database
+# the tests clone their own databases from, and Debian's Chromium for the
+# browser tests. `.ci/run` uses it too.
+set -euo pipefail
+
+url="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
+
+# as_root runs a package installation, which needs root.
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! command -v pg_isready >/dev/null; then
+  as_root apt-get update && as_root apt-get install -y postgresql
+fi
+if [ -z "${TEST_DATABASE_URL:-}" ] && ! pg_isready -q -h 127.0.0.1 -p 5432 && command -v pg_ctlcluster >/dev/null; then
+  # The tests use the machine's own cluster; start it if it is down.
+  as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n 1)" main start
+fi
+for _ in $(seq 1 30); do pg_isready -q -d "$url" && break; sleep 1; done
+if ! pg_isready -q -d "$url"; then
+  echo "PostgreSQL at $url does not answer; start it or set TEST_DATABASE_URL (see README)" >&2
+  exit 1
+fi
+# The default server's "test" database holds the migrated templates.
+if [ -z "${TEST_DATABASE_URL:-}" ] &&
+  [ "$(psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'")" != 1 ]; then
+  psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test"
+fi
+
+# The admin pages' browser tests drive Debian's Chromium headless; they fail,
+# never skip, without it.
+if [ ! -x /usr/bin/chromium ]; then
+  as_root apt-get update && as_root apt-get install -y chromium
+fi
