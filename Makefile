@@ -28,7 +28,7 @@ test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race de
 	go test -race -count=1 ./...
 
 .PHONY: fuzz
-fuzz: ## run each fuzz target for FUZZTIME (default 10s)
+fuzz: ## run each fuzz target for FUZZTIME (default 10s; a count such as 50000x also works)
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
