@@ -5,7 +5,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,7 +20,10 @@ type Config struct {
 	DatabaseURL string
 	ListenAddr  string
 	// MetricsAddr is where /metrics is served; empty means not at all.
-	MetricsAddr       string
+	MetricsAddr string
+	// TrustedProxies are the networks whose X-Forwarded-For header is
+	// believed; a client anywhere else is known by its own address.
+	TrustedProxies    []*net.IPNet
 	IdempotencyKeyTTL time.Duration
 	MaxBodyBytes      int64
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
@@ -50,6 +55,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
+	cfg.TrustedProxies = networks(getenv, "TRUSTED_PROXIES", "127.0.0.1/32,::1/128", &errs)
 	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
 	cfg.SweepBatchSize = 1000
 	if v := getenv("SWEEP_BATCH_SIZE"); v != "" {
@@ -98,4 +104,23 @@ func positiveDuration(getenv func(string) string, name string, def time.Duration
 		return def
 	}
 	return d
+}
+
+// networks reads a comma-separated list of CIDR ranges; "none" means an
+// empty list.
+func networks(getenv func(string) string, name, def string, errs *[]error) []*net.IPNet {
+	v := withDefault(getenv(name), def)
+	if v == "none" {
+		return nil
+	}
+	var nets []*net.IPNet
+	for _, part := range strings.Split(v, ",") {
+		_, n, err := net.ParseCIDR(strings.TrimSpace(part))
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s: %q is not a CIDR range such as 10.0.0.0/8", name, part))
+			continue
+		}
+		nets = append(nets, n)
+	}
+	return nets
 }

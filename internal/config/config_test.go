@@ -21,6 +21,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
 	require.Equal(t, "text", cfg.LogFormat)
 	require.Equal(t, time.Minute, cfg.SweepInterval)
+	require.Len(t, cfg.TrustedProxies, 2, "loopback proxies only")
 	require.Equal(t, int32(1000), cfg.SweepBatchSize)
 }
 
@@ -50,10 +51,23 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"LOG_FORMAT":          "xml",
 		"REQUEST_TIMEOUT":     "0s",
 		"SWEEP_BATCH_SIZE":    "many",
+		"TRUSTED_PROXIES":     "10.0.0.0/8,proxy.internal",
 		"COOKIE_SECURE":       "yes please",
 	}))
 	require.Error(t, err)
 	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
+}
+
+func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.0/24"}))
+	require.NoError(t, err)
+	require.Len(t, cfg.TrustedProxies, 2)
+	require.Equal(t, "10.0.0.0/8", cfg.TrustedProxies[0].String())
+
+	cfg, err = Load(env(map[string]string{"TRUSTED_PROXIES": "none"}))
+	require.NoError(t, err)
+	require.Empty(t, cfg.TrustedProxies)
 }

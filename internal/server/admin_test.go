@@ -113,7 +113,7 @@ func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, b.url+"/admin/login", strings.NewReader(form.Encode()))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set("X-Real-IP", addr)
+		req.Header.Set("X-Forwarded-For", addr)
 		return c.send(req)
 	}
 

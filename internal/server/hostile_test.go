@@ -195,3 +195,31 @@ func TestSecretsAreNeverLogged(t *testing.T) {
 	require.NotContains(t, text, secret)
 	require.NotContains(t, text, "4500012345", "payloads are not logged")
 }
+
+// X-Forwarded-For names the client only when a trusted proxy sent it;
+// anyone else could forge the source of an audit event with it.
+func TestForwardedForIsBelievedOnlyFromTrustedProxies(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, trusted, want string
+	}{
+		{"loopback proxy, the default", "", "203.0.113.7"},
+		{"the peer is not a trusted proxy", "10.0.0.0/8", "127.0.0.1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b := serveReal(t, map[string]string{"TRUSTED_PROXIES": tt.trusted}, io.Discard)
+			b.messageType(t, "ORDERS05", nil, nil)
+			body := []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{}}`)
+			require.Equal(t, http.StatusCreated, b.post(t, body, "X-Forwarded-For", "203.0.113.7").status)
+			require.Equal(t, http.StatusOK, b.post(t, body, "X-Forwarded-For", "203.0.113.7").status)
+			var addr, source string
+			require.NoError(t, b.pool.QueryRow(context.Background(),
+				`SELECT remote_addr FROM messages`).Scan(&addr))
+			require.NoError(t, b.pool.QueryRow(context.Background(),
+				`SELECT details->'source'->>'remote_addr' FROM audit_events WHERE action = 'message.duplicate_blocked'`).Scan(&source))
+			require.Equal(t, tt.want, addr)
+			require.Equal(t, tt.want, source)
+		})
+	}
+}

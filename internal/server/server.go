@@ -96,8 +96,21 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
+	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
 	return s
+}
+
+// clientAddress tells who sent a request: the peer's own address, unless
+// the peer is a trusted proxy, whose X-Forwarded-For then names the client.
+// Anyone else could write any address into that header and so dodge the
+// login throttle or forge the source of an audit event.
+func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, n := range trusted {
+		opts = append(opts, echo.TrustIPRange(n))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // MetricsHandler serves the Prometheus metrics, for the METRICS_ADDR listener.
