@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,18 +149,9 @@ func TestBackendsKilledUnderLoad(t *testing.T) {
 // returns cleanly, and no acknowledged message is missing.
 func TestGracefulShutdownUnderLoad(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Load(func(string) string { return "" })
-	require.NoError(t, err)
-	pool := pgtest.Pool(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, shutdown := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() {
-		served <- server.New(cfg, pool, slog.New(slog.NewTextHandler(io.Discard, nil))).Serve(ctx, ln)
-	}()
-	b := provisionBundle(t, pool, "http://"+ln.Addr().String())
+	b, shutdown, served := startServe(t, nil, io.Discard)
 	b.messageType(t, "ORDERS05", nil, nil)
+	addr := strings.TrimPrefix(b.url, "http://")
 
 	run := newLoadRun()
 	var wg sync.WaitGroup
@@ -170,7 +162,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 			client := &http.Client{Timeout: 20 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 			for i := 0; ; i++ {
 				run.send(client, b, fmt.Sprintf("%02d%05d", w, i))
-				conn, err := net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+				conn, err := net.DialTimeout("tcp", addr, time.Second)
 				if err != nil {
 					return // the server no longer accepts connections
 				}
@@ -188,7 +180,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 
-	_, err = net.DialTimeout("tcp", ln.Addr().String(), time.Second)
+	_, err := net.DialTimeout("tcp", addr, time.Second)
 	require.Error(t, err, "new connections are refused after shutdown")
 	require.Zero(t, run.statuses[http.StatusInternalServerError])
 	require.Positive(t, len(run.acked))

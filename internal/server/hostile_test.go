@@ -39,24 +39,33 @@ func (b *syncBuffer) String() string {
 }
 
 // serveReal runs the server through Serve, as `edihub serve` does, so that
-// the production timeouts and header limits apply, and logs into logs.
+// the production timeouts and header limits apply, and logs into logs. The
+// server shuts down cleanly when the test ends.
 func serveReal(t *testing.T, vars map[string]string, logs io.Writer) *testBundle {
+	t.Helper()
+	b, shutdown, served := startServe(t, vars, logs)
+	t.Cleanup(func() {
+		shutdown()
+		require.NoError(t, <-served)
+	})
+	return b
+}
+
+// startServe starts Serve on a database of its own and returns the bundle,
+// the function that stands for SIGTERM, and where Serve's result arrives.
+func startServe(t *testing.T, vars map[string]string, logs io.Writer) (*testBundle, context.CancelFunc, <-chan error) {
 	t.Helper()
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
 	pool := pgtest.Pool(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, shutdown := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() {
 		served <- server.New(cfg, pool, slog.New(slog.NewJSONHandler(logs, nil))).Serve(ctx, ln)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-served)
-	})
-	return provisionBundle(t, pool, "http://"+ln.Addr().String())
+	return provisionBundle(t, pool, "http://"+ln.Addr().String()), shutdown, served
 }
 
 // Hostile bodies get a clear 4xx, nothing is stored, and the server goes on

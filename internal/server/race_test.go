@@ -15,13 +15,19 @@ const raceSize = 100
 // returns every answer.
 func postConcurrently(t *testing.T, b *testBundle, body []byte, headers ...string) []response {
 	t.Helper()
-	responses := make([]response, raceSize)
+	return sendConcurrently(raceSize, func() response { return b.post(t, body, headers...) })
+}
+
+// sendConcurrently releases n senders at the same moment and returns every
+// answer, in sender order.
+func sendConcurrently(n int, send func() response) []response {
+	responses := make([]response, n)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
-	for i := range raceSize {
+	for i := range n {
 		wg.Go(func() {
 			<-start
-			responses[i] = b.post(t, body, headers...)
+			responses[i] = send()
 		})
 	}
 	close(start)
@@ -29,6 +35,9 @@ func postConcurrently(t *testing.T, b *testBundle, body []byte, headers ...strin
 	return responses
 }
 
+// requireOneStored checks that of many identical requests exactly one stored
+// the message and every other one got the duplicate answer, each with its
+// audit event.
 func requireOneStored(t *testing.T, b *testBundle, responses []response) {
 	t.Helper()
 	created := 0
@@ -45,7 +54,7 @@ func requireOneStored(t *testing.T, b *testBundle, responses []response) {
 	require.Equal(t, 1, created, "exactly one request stores the message")
 	require.Len(t, ids, 1, "every answer names the same message")
 	require.Equal(t, 1, b.messages(t))
-	require.Equal(t, raceSize-1, b.blockedEvents(t))
+	require.Equal(t, len(responses)-1, b.blockedEvents(t))
 }
 
 func TestConcurrentIdenticalRequestsByFingerprint(t *testing.T) {

@@ -113,9 +113,6 @@ func clientAddress(trusted []*net.IPNet) echo.IPExtractor {
 	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
-// MetricsHandler serves the Prometheus metrics, for the METRICS_ADDR listener.
-func (s *Server) MetricsHandler() http.Handler { return s.metrics.Handler() }
-
 // Handler is the server's http.Handler, for tests that use httptest.
 func (s *Server) Handler() http.Handler { return s.echo }
 
