@@ -13,21 +13,9 @@ const (
 	githubDeliveryHeader  = "X-GitHub-Delivery"
 )
 
-// verifyGitHub checks the HMAC of the body alone. GitHub signs no timestamp, so now is unused and
-// replays are caught by deduplicating on the delivery id instead.
+// verifyGitHub checks the HMAC of the body alone (see verifyBodyHMAC).
 func verifyGitHub(key []byte, header http.Header, body []byte, _ time.Time) (string, error) {
-	value, err := requiredHeader(header, githubSignatureHeader)
-	if err != nil {
-		return "", err
-	}
-	mac, err := parseGitHubSignature(value)
-	if err != nil {
-		return "", err
-	}
-	if err := matchAny(githubSignatureHeader, sign(key, body), [][]byte{mac}); err != nil {
-		return "", err
-	}
-	return header.Get(githubDeliveryHeader), nil
+	return verifyBodyHMAC(key, header, body, githubSignatureHeader, githubDeliveryHeader, parseGitHubSignature)
 }
 
 // parseGitHubSignature decodes an X-Hub-Signature-256 value, "sha256=" and a hex HMAC.
@@ -37,4 +25,23 @@ func parseGitHubSignature(value string) ([]byte, error) {
 		return nil, verifyError(CheckMalformedHeader, githubSignatureHeader, "the value does not start with sha256=")
 	}
 	return hexMAC.decodeMAC(githubSignatureHeader, encoded)
+}
+
+// verifyBodyHMAC checks a scheme that signs the body alone, as GitHub and
+// Shopify do: one HMAC in one header. Such schemes sign no timestamp, so
+// replays are caught by deduplicating on the delivery id instead.
+func verifyBodyHMAC(key []byte, header http.Header, body []byte,
+	signatureHeader, deliveryHeader string, parse func(string) ([]byte, error)) (string, error) {
+	value, err := requiredHeader(header, signatureHeader)
+	if err != nil {
+		return "", err
+	}
+	mac, err := parse(value)
+	if err != nil {
+		return "", err
+	}
+	if err := matchAny(signatureHeader, sign(key, body), [][]byte{mac}); err != nil {
+		return "", err
+	}
+	return header.Get(deliveryHeader), nil
 }
