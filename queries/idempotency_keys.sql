@@ -34,7 +34,7 @@ RETURNING id, received_at;
 -- means no live, completed key: a first request, an expired key, or one
 -- whose first request has not committed yet (the caller then claims it and
 -- waits there). details is the event's details object without "original"
--- and "content", which are added here (see ingest.BlockedDetails).
+-- and "content", which are added here (see auditevent.BlockedDetails).
 -- name: IdempotencyKeyReplay :one
 WITH k AS (
     SELECT ik.message_id, ik.request_hash = @request_hash AS same_request, ik.response_body

@@ -9,9 +9,9 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/inspect"
 )
 
@@ -126,7 +126,7 @@ func modeText(mode string) string {
 }
 
 // sourceText says where a blocked copy came from.
-func sourceText(s ingest.SourceDetail) string {
+func sourceText(s auditevent.SourceDetail) string {
 	text := s.Endpoint
 	if s.IntegrationID != nil {
 		text += " " + short(*s.IntegrationID)

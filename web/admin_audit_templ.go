@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/lefia/edihub/internal/audit"
-	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/auditevent"
 )
 
 // AdminAudit is the audit log: a filter form whose state lives in the URL,
@@ -236,7 +236,7 @@ func AdminAudit(p Page, f audit.Filter, pg audit.Page) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, a := range audit.Actions {
+			for _, a := range auditevent.Actions {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<option value=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -639,7 +639,7 @@ func duplicateCells(f audit.Filter, e audit.Event, d audit.Duplicate) templ.Comp
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if d.Content == ingest.ContentChanged {
+		if d.Content == auditevent.ContentChanged {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "<strong class=\"badge changed\" title=\"same business key, different content: worth a look\">changed</strong> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -7,8 +7,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/dashboard"
-	"github.com/lefia/edihub/internal/ingest"
 )
 
 // filterTime writes a time as the audit filter's from and to take it, to
@@ -19,7 +19,7 @@ const filterTime = "2006-01-02T15:04:05"
 // the dashboard counts, of one message type when code is not "".
 func weekBlockedURL(d dashboard.Dashboard, tenant, code string) templ.SafeURL {
 	f := audit.Filter{
-		Action: ingest.ActionDuplicateBlocked, Tenant: tenant, MessageType: code,
+		Action: auditevent.DuplicateBlocked, Tenant: tenant, MessageType: code,
 		From: d.WeekStart.UTC().Format(filterTime),
 	}
 	return templ.URL(f.URL())

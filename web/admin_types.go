@@ -7,8 +7,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
@@ -56,7 +56,7 @@ func swapEditor(ed typeeditor.Editor) templ.Attributes {
 
 // duplicatesURL is the audit log of a type's blocked duplicates.
 func duplicatesURL(t typeeditor.Listed) templ.SafeURL {
-	f := audit.Filter{Action: ingest.ActionDuplicateBlocked, Tenant: t.Tenant, MessageType: t.Code}
+	f := audit.Filter{Action: auditevent.DuplicateBlocked, Tenant: t.Tenant, MessageType: t.Code}
 	return templ.URL(f.URL())
 }
 

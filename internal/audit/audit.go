@@ -12,23 +12,13 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/ingest"
-	"github.com/lefia/edihub/internal/release"
 )
 
 // PageSize is how many events one page shows.
 const PageSize = 50
-
-// Actions are the audit actions edihub records, offered as suggestions by
-// the action filter. Provisioning records the *.created ones.
-var Actions = []string{
-	ingest.ActionDuplicateBlocked, release.ActionDuplicateReleased,
-	auth.ActionLoginFailed, auth.ActionLoggedIn, auth.ActionLoggedOut,
-	"user.created", "tenant.created", "environment.created", "api_key.created",
-	"message_type.created", "message_type.updated", "integration.created",
-}
 
 // Service reads the audit trail.
 type Service struct {
@@ -59,21 +49,13 @@ type Event struct {
 
 // Duplicate is the details of a message.duplicate_blocked event.
 type Duplicate struct {
-	ingest.BlockedDetails
+	auditevent.BlockedDetails
 	// CopyID is the blocked copy kept of a copy with changed content, 0 when
 	// none was kept (identical content, or blocked before copies were kept).
 	CopyID int64
 	// ReleasedAs is the message an admin accepted the copy as, 0 while it
 	// is not released.
 	ReleasedAs int64
-}
-
-// Key is the fingerprint or the Idempotency-Key the duplicate matched.
-func (d Duplicate) Key() string {
-	if d.Mode == "idempotency_key" {
-		return d.IdempotencyKey
-	}
-	return d.Fingerprint
 }
 
 // Page is one page of the audit log.
@@ -130,7 +112,7 @@ func (s *Service) addCopies(ctx context.Context, scope auth.Scope, events []Even
 	changed := make(map[int64]*Duplicate)
 	var ids []int64
 	for _, e := range events {
-		if e.Duplicate != nil && e.Duplicate.Content == ingest.ContentChanged {
+		if e.Duplicate != nil && e.Duplicate.Content == auditevent.ContentChanged {
 			changed[e.ID] = e.Duplicate
 			ids = append(ids, e.ID)
 		}
@@ -265,7 +247,7 @@ func event(r db.AuditEventListRow) (Event, error) {
 	if r.MessageID != nil {
 		e.MessageID = *r.MessageID
 	}
-	if r.Action == ingest.ActionDuplicateBlocked {
+	if r.Action == auditevent.DuplicateBlocked {
 		var d Duplicate
 		if err := json.Unmarshal(r.Details, &d.BlockedDetails); err != nil {
 			return Event{}, fmt.Errorf("decode details of audit event %d: %w", r.ID, err)

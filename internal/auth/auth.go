@@ -14,20 +14,25 @@ import (
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/provision"
+)
+
+// Roles an admin user may have.
+const (
+	RoleAdmin  = "admin"
+	RoleViewer = "viewer"
 )
 
 // User is a signed-in admin user.
 type User struct {
 	ID         int64
 	Email      string
-	Role       string // provision.RoleAdmin or provision.RoleViewer
+	Role       string // RoleAdmin or RoleViewer
 	TenantID   *int64 // nil for a global user
 	TenantSlug string // "" for a global user
 }
 
 // IsAdmin reports whether u may change things; viewers only read.
-func (u User) IsAdmin() bool { return u.Role == provision.RoleAdmin }
+func (u User) IsAdmin() bool { return u.Role == RoleAdmin }
 
 // Actor names u in the audit trail.
 func (u User) Actor() string { return fmt.Sprintf("user:%d", u.ID) }

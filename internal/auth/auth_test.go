@@ -36,9 +36,9 @@ func TestScope(t *testing.T) {
 func TestTenantForNewUser(t *testing.T) {
 	t.Parallel()
 	acme := int64(1)
-	global := auth.User{Role: provision.RoleAdmin}
-	tenantAdmin := auth.User{Role: provision.RoleAdmin, TenantID: &acme, TenantSlug: "acme"}
-	viewer := auth.User{Role: provision.RoleViewer}
+	global := auth.User{Role: auth.RoleAdmin}
+	tenantAdmin := auth.User{Role: auth.RoleAdmin, TenantID: &acme, TenantSlug: "acme"}
+	viewer := auth.User{Role: auth.RoleViewer}
 
 	tests := []struct {
 		name      string
@@ -77,7 +77,7 @@ func TestLoginThrottleWindow(t *testing.T) {
 	_, err := prov.CreateTenant(ctx, "acme", "")
 	require.NoError(t, err)
 	const pw = "correct horse battery staple"
-	id, err := prov.CreateUser(ctx, provision.UserSpec{Email: "Ada@acme.example", Role: provision.RoleViewer, TenantSlug: "acme", Password: pw})
+	id, err := prov.CreateUser(ctx, provision.UserSpec{Email: "Ada@acme.example", Role: auth.RoleViewer, TenantSlug: "acme", Password: pw})
 	require.NoError(t, err)
 	svc := auth.New(pool)
 
@@ -93,7 +93,7 @@ func TestLoginThrottleWindow(t *testing.T) {
 	}
 	u, err := svc.Login(ctx, "  ADA@acme.example ", pw, "192.0.2.1")
 	require.NoError(t, err, "emails match without regard to case or spaces")
-	require.Equal(t, auth.User{ID: id, Email: "Ada@acme.example", Role: provision.RoleViewer, TenantID: u.TenantID, TenantSlug: "acme"}, u)
+	require.Equal(t, auth.User{ID: id, Email: "Ada@acme.example", Role: auth.RoleViewer, TenantID: u.TenantID, TenantSlug: "acme"}, u)
 	require.False(t, u.IsAdmin())
 
 	_, err = svc.Login(ctx, "ada@acme.example", "wrong", "192.0.2.1")

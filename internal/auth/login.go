@@ -9,16 +9,9 @@ import (
 	"time"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/password"
-	"github.com/lefia/edihub/internal/provision"
-)
-
-// The audit actions of signing in and out.
-const (
-	ActionLoginFailed = "user.login_failed"
-	ActionLoggedIn    = "user.logged_in"
-	ActionLoggedOut   = "user.logged_out"
 )
 
 // The login throttle: a sign-in is refused, before its password is checked,
@@ -95,14 +88,14 @@ func (s *Service) Login(ctx context.Context, email, pw, remoteAddr string) (User
 	if err != nil {
 		return User{}, err
 	}
-	return u, provision.Record(ctx, q, u.Actor(), u.TenantID, ActionLoggedIn,
+	return u, auditevent.Record(ctx, q, u.Actor(), u.TenantID, auditevent.LoggedIn,
 		map[string]any{"email": u.Email, "remote_addr": remoteAddr})
 }
 
 // fail records a failed sign-in outside any tenant (the email may belong to
 // no one) and returns ErrInvalidCredentials.
 func fail(ctx context.Context, q *db.Queries, email, remoteAddr, reason string) error {
-	if err := provision.Record(ctx, q, "anonymous", nil, ActionLoginFailed,
+	if err := auditevent.Record(ctx, q, auditevent.ActorAnonymous, nil, auditevent.LoginFailed,
 		map[string]any{"email": email, "remote_addr": remoteAddr, "reason": reason}); err != nil {
 		return err
 	}
@@ -111,6 +104,6 @@ func fail(ctx context.Context, q *db.Queries, email, remoteAddr, reason string) 
 
 // Logout records that u signed out; the caller destroys the session.
 func (s *Service) Logout(ctx context.Context, u User, remoteAddr string) error {
-	return provision.Record(ctx, db.New(s.pool), u.Actor(), u.TenantID, ActionLoggedOut,
+	return auditevent.Record(ctx, db.New(s.pool), u.Actor(), u.TenantID, auditevent.LoggedOut,
 		map[string]any{"email": u.Email, "remote_addr": remoteAddr})
 }

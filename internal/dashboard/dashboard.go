@@ -16,9 +16,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/ingest"
 )
 
 const (
@@ -174,15 +174,15 @@ func (d *Dashboard) sum(counts []db.MessageCountsByTypeRow, stats []db.AuditEven
 	for _, r := range stats {
 		d.Blocked.Total.add(r.Blocked, r.LastDay, r.LastWeek)
 		switch r.Mode {
-		case ingest.ModeFingerprint:
+		case auditevent.ModeFingerprint:
 			d.Blocked.Fingerprint.add(r.Blocked, r.LastDay, r.LastWeek)
-		case ingest.ModeIdempotencyKey:
+		case auditevent.ModeIdempotencyKey:
 			d.Blocked.IdempotencyKey.add(r.Blocked, r.LastDay, r.LastWeek)
 		}
 		switch r.Content {
-		case ingest.ContentIdentical:
+		case auditevent.ContentIdentical:
 			d.Blocked.Identical.add(r.Blocked, r.LastDay, r.LastWeek)
-		case ingest.ContentChanged:
+		case auditevent.ContentChanged:
 			d.Blocked.Changed.add(r.Blocked, r.LastDay, r.LastWeek)
 		}
 		if r.MessageTypeID == nil {

@@ -185,7 +185,7 @@ type IdempotencyKeyReplayRow struct {
 // means no live, completed key: a first request, an expired key, or one
 // whose first request has not committed yet (the caller then claims it and
 // waits there). details is the event's details object without "original"
-// and "content", which are added here (see ingest.BlockedDetails).
+// and "content", which are added here (see auditevent.BlockedDetails).
 func (q *Queries) IdempotencyKeyReplay(ctx context.Context, arg IdempotencyKeyReplayParams) (IdempotencyKeyReplayRow, error) {
 	row := q.db.QueryRow(ctx, idempotencyKeyReplay,
 		arg.RequestHash,

@@ -419,7 +419,7 @@ type MessageStoreOrBlockRow struct {
 // after this statement's snapshot was taken is not seen: then neither
 // inserted_id nor holder_id is set, and the caller runs the statement again.
 // details is the event's details object without "original" and "content",
-// which depend on the holder and are added here (see ingest.BlockedDetails).
+// which depend on the holder and are added here (see auditevent.BlockedDetails).
 // A blocked copy whose content differs from the holder's is kept in
 // blocked_copies with its sender, beside its event; an identical copy
 // stores nothing more than the event.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -32,7 +33,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.messageType.ID,
 			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
 			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
-			WindowHours: m.windowHours, Action: ActionDuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
+			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
 			Sender: m.sender,
 		})
 		if err != nil {

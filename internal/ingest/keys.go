@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -76,7 +77,7 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 func replay(ctx context.Context, q *db.Queries, m message, k keyID) (res Result, replayed bool, err error) {
 	row, err := q.IdempotencyKeyReplay(ctx, db.IdempotencyKeyReplayParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		RequestHash: m.requestHash[:], MessageTypeID: &m.messageType.ID, Action: ActionDuplicateBlocked,
+		RequestHash: m.requestHash[:], MessageTypeID: &m.messageType.ID, Action: auditevent.DuplicateBlocked,
 		Actor: m.Source.Actor, Details: m.blocked, ContentHash: m.contentHash[:],
 	})
 	if db.IsNotFound(err) {

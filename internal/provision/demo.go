@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apikey"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -125,7 +126,7 @@ func ensureAdmin(ctx context.Context, q *db.Queries, pw string) error {
 		if herr != nil {
 			return herr
 		}
-		_, err = q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: RoleAdmin})
+		_, err = q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin})
 		if err != nil {
 			return fmt.Errorf("create demo admin: %w", err)
 		}

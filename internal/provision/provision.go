@@ -5,13 +5,13 @@ package provision
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -22,9 +22,6 @@ type Service struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
-
-// actor names who made a change in the audit trail.
-const actor = "cli"
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 
@@ -74,35 +71,7 @@ func messageType(ctx context.Context, q *db.Queries, t db.Tenant, code string) (
 
 // audit records a change made through the CLI.
 func audit(ctx context.Context, q *db.Queries, tenantID *int64, action string, details map[string]any) error {
-	return Record(ctx, q, actor, tenantID, action, details)
-}
-
-// Record writes an audit event about something who did, in q's
-// transaction; the CLI, the admin pages and sign-ins all record through it.
-// details is marshalled to the event's JSON object.
-func Record(ctx context.Context, q *db.Queries, who string, tenantID *int64, action string, details map[string]any) error {
-	return record(ctx, q, db.AuditEventInsertParams{TenantID: tenantID, Action: action, Actor: who}, details)
-}
-
-// RecordMessageType writes an audit event about a message type, naming it
-// in the event's message_type_id, so that the audit log's message type
-// filter finds its changes.
-func RecordMessageType(ctx context.Context, q *db.Queries, who string, mt db.MessageType, action string, details map[string]any) error {
-	return record(ctx, q, db.AuditEventInsertParams{
-		TenantID: &mt.TenantID, MessageTypeID: &mt.ID, Action: action, Actor: who,
-	}, details)
-}
-
-func record(ctx context.Context, q *db.Queries, event db.AuditEventInsertParams, details map[string]any) error {
-	raw, err := json.Marshal(details)
-	if err != nil {
-		return fmt.Errorf("encode audit details: %w", err)
-	}
-	event.Details = raw
-	if err := q.AuditEventInsert(ctx, event); err != nil {
-		return fmt.Errorf("record %s: %w", event.Action, err)
-	}
-	return nil
+	return auditevent.Record(ctx, q, auditevent.ActorCLI, tenantID, action, details)
 }
 
 // alreadyExists turns a unique violation into a clear conflict error.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lefia/edihub/internal/apikey"
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -28,7 +29,7 @@ func (s *Service) CreateTenant(ctx context.Context, slug, name string) (db.Tenan
 		if err != nil {
 			return alreadyExists(err, "tenant %q already exists", slug)
 		}
-		return audit(ctx, q, &t.ID, "tenant.created", map[string]any{"slug": slug, "name": name})
+		return audit(ctx, q, &t.ID, auditevent.TenantCreated, map[string]any{"slug": slug, "name": name})
 	})
 	return t, err
 }
@@ -48,7 +49,7 @@ func (s *Service) CreateEnvironment(ctx context.Context, tenantSlug, slug string
 		if err != nil {
 			return alreadyExists(err, "environment %q already exists in tenant %q", slug, tenantSlug)
 		}
-		return audit(ctx, q, &t.ID, "environment.created", map[string]any{"environment": slug})
+		return audit(ctx, q, &t.ID, auditevent.EnvironmentCreated, map[string]any{"environment": slug})
 	})
 	return e, err
 }
@@ -75,7 +76,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, tenantSlug, envSlug string) 
 		if err != nil {
 			return fmt.Errorf("store api key: %w", err)
 		}
-		return audit(ctx, q, &t.ID, "api_key.created",
+		return audit(ctx, q, &t.ID, auditevent.APIKeyCreated,
 			map[string]any{"api_key_id": id, "environment": envSlug, "prefix": key.Prefix})
 	})
 	if err != nil {

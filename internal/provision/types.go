@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/signature"
@@ -64,9 +65,9 @@ func insertMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 	}
 	who := spec.Actor
 	if who == "" {
-		who = actor
+		who = auditevent.ActorCLI
 	}
-	return mt, RecordMessageType(ctx, q, who, mt, "message_type.created", map[string]any{
+	return mt, auditevent.RecordMessageType(ctx, q, who, mt.TenantID, mt.ID, auditevent.MessageTypeCreated, map[string]any{
 		"message_type_id": mt.ID,
 		"after": map[string]any{
 			"code": spec.Code, "duplicate_key_fields": spec.Fields, "duplicate_window_hours": spec.WindowHours,
@@ -129,7 +130,7 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 			return fmt.Errorf("store integration: %w", err)
 		}
 		id = uid.String()
-		return audit(ctx, q, &t.ID, "integration.created", map[string]any{
+		return audit(ctx, q, &t.ID, auditevent.IntegrationCreated, map[string]any{
 			"integration_id": id, "environment": e.Slug, "message_type": mt.Code, "scheme": string(scheme),
 		})
 	})

@@ -6,14 +6,10 @@ import (
 	"net/mail"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/password"
-)
-
-// Roles an admin user may have.
-const (
-	RoleAdmin  = "admin"
-	RoleViewer = "viewer"
 )
 
 // UserSpec is what a new admin user is made of.
@@ -55,16 +51,16 @@ func (s *Service) CreateUser(ctx context.Context, spec UserSpec) (int64, error) 
 		}
 		who := spec.Actor
 		if who == "" {
-			who = actor
+			who = auditevent.ActorCLI
 		}
-		return Record(ctx, q, who, tenantID, "user.created",
+		return auditevent.Record(ctx, q, who, tenantID, auditevent.UserCreated,
 			map[string]any{"user_id": id, "email": spec.Email, "role": spec.Role})
 	})
 	return id, err
 }
 
 func validateUser(spec UserSpec) error {
-	if spec.Role != RoleAdmin && spec.Role != RoleViewer {
+	if spec.Role != auth.RoleAdmin && spec.Role != auth.RoleViewer {
 		return apperr.New(apperr.Invalid, "invalid-field", "role %q is not valid: use admin or viewer", spec.Role)
 	}
 	addr, err := mail.ParseAddress(spec.Email)

@@ -21,15 +21,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
-
-// ActionDuplicateReleased is the audit action of a blocked copy accepted as
-// a new message.
-const ActionDuplicateReleased = "message.duplicate_released"
 
 // MaxReasonLength is the longest reason an admin may give, in characters.
 const MaxReasonLength = 1000
@@ -51,7 +47,7 @@ type Copy struct {
 	MessageType string
 	Docnum      string
 	ReceivedAt  time.Time
-	Sender      ingest.Sender
+	Sender      auditevent.Sender
 	ContentHash string
 	Fingerprint string
 	Original    Original
@@ -115,15 +111,6 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	return c, nil
 }
 
-// Details is the details object of a message.duplicate_released event.
-type Details struct {
-	CopyID            int64  `json:"copy_id"`
-	OriginalMessageID int64  `json:"original_message_id"`
-	NewMessageID      int64  `json:"new_message_id"`
-	Reason            string `json:"reason"`
-	AdminEmail        string `json:"admin_email"`
-}
-
 // Release stores copy id as a new message on behalf of admin u, who gives
 // reason, and returns the new message's id. In one transaction it locks
 // the copy, stores it as a message that computes the copy's fingerprint but
@@ -167,19 +154,12 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 			// lost, the guard in the update still refuses a second release.
 			return fmt.Errorf("blocked copy %d was released by another transaction", id)
 		}
-		details, err := json.Marshal(Details{
+		return auditevent.Write(ctx, q, db.AuditEventInsertParams{
+			TenantID: &c.TenantID, EnvironmentID: &c.EnvironmentID, MessageTypeID: &c.MessageTypeID, MessageID: &newID,
+			Action: auditevent.DuplicateReleased, Actor: u.Actor(), MatchKey: c.Fingerprint,
+		}, auditevent.ReleasedDetails{
 			CopyID: id, OriginalMessageID: c.OriginalMessageID, NewMessageID: newID, Reason: reason, AdminEmail: u.Email,
 		})
-		if err != nil {
-			return fmt.Errorf("encode audit details: %w", err)
-		}
-		if err := q.AuditEventInsert(ctx, db.AuditEventInsertParams{
-			TenantID: &c.TenantID, EnvironmentID: &c.EnvironmentID, MessageTypeID: &c.MessageTypeID, MessageID: &newID,
-			Action: ActionDuplicateReleased, Actor: u.Actor(), MatchKey: c.Fingerprint, Details: details,
-		}); err != nil {
-			return fmt.Errorf("record release of blocked copy %d: %w", id, err)
-		}
-		return nil
 	})
 	return newID, err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/payloaddiff"
@@ -42,7 +43,7 @@ func setup(t *testing.T) *testBundle {
 	mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{Code: "SHOP_ORDER", Fields: []string{"id"}})
 	require.NoError(t, err)
 	adminID, err := prov.CreateUser(ctx, provision.UserSpec{
-		Email: "admin@acme.example", Role: provision.RoleAdmin, TenantSlug: "acme", Password: "correct horse battery staple",
+		Email: "admin@acme.example", Role: auth.RoleAdmin, TenantSlug: "acme", Password: "correct horse battery staple",
 	})
 	require.NoError(t, err)
 
@@ -61,7 +62,7 @@ func setup(t *testing.T) *testBundle {
 
 	b := &testBundle{
 		pool: pool, svc: release.New(pool), original: first.MessageID,
-		admin: auth.User{ID: adminID, Email: "admin@acme.example", Role: provision.RoleAdmin, TenantID: &tenant.ID, TenantSlug: "acme"},
+		admin: auth.User{ID: adminID, Email: "admin@acme.example", Role: auth.RoleAdmin, TenantID: &tenant.ID, TenantSlug: "acme"},
 	}
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM blocked_copies`).Scan(&b.copyID))
 	return b
@@ -129,7 +130,7 @@ func TestConcurrentReleasesStoreOneMessage(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM messages`))
-	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, release.ActionDuplicateReleased))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE action = $1`, auditevent.DuplicateReleased))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM blocked_copies WHERE released_message_id = $1`, winner))
 	// The original keeps its claim on the fingerprint.
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE id = $1 AND fingerprint IS NOT NULL`, b.original))
@@ -140,7 +141,7 @@ func TestReleaseRefuses(t *testing.T) {
 	b := setup(t)
 	ctx := context.Background()
 	viewer := b.admin
-	viewer.Role = provision.RoleViewer
+	viewer.Role = auth.RoleViewer
 	other := b.admin
 	other.TenantID = new(*b.admin.TenantID + 1)
 

@@ -6,7 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/audit"
-	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/web"
 )
 
@@ -18,7 +18,7 @@ func (s *Server) adminAudit(c echo.Context) error {
 		return err
 	}
 	section := web.SectionAudit
-	if f.Action == ingest.ActionDuplicateBlocked {
+	if f.Action == auditevent.DuplicateBlocked {
 		section = web.SectionDuplicates
 	}
 	if c.Request().Header.Get("HX-Request") == "true" {

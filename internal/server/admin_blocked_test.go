@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/auth"
 )
 
 // changedPaths are the paths in which the sample repeat output with changed
@@ -134,7 +134,7 @@ var diffPath = regexp.MustCompile(`<td class="path"><code>([^<]*)</code></td>`)
 func TestReleaseAcceptsAChangedCopyOnce(t *testing.T) {
 	t.Parallel()
 	site := newChangedCopySite(t)
-	admin := site.user(t, "admin@acme.example", provision.RoleAdmin, "acme")
+	admin := site.user(t, "admin@acme.example", auth.RoleAdmin, "acme")
 	c := site.client(t)
 	c.login(admin)
 
@@ -217,8 +217,8 @@ func TestReleaseNeedsAnAdminOfTheTenant(t *testing.T) {
 	site := newChangedCopySite(t)
 	_, err := site.prov.CreateTenant(context.Background(), "globex", "Globex")
 	require.NoError(t, err)
-	viewer := site.user(t, "viewer@acme.example", provision.RoleViewer, "acme")
-	stranger := site.user(t, "admin@globex.example", provision.RoleAdmin, "globex")
+	viewer := site.user(t, "viewer@acme.example", auth.RoleViewer, "acme")
+	stranger := site.user(t, "admin@globex.example", auth.RoleAdmin, "globex")
 	path := fmt.Sprintf("/admin/blocked/%d", site.copyID)
 
 	c := site.client(t)
@@ -237,7 +237,7 @@ func TestReleaseNeedsAnAdminOfTheTenant(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, resp.status)
 
 	// Without the CSRF token even the right admin is refused.
-	admin := site.user(t, "admin@acme.example", provision.RoleAdmin, "acme")
+	admin := site.user(t, "admin@acme.example", auth.RoleAdmin, "acme")
 	c = site.client(t)
 	c.login(admin)
 	require.Equal(t, http.StatusForbidden, c.post(path+"/release", url.Values{"reason": {"no token"}}).status)

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/auth"
 )
 
 // An admin signs in, filters the audit log to blocked duplicates, follows a
@@ -17,7 +17,7 @@ import (
 func TestBrowserAdminFollowsADuplicateToItsOriginal(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	email := site.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	b := newBrowser(t)
 
 	b.signIn(t, site.url, "/admin/audit", email)
@@ -86,7 +86,7 @@ func TestBrowserShowsPayloadHTMLAsText(t *testing.T) {
 		            "<b>key</b>": "</pre><svg onload=alert(4)>"}}`)
 	id := site.originalWithDuplicate(t, site.apiKey, body)
 
-	email := site.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	b := newBrowser(t)
 	b.signIn(t, site.url, fmt.Sprintf("/admin/messages/%d", id), email)
 
@@ -115,8 +115,8 @@ func TestBrowserShowsPayloadHTMLAsText(t *testing.T) {
 func TestBrowserViewerSeesNoEditingControls(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	viewer := site.user(t, "viewer@acme.example", provision.RoleViewer, "acme")
-	admin := site.user(t, "admin@acme.example", provision.RoleAdmin, "acme")
+	viewer := site.user(t, "viewer@acme.example", auth.RoleViewer, "acme")
+	admin := site.user(t, "admin@acme.example", auth.RoleAdmin, "acme")
 
 	// Every form a viewer may see either reads (GET) or signs out.
 	const editing = `document.querySelectorAll('form:not([method=get]):not([action="/admin/logout"])').length`
@@ -153,7 +153,7 @@ func TestBrowserViewerSeesNoEditingControls(t *testing.T) {
 func TestBrowserTenantUserCannotOpenAnotherTenantsData(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	email := site.user(t, "viewer@globex.example", provision.RoleViewer, "globex")
+	email := site.user(t, "viewer@globex.example", auth.RoleViewer, "globex")
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin/audit", email)
 	b.do(t,

@@ -8,7 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/auth"
 )
 
 // An admin opens the dashboard, whose numbers are the database's, follows
@@ -22,7 +22,7 @@ func TestBrowserDashboardDiffAndRelease(t *testing.T) {
 	for _, sample := range []string{"orders05_changed_content_same_belnr.json", "orders05_resent_same_docnum.json"} {
 		require.Equal(t, http.StatusOK, site.post(t, rawEnvelope(t, "ORDERS05", sample)).status)
 	}
-	email := site.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin", email)
 	require.Equal(t, site.url+"/admin", b.location(t))

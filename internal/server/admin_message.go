@@ -9,7 +9,7 @@ import (
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/audit"
-	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/web"
 )
 
@@ -29,7 +29,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	dups := audit.Filter{Action: ingest.ActionDuplicateBlocked, MessageID: strconv.FormatInt(id, 10)}
+	dups := audit.Filter{Action: auditevent.DuplicateBlocked, MessageID: strconv.FormatInt(id, 10)}
 	pg, err := s.audit.List(ctx, scope, dups)
 	if err != nil {
 		return err

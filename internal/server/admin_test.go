@@ -11,10 +11,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
 )
 
 func TestAdminPagesNeedASignIn(t *testing.T) {
@@ -43,7 +43,7 @@ func TestAdminPagesNeedASignIn(t *testing.T) {
 func TestLoginRenewsTheSessionAndLogoutDestroysIt(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	email := b.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	c := b.client(t)
 
 	// A token planted before sign-in (session fixation) is not the one
@@ -81,7 +81,7 @@ func TestLoginRenewsTheSessionAndLogoutDestroysIt(t *testing.T) {
 	stolen.http.Jar.SetCookies(base, []*http.Cookie{{Name: "edihub_session", Value: session.Value, Path: "/admin"}})
 	require.Equal(t, http.StatusSeeOther, stolen.get("/admin/audit").status)
 
-	for _, action := range []string{auth.ActionLoggedIn, auth.ActionLoggedOut} {
+	for _, action := range []string{auditevent.LoggedIn, auditevent.LoggedOut} {
 		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE action = $1 AND actor LIKE 'user:%'`, action), action)
 	}
 }
@@ -91,7 +91,7 @@ func TestCookiesAreSecureWhenConfigured(t *testing.T) {
 	cfg, err := config.Load(func(k string) string { return map[string]string{"COOKIE_SECURE": "true"}[k] })
 	require.NoError(t, err)
 	b := setupWith(t, pgtest.Pool(t), cfg)
-	email := b.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	c := b.client(t)
 	resp := c.get("/admin/login")
 	require.True(t, cookieNamed(t, resp, "edihub_csrf").Secure)
@@ -103,7 +103,7 @@ func TestCookiesAreSecureWhenConfigured(t *testing.T) {
 func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	email := b.user(t, "viewer@acme.example", provision.RoleViewer, "acme")
+	email := b.user(t, "viewer@acme.example", auth.RoleViewer, "acme")
 	c := b.client(t)
 	c.get("/admin/login")
 
@@ -136,7 +136,7 @@ func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 	require.Contains(t, string(resp.body), "too many failed sign-ins")
 
 	// Five failures from one address lock that address out for any email.
-	other := b.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	other := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	for i := 0; i < auth.MaxFailures; i++ {
 		attempt(c, fmt.Sprintf("guess%d@acme.example", i), "guess", "203.0.113.50")
 	}
@@ -153,7 +153,7 @@ func TestFormsNeedTheCSRFToken(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.login(b.user(t, "admin@acme.example", provision.RoleAdmin, ""))
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
 	c.get("/admin/users")
 
 	newUser := url.Values{"email": {"new@acme.example"}, "password": {testPassword}, "role": {"viewer"}}
@@ -190,7 +190,7 @@ func TestViewersCannotChangeAnything(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.login(b.user(t, "viewer@acme.example", provision.RoleViewer, ""))
+	c.login(b.user(t, "viewer@acme.example", auth.RoleViewer, ""))
 
 	resp := c.get("/admin/users")
 	require.Equal(t, http.StatusOK, resp.status)
@@ -212,7 +212,7 @@ func TestAdminsCreateUsersInTheirOwnScope(t *testing.T) {
 	_, err := b.prov.CreateTenant(context.Background(), "globex", "Globex")
 	require.NoError(t, err)
 	c := b.client(t)
-	c.login(b.user(t, "boss@acme.example", provision.RoleAdmin, "acme"))
+	c.login(b.user(t, "boss@acme.example", auth.RoleAdmin, "acme"))
 
 	resp := c.get("/admin/users")
 	require.Contains(t, string(resp.body), `action="/admin/users"`)
@@ -244,7 +244,7 @@ func TestAdminsCreateUsersInTheirOwnScope(t *testing.T) {
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM users`))
 
 	// The list shows the tenant's users only.
-	b.user(t, "global@acme.example", provision.RoleAdmin, "")
+	b.user(t, "global@acme.example", auth.RoleAdmin, "")
 	require.NotContains(t, string(c.get("/admin/users").body), "global@acme.example")
 }
 
@@ -256,7 +256,7 @@ func TestTenantUsersSeeOnlyTheirTenant(t *testing.T) {
 	failed.get("/admin/login")
 	failed.submit("/admin/login", url.Values{"email": {"who@example.com"}, "password": {"guess"}})
 	c := site.client(t)
-	c.login(site.user(t, "viewer@globex.example", provision.RoleViewer, "globex"))
+	c.login(site.user(t, "viewer@globex.example", auth.RoleViewer, "globex"))
 
 	// The other tenant's message is missing, exactly like one that does
 	// not exist, so its existence is not revealed.
@@ -279,7 +279,7 @@ func TestTenantUsersSeeOnlyTheirTenant(t *testing.T) {
 
 	// A global user sees both tenants.
 	g := site.client(t)
-	g.login(site.user(t, "auditor@example.com", provision.RoleViewer, ""))
+	g.login(site.user(t, "auditor@example.com", auth.RoleViewer, ""))
 	audit = string(g.get("/admin/audit").body)
 	require.Contains(t, audit, fmt.Sprintf(`href="/admin/messages/%d"`, site.otherOriginal))
 	require.Contains(t, audit, fmt.Sprintf(`href="/admin/messages/%d"`, site.original))
@@ -290,7 +290,7 @@ func TestAdminErrorsArePages(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.login(b.user(t, "admin@acme.example", provision.RoleAdmin, ""))
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
 
 	for path, status := range map[string]int{
 		"/admin/messages/424242":       http.StatusNotFound,
@@ -312,7 +312,7 @@ func TestAdminErrorsArePages(t *testing.T) {
 func TestSignInRedirectsOnlyWithinTheAdminPages(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	email := b.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	for next, want := range map[string]string{
 		"/admin/messages/7?x=1":      "/admin/messages/7?x=1",
 		"/admin":                     "/admin",
@@ -365,7 +365,7 @@ func TestAuditPagesOlderEventsWithTheFilterKept(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	c := b.client(t)
-	c.login(b.user(t, "admin@acme.example", provision.RoleAdmin, ""))
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
 	_, err := b.pool.Exec(context.Background(), `INSERT INTO audit_events (action, actor, details, created_at)
 		SELECT 'user.login_failed', 'anonymous', jsonb_build_object('email', 'guess' || g || '@acme.example'),
 		       now() - make_interval(mins => g)
@@ -398,7 +398,7 @@ func TestMessagePageExplainsTheBusinessKey(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
 	c := site.client(t)
-	c.login(site.user(t, "viewer@acme.example", provision.RoleViewer, "acme"))
+	c.login(site.user(t, "viewer@acme.example", auth.RoleViewer, "acme"))
 	path := fmt.Sprintf("/admin/messages/%d", site.original)
 
 	page := string(c.get(path).body)

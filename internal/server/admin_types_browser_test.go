@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -31,7 +31,7 @@ const previewValues = `Array.from(document.querySelectorAll('#preview-values tr.
 func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	email := site.user(t, "admin@acme.example", provision.RoleAdmin, "")
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	id := site.typeID(t, "acme", "ORDERS05")
 	var stored string
 	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT computed_fingerprint FROM messages WHERE id = $1`, site.original).Scan(&stored))
@@ -158,8 +158,8 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 func TestBrowserSecondSaveOfOneVersionIsRefused(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	first := site.signedIn(t, "first@acme.example", provision.RoleAdmin, "acme")
-	second := site.user(t, "second@acme.example", provision.RoleAdmin, "")
+	first := site.signedIn(t, "first@acme.example", auth.RoleAdmin, "acme")
+	second := site.user(t, "second@acme.example", auth.RoleAdmin, "")
 	id := site.typeID(t, "acme", "ORDERS05")
 
 	// Both open the editor at version 1.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/auth"
 )
 
 // typeID is the id of a tenant's message type.
@@ -60,7 +60,7 @@ func (b *testBundle) updatedEvents(t *testing.T) int {
 func TestMessageTypesViewerReadsOnly(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "viewer@acme.example", provision.RoleViewer, "acme")
+	c := site.signedIn(t, "viewer@acme.example", auth.RoleViewer, "acme")
 	id := site.typeID(t, "acme", "ORDERS05")
 
 	resp := c.get("/admin/message-types")
@@ -94,7 +94,7 @@ func TestMessageTypesViewerReadsOnly(t *testing.T) {
 func TestMessageTypesTenantAdmin(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@globex.example", provision.RoleAdmin, "globex")
+	c := site.signedIn(t, "admin@globex.example", auth.RoleAdmin, "globex")
 	acmeType := site.typeID(t, "acme", "ORDERS05")
 
 	resp := c.get("/admin/message-types")
@@ -126,7 +126,7 @@ func TestMessageTypesTenantAdmin(t *testing.T) {
 func TestTypeEditorWithoutJavaScript(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@acme.example", provision.RoleAdmin, "")
+	c := site.signedIn(t, "admin@acme.example", auth.RoleAdmin, "")
 	id := site.typeID(t, "acme", "ORDERS05")
 	resp := c.get(pagePath(id))
 	require.Equal(t, http.StatusOK, resp.status)
@@ -182,7 +182,7 @@ func TestTypeEditorWithoutJavaScript(t *testing.T) {
 func TestTypeEditorPreviewFragment(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@acme.example", provision.RoleAdmin, "")
+	c := site.signedIn(t, "admin@acme.example", auth.RoleAdmin, "")
 	id := site.typeID(t, "acme", "ORDERS05")
 	c.get(pagePath(id))
 	resp := c.submit(pagePath(id)+"/preview", url.Values{"path": {"*.IDOC.E1EDK01.BELNR"}, "op": {"add"}, "version": {"1"}})
@@ -215,7 +215,7 @@ func TestTypeEditorPreviewFragment(t *testing.T) {
 func TestCreateMessageType(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@acme.example", provision.RoleAdmin, "")
+	c := site.signedIn(t, "admin@acme.example", auth.RoleAdmin, "")
 	resp := c.get("/admin/message-types/new")
 	require.Equal(t, http.StatusOK, resp.status)
 	require.Contains(t, string(resp.body), `<option value="globex">globex</option>`)

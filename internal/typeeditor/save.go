@@ -5,14 +5,12 @@ import (
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/provision"
 )
-
-// ActionUpdated is the audit action of a saved change to a message type.
-const ActionUpdated = "message_type.updated"
 
 // StaleError refuses a save made over a version that is no longer the
 // stored one: another admin saved in between, and saving anyway would
@@ -99,7 +97,7 @@ func (s *Service) Update(ctx context.Context, u auth.User, id int64, p Proposal)
 		if err != nil {
 			return err
 		}
-		return provision.RecordMessageType(ctx, q, u.Actor(), mt, ActionUpdated, map[string]any{
+		return auditevent.RecordMessageType(ctx, q, u.Actor(), mt.TenantID, mt.ID, auditevent.MessageTypeUpdated, map[string]any{
 			"message_type_id": mt.ID, "code": mt.Code, "version": mt.Version,
 			"before": settings(before), "after": settings(saved),
 		})

@@ -42,7 +42,7 @@ func setup(t *testing.T) *testBundle {
 	pool := pgtest.Pool(t)
 	b := &testBundle{
 		pool: pool, prov: provision.New(pool), ingest: ingest.New(pool, time.Hour),
-		types: typeeditor.New(pool), admin: auth.User{ID: 42, Email: "admin@acme.example", Role: provision.RoleAdmin},
+		types: typeeditor.New(pool), admin: auth.User{ID: 42, Email: "admin@acme.example", Role: auth.RoleAdmin},
 	}
 	_, err := b.prov.CreateTenant(ctx, "acme", "ACME")
 	require.NoError(t, err)
@@ -214,7 +214,7 @@ func TestTenantScope(t *testing.T) {
 	require.NoError(t, err)
 	_, err = b.prov.CreateMessageType(ctx, "globex", provision.MessageTypeSpec{Code: "INVOIC02"})
 	require.NoError(t, err)
-	globexAdmin := auth.User{ID: 7, Role: provision.RoleAdmin, TenantID: &globex.ID, TenantSlug: "globex"}
+	globexAdmin := auth.User{ID: 7, Role: auth.RoleAdmin, TenantID: &globex.ID, TenantSlug: "globex"}
 
 	list, err := b.types.List(ctx, globexAdmin.Scope())
 	require.NoError(t, err)
@@ -236,7 +236,7 @@ func TestTenantScope(t *testing.T) {
 	require.True(t, ok, "%v", err)
 	require.Equal(t, apperr.NotFound, ae.Kind, "another tenant's type does not exist")
 
-	viewer := auth.User{ID: 8, Role: provision.RoleViewer}
+	viewer := auth.User{ID: 8, Role: auth.RoleViewer}
 	_, err = b.types.Update(ctx, viewer, b.mt.ID, proposal(t, b.settingsForm(t, "x")))
 	require.ErrorIs(t, err, auth.ErrAdminOnly)
 	_, err = b.types.Create(ctx, viewer, typeeditor.Proposal{Code: "X", Tenant: "acme"})

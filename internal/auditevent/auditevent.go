@@ -1,0 +1,85 @@
+// Package auditevent is the vocabulary of the audit trail: the names of the
+// actions edihub records, the details objects of the events that pages and
+// queries read back, and the one function that writes an event. Every
+// package that writes events (ingest, release, provision, auth, the
+// message-type editor) and every package that reads them (audit, dashboard,
+// the pages) imports it, so readers never import writers for a constant.
+// It imports nothing of edihub's but the generated queries.
+package auditevent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/lefia/edihub/internal/db"
+)
+
+// The actions edihub records. SQL statements that write or count events
+// (queries/*.sql) spell the same names.
+const (
+	// DuplicateBlocked is every blocked duplicate; its details are
+	// BlockedDetails.
+	DuplicateBlocked = "message.duplicate_blocked"
+	// DuplicateReleased is a blocked copy accepted as a new message; its
+	// details are ReleasedDetails.
+	DuplicateReleased = "message.duplicate_released"
+
+	LoginFailed = "user.login_failed"
+	LoggedIn    = "user.logged_in"
+	LoggedOut   = "user.logged_out"
+
+	UserCreated        = "user.created"
+	TenantCreated      = "tenant.created"
+	EnvironmentCreated = "environment.created"
+	APIKeyCreated      = "api_key.created"
+	MessageTypeCreated = "message_type.created"
+	MessageTypeUpdated = "message_type.updated"
+	IntegrationCreated = "integration.created"
+)
+
+// Actions lists every action, in the order the audit log's action filter
+// suggests them.
+var Actions = []string{
+	DuplicateBlocked, DuplicateReleased,
+	LoginFailed, LoggedIn, LoggedOut,
+	UserCreated, TenantCreated, EnvironmentCreated, APIKeyCreated,
+	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated,
+}
+
+// Actors that are not a signed-in user (whose actor is "user:<id>").
+const (
+	// ActorCLI is a change made with the edihub command.
+	ActorCLI = "cli"
+	// ActorAnonymous is a sign-in attempt that matched no user.
+	ActorAnonymous = "anonymous"
+)
+
+// Record writes an audit event about something who did, in q's
+// transaction, with details marshalled to the event's JSON object.
+func Record(ctx context.Context, q *db.Queries, who string, tenantID *int64, action string, details any) error {
+	return Write(ctx, q, db.AuditEventInsertParams{TenantID: tenantID, Action: action, Actor: who}, details)
+}
+
+// RecordMessageType writes an audit event about a message type, naming it
+// in the event's message_type_id, so that the audit log's message type
+// filter finds its changes.
+func RecordMessageType(ctx context.Context, q *db.Queries, who string, tenantID, messageTypeID int64, action string, details any) error {
+	return Write(ctx, q, db.AuditEventInsertParams{
+		TenantID: &tenantID, MessageTypeID: &messageTypeID, Action: action, Actor: who,
+	}, details)
+}
+
+// Write inserts event, whose Details it sets to details marshalled, in q's
+// transaction.
+func Write(ctx context.Context, q *db.Queries, event db.AuditEventInsertParams, details any) error {
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("encode details of %s: %w", event.Action, err)
+	}
+	event.Details = raw
+	if err := q.AuditEventInsert(ctx, event); err != nil {
+		return fmt.Errorf("record %s: %w", event.Action, err)
+	}
+	return nil
+}

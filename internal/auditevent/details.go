@@ -1,0 +1,79 @@
+package auditevent
+
+// The two ways a duplicate is recognised, as recorded in BlockedDetails.
+const (
+	ModeIdempotencyKey = "idempotency_key"
+	ModeFingerprint    = "fingerprint"
+)
+
+// What a blocked copy's content is, compared with its original's, as
+// recorded in BlockedDetails (the statements MessageStoreOrBlock and
+// IdempotencyKeyReplay write these words).
+const (
+	ContentIdentical = "identical"
+	ContentChanged   = "changed"
+)
+
+// BlockedDetails is the details object of a message.duplicate_blocked event.
+//
+// The event is written by the same statement that finds the original
+// (MessageStoreOrBlock, IdempotencyKeyReplay), so that deciding and recording
+// take one round trip. Ingest therefore encodes everything but Original and
+// Content, which depend on the original, and the statement adds those two
+// members from the row it found.
+type BlockedDetails struct {
+	Mode           string         `json:"mode"`
+	IdempotencyKey string         `json:"idempotency_key,omitempty"`
+	Fingerprint    string         `json:"fingerprint,omitempty"`
+	Original       OriginalDetail `json:"original,omitzero"`
+	Blocked        BlockedCopy    `json:"blocked"`
+	// Content is "identical" when the blocked copy's canonical payload equals
+	// the original's, "changed" when only the business key matched: a
+	// possible false positive worth an admin's look.
+	Content string       `json:"content,omitempty"`
+	Source  SourceDetail `json:"source"`
+}
+
+// Key is the fingerprint or the Idempotency-Key the duplicate matched.
+func (d BlockedDetails) Key() string {
+	if d.Mode == ModeIdempotencyKey {
+		return d.IdempotencyKey
+	}
+	return d.Fingerprint
+}
+
+// OriginalDetail names the stored message a duplicate matched.
+type OriginalDetail struct {
+	ID     int64   `json:"id"`
+	Docnum *string `json:"docnum"`
+}
+
+// BlockedCopy describes the copy that was not stored.
+type BlockedCopy struct {
+	Docnum      *string `json:"docnum"`
+	ContentHash string  `json:"content_hash"`
+}
+
+// SourceDetail is where the blocked copy came from.
+type SourceDetail struct {
+	Endpoint      string  `json:"endpoint"`
+	IntegrationID *string `json:"integration_id"`
+	RemoteAddr    string  `json:"remote_addr"`
+}
+
+// Sender is the blocked_copies.sender object of a kept copy: its source
+// and the request headers that identify the sender.
+type Sender struct {
+	SourceDetail
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// ReleasedDetails is the details object of a message.duplicate_released
+// event.
+type ReleasedDetails struct {
+	CopyID            int64  `json:"copy_id"`
+	OriginalMessageID int64  `json:"original_message_id"`
+	NewMessageID      int64  `json:"new_message_id"`
+	Reason            string `json:"reason"`
+	AdminEmail        string `json:"admin_email"`
+}
