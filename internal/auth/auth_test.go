@@ -9,7 +9,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 func TestScope(t *testing.T) {
@@ -73,16 +73,13 @@ func TestLoginThrottleWindow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	prov := provision.New(pool)
-	_, err := prov.CreateTenant(ctx, "acme", "")
-	require.NoError(t, err)
-	const pw = "correct horse battery staple"
-	id, err := prov.CreateUser(ctx, provision.UserSpec{Email: "Ada@acme.example", Role: auth.RoleViewer, TenantSlug: "acme", Password: pw})
-	require.NoError(t, err)
+	testfactory.Tenant(t, pool, nil)
+	const pw = testfactory.Password
+	id := testfactory.User(t, pool, &testfactory.UserOpts{Email: "Ada@acme.example", Role: auth.RoleViewer, Tenant: "acme"}).ID
 	svc := auth.New(pool)
 
 	// Failures older than the window do not count.
-	_, err = pool.Exec(ctx, `INSERT INTO audit_events (action, actor, details, created_at)
+	_, err := pool.Exec(ctx, `INSERT INTO audit_events (action, actor, details, created_at)
 		SELECT 'user.login_failed', 'anonymous', '{"email": "ada@acme.example", "remote_addr": "192.0.2.1"}',
 		       now() - interval '16 minutes'
 		FROM generate_series(1, 10)`)

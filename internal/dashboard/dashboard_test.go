@@ -12,7 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // site is a database with two tenants whose messages and blocked
@@ -26,26 +26,19 @@ type site struct {
 
 func setup(t *testing.T) *site {
 	t.Helper()
-	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	prov := provision.New(pool)
 	s := &site{pool: pool, types: map[string]db.MessageType{}, envs: map[string]int64{}}
 	for _, tenant := range []struct {
 		slug  string
 		types []string
 	}{{"acme", []string{"ORDERS05", "INVOIC02"}}, {"globex", []string{"SHOP_ORDER"}}} {
-		tn, err := prov.CreateTenant(ctx, tenant.slug, tenant.slug)
-		require.NoError(t, err)
+		tn, env := testfactory.TenantWithEnvironment(t, pool, tenant.slug)
 		if tenant.slug == "acme" {
 			s.acme = tn.ID
 		}
-		env, err := prov.CreateEnvironment(ctx, tenant.slug, "production")
-		require.NoError(t, err)
 		s.envs[tenant.slug] = env.ID
 		for _, code := range tenant.types {
-			mt, err := prov.CreateMessageType(ctx, tenant.slug, provision.MessageTypeSpec{Code: code})
-			require.NoError(t, err)
-			s.types[code] = mt
+			s.types[code] = testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Tenant: tenant.slug, Code: code})
 		}
 	}
 	return s

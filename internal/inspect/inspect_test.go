@@ -14,24 +14,18 @@ import (
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/inspect"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 func TestGetExplainsTheFingerprint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	prov := provision.New(pool)
-	acme, err := prov.CreateTenant(ctx, "acme", "")
-	require.NoError(t, err)
-	env, err := prov.CreateEnvironment(ctx, "acme", "production")
-	require.NoError(t, err)
-	mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{
-		Code: "ORDERS05", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"},
+	acme, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{
+		Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"},
 	})
-	require.NoError(t, err)
-	globex, err := prov.CreateTenant(ctx, "globex", "")
-	require.NoError(t, err)
+	globex := testfactory.Tenant(t, pool, &testfactory.TenantOpts{Slug: "globex"})
 
 	payload, err := os.ReadFile(filepath.Join("..", "fingerprint", "testdata", "orders05.json"))
 	require.NoError(t, err)

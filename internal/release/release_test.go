@@ -17,8 +17,8 @@ import (
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/release"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // testBundle is a database whose tenant acme holds an order with a changed
@@ -35,17 +35,9 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	prov := provision.New(pool)
-	tenant, err := prov.CreateTenant(ctx, "acme", "ACME")
-	require.NoError(t, err)
-	env, err := prov.CreateEnvironment(ctx, "acme", "production")
-	require.NoError(t, err)
-	mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{Code: "SHOP_ORDER", Fields: []string{"id"}})
-	require.NoError(t, err)
-	adminID, err := prov.CreateUser(ctx, provision.UserSpec{
-		Email: "admin@acme.example", Role: auth.RoleAdmin, TenantSlug: "acme", Password: "correct horse battery staple",
-	})
-	require.NoError(t, err)
+	tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "SHOP_ORDER", Fields: []string{"id"}})
+	admin := testfactory.User(t, pool, &testfactory.UserOpts{Tenant: "acme"})
 
 	in := ingest.New(pool, time.Hour)
 	receive := func(payload string) ingest.Result {
@@ -61,8 +53,7 @@ func setup(t *testing.T) *testBundle {
 	require.Equal(t, ingest.DuplicateFingerprint, receive(`{"id": "A-1", "total": "12.50", "note": "corrected"}`).Outcome)
 
 	b := &testBundle{
-		pool: pool, svc: release.New(pool), original: first.MessageID,
-		admin: auth.User{ID: adminID, Email: "admin@acme.example", Role: auth.RoleAdmin, TenantID: &tenant.ID, TenantSlug: "acme"},
+		pool: pool, svc: release.New(pool), original: first.MessageID, admin: admin,
 	}
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM blocked_copies`).Scan(&b.copyID))
 	return b

@@ -14,25 +14,23 @@ import (
 
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/retention"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // seedKeys stores expired and live keys in one environment.
 func seedKeys(t *testing.T, pool *pgxpool.Pool, expired, live int) {
 	t.Helper()
 	ctx := context.Background()
+	_, env := testfactory.TenantWithEnvironment(t, pool, "acme")
 	_, err := pool.Exec(ctx, `
-		INSERT INTO tenants (slug, name) VALUES ('acme', 'ACME');
-		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');`)
+		INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
+		SELECT $2, $3, '', 'expired-' || i, sha256(i::text::bytea), now() - interval '1 minute'
+		FROM generate_series(1, $1) i`, expired, env.TenantID, env.ID)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `
 		INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-		SELECT 1, 1, '', 'expired-' || i, sha256(i::text::bytea), now() - interval '1 minute'
-		FROM generate_series(1, $1) i`, expired)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `
-		INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-		SELECT 1, 1, '', 'live-' || i, sha256(i::text::bytea), now() + interval '1 hour'
-		FROM generate_series(1, $1) i`, live)
+		SELECT $2, $3, '', 'live-' || i, sha256(i::text::bytea), now() + interval '1 hour'
+		FROM generate_series(1, $1) i`, live, env.TenantID, env.ID)
 	require.NoError(t, err)
 }
 

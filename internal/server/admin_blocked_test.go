@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // changedPaths are the paths in which the sample repeat output with changed
@@ -215,8 +216,7 @@ func TestReleaseAcceptsAChangedCopyOnce(t *testing.T) {
 func TestReleaseNeedsAnAdminOfTheTenant(t *testing.T) {
 	t.Parallel()
 	site := newChangedCopySite(t)
-	_, err := site.prov.CreateTenant(context.Background(), "globex", "Globex")
-	require.NoError(t, err)
+	testfactory.Tenant(t, site.pool, &testfactory.TenantOpts{Slug: "globex", Name: "Globex"})
 	viewer := site.user(t, "viewer@acme.example", auth.RoleViewer, "acme")
 	stranger := site.user(t, "admin@globex.example", auth.RoleAdmin, "globex")
 	path := fmt.Sprintf("/admin/blocked/%d", site.copyID)

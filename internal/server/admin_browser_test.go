@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // An admin signs in, filters the audit log to blocked duplicates, follows a
@@ -141,7 +142,7 @@ func TestBrowserViewerSeesNoEditingControls(t *testing.T) {
 	// The admin creates a viewer; the new user appears in the list.
 	b.do(t,
 		chromedp.SendKeys(chromedp.CSS(`#create-user input[name=email]`), "clerk@acme.example"),
-		chromedp.SendKeys(chromedp.CSS(`#create-user input[name=password]`), testPassword),
+		chromedp.SendKeys(chromedp.CSS(`#create-user input[name=password]`), testfactory.Password),
 		chromedp.Click(chromedp.CSS(`#create-user-submit`)),
 		chromedp.WaitVisible(chromedp.CSS(`#user-created`)),
 	)

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -13,11 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/testfactory"
 )
-
-// testPassword is every test user's password.
-const testPassword = "correct horse battery staple"
 
 // adminSite is a running server whose tenant acme holds an ORDERS05 message
 // with one duplicate blocked against it, and whose tenant globex holds the
@@ -31,19 +27,13 @@ type adminSite struct {
 func newAdminSite(t *testing.T) *adminSite {
 	t.Helper()
 	b := setup(t)
-	ctx := context.Background()
 	site := &adminSite{testBundle: b}
 	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
 	site.original = b.originalWithDuplicate(t, b.apiKey, envelopeFor(t, "ORDERS05", "orders05.json"))
 
-	_, err := b.prov.CreateTenant(ctx, "globex", "Globex")
-	require.NoError(t, err)
-	_, err = b.prov.CreateEnvironment(ctx, "globex", "production")
-	require.NoError(t, err)
-	otherKey, err := b.prov.CreateAPIKey(ctx, "globex", "production")
-	require.NoError(t, err)
-	_, err = b.prov.CreateMessageType(ctx, "globex", provisionSpec("ORDERS05", "*.IDOC.E1EDK01.BELNR"))
-	require.NoError(t, err)
+	testfactory.TenantWithEnvironment(t, b.pool, "globex")
+	otherKey := testfactory.APIKey(t, b.pool, &testfactory.APIKeyOpts{Tenant: "globex"})
+	testfactory.MessageType(t, b.pool, &testfactory.MessageTypeOpts{Tenant: "globex", Fields: []string{"*.IDOC.E1EDK01.BELNR"}})
 	site.otherOriginal = b.originalWithDuplicate(t, otherKey, envelopeFor(t, "ORDERS05", "orders05.json"))
 	return site
 }
@@ -60,14 +50,11 @@ func (b *testBundle) originalWithDuplicate(t *testing.T, apiKey string, body []b
 	return int64(first.json(t)["id"].(float64))
 }
 
-// user creates a user with testPassword; tenant "" makes a global user.
+// user creates a user with testfactory.Password; tenant "" makes a global
+// user.
 func (b *testBundle) user(t *testing.T, email, role, tenant string) string {
 	t.Helper()
-	_, err := b.prov.CreateUser(context.Background(), provision.UserSpec{
-		Email: email, Role: role, TenantSlug: tenant, Password: testPassword,
-	})
-	require.NoError(t, err)
-	return email
+	return testfactory.User(t, b.pool, &testfactory.UserOpts{Email: email, Role: role, Tenant: tenant}).Email
 }
 
 // adminClient stands in for a browser on the admin pages over plain HTTP:
@@ -135,6 +122,6 @@ func (c *adminClient) submit(path string, form url.Values) response {
 func (c *adminClient) login(email string) {
 	c.t.Helper()
 	c.get("/admin/login")
-	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testPassword}})
+	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
 	require.Equal(c.t, http.StatusSeeOther, resp.status, "%s", resp.body)
 }

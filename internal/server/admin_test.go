@@ -15,6 +15,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 func TestAdminPagesNeedASignIn(t *testing.T) {
@@ -52,7 +53,7 @@ func TestLoginRenewsTheSessionAndLogoutDestroysIt(t *testing.T) {
 	require.NoError(t, err)
 	c.http.Jar.SetCookies(base, []*http.Cookie{{Name: "edihub_session", Value: "planted-by-an-attacker", Path: "/admin"}})
 	c.get("/admin/login")
-	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testPassword}, "next": {"/admin/users"}})
+	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}, "next": {"/admin/users"}})
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.Equal(t, "/admin/users", resp.header.Get("Location"))
 	session := cookieNamed(t, resp, "edihub_session")
@@ -95,7 +96,7 @@ func TestCookiesAreSecureWhenConfigured(t *testing.T) {
 	c := b.client(t)
 	resp := c.get("/admin/login")
 	require.True(t, cookieNamed(t, resp, "edihub_csrf").Secure)
-	resp = c.submit("/admin/login", url.Values{"email": {email}, "password": {testPassword}})
+	resp = c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.True(t, cookieNamed(t, resp, "edihub_session").Secure)
 }
@@ -118,7 +119,7 @@ func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 	}
 
 	// Unknown email and wrong password get the same answer.
-	unknown := attempt(c, "nobody@acme.example", testPassword, "192.0.2.1")
+	unknown := attempt(c, "nobody@acme.example", testfactory.Password, "192.0.2.1")
 	wrong := attempt(c, email, "not the password", "192.0.2.2")
 	for _, resp := range []response{unknown, wrong} {
 		require.Equal(t, http.StatusUnauthorized, resp.status)
@@ -131,7 +132,7 @@ func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 	for i := 0; i < auth.MaxFailures-1; i++ {
 		attempt(c, strings.ToUpper(email), "still not it", fmt.Sprintf("198.51.100.%d", i))
 	}
-	resp := attempt(c, email, testPassword, "203.0.113.9")
+	resp := attempt(c, email, testfactory.Password, "203.0.113.9")
 	require.Equal(t, http.StatusTooManyRequests, resp.status)
 	require.Contains(t, string(resp.body), "too many failed sign-ins")
 
@@ -140,8 +141,8 @@ func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
 	for i := 0; i < auth.MaxFailures; i++ {
 		attempt(c, fmt.Sprintf("guess%d@acme.example", i), "guess", "203.0.113.50")
 	}
-	require.Equal(t, http.StatusTooManyRequests, attempt(c, other, testPassword, "203.0.113.50").status)
-	resp = attempt(c, other, testPassword, "203.0.113.51")
+	require.Equal(t, http.StatusTooManyRequests, attempt(c, other, testfactory.Password, "203.0.113.50").status)
+	resp = attempt(c, other, testfactory.Password, "203.0.113.51")
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 
 	// Refused attempts are not recorded, so waiting out the window works.
@@ -156,7 +157,7 @@ func TestFormsNeedTheCSRFToken(t *testing.T) {
 	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
 	c.get("/admin/users")
 
-	newUser := url.Values{"email": {"new@acme.example"}, "password": {testPassword}, "role": {"viewer"}}
+	newUser := url.Values{"email": {"new@acme.example"}, "password": {testfactory.Password}, "role": {"viewer"}}
 	for name, token := range map[string]string{"no token": "", "wrong token": "forged"} {
 		form := url.Values{}
 		for k, v := range newUser {
@@ -199,7 +200,7 @@ func TestViewersCannotChangeAnything(t *testing.T) {
 
 	// A forged post with a valid session and token is still refused.
 	resp = c.submit("/admin/users", url.Values{
-		"email": {"sneaky@acme.example"}, "password": {testPassword}, "role": {"admin"},
+		"email": {"sneaky@acme.example"}, "password": {testfactory.Password}, "role": {"admin"},
 	})
 	require.Equal(t, http.StatusForbidden, resp.status)
 	require.Contains(t, string(resp.body), "needs the admin role")
@@ -209,8 +210,7 @@ func TestViewersCannotChangeAnything(t *testing.T) {
 func TestAdminsCreateUsersInTheirOwnScope(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, err := b.prov.CreateTenant(context.Background(), "globex", "Globex")
-	require.NoError(t, err)
+	testfactory.Tenant(t, b.pool, &testfactory.TenantOpts{Slug: "globex", Name: "Globex"})
 	c := b.client(t)
 	c.login(b.user(t, "boss@acme.example", auth.RoleAdmin, "acme"))
 
@@ -219,7 +219,7 @@ func TestAdminsCreateUsersInTheirOwnScope(t *testing.T) {
 	require.NotContains(t, string(resp.body), `name="tenant"`, "a tenant's admin picks no tenant")
 
 	resp = c.submit("/admin/users", url.Values{
-		"email": {"clerk@acme.example"}, "password": {testPassword}, "role": {"viewer"},
+		"email": {"clerk@acme.example"}, "password": {testfactory.Password}, "role": {"viewer"},
 	})
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.Equal(t, "/admin/users?created=clerk%40acme.example", resp.header.Get("Location"))
@@ -230,7 +230,7 @@ func TestAdminsCreateUsersInTheirOwnScope(t *testing.T) {
 		WHERE action = 'user.created' AND actor LIKE 'user:%' AND details->>'email' = 'clerk@acme.example'`))
 
 	resp = c.submit("/admin/users", url.Values{
-		"email": {"spy@acme.example"}, "password": {testPassword}, "role": {"admin"}, "tenant": {"globex"},
+		"email": {"spy@acme.example"}, "password": {testfactory.Password}, "role": {"admin"}, "tenant": {"globex"},
 	})
 	require.Equal(t, http.StatusForbidden, resp.status)
 	require.Contains(t, string(resp.body), `tenant &#34;acme&#34; only`)
@@ -325,7 +325,7 @@ func TestSignInRedirectsOnlyWithinTheAdminPages(t *testing.T) {
 	} {
 		c := b.client(t)
 		c.get("/admin/login?next=" + url.QueryEscape(next))
-		resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testPassword}, "next": {next}})
+		resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}, "next": {next}})
 		require.Equal(t, http.StatusSeeOther, resp.status, next)
 		require.Equal(t, want, resp.header.Get("Location"), next)
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // chromiumPath is Debian's Chromium, which .ci/run installs.
@@ -79,14 +81,14 @@ func (b *browser) do(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 }
 
 // signIn opens an admin page, which sends the browser to the sign-in
-// form, and signs in as email with testPassword.
+// form, and signs in as email with testfactory.Password.
 func (b *browser) signIn(t *testing.T, baseURL, path, email string) {
 	t.Helper()
 	b.do(t,
 		chromedp.Navigate(baseURL+path),
 		chromedp.WaitVisible(chromedp.CSS(`#sign-in`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
-		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), testPassword),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), testfactory.Password),
 		chromedp.Click(chromedp.CSS(`#sign-in`)),
 		chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`)),
 	)

@@ -18,15 +18,14 @@ import (
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/server"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // testBundle is a running server on its own database with one tenant,
 // environment and API key.
 type testBundle struct {
 	pool   *pgxpool.Pool
-	prov   *provision.Service
 	url    string
 	apiKey string
 	tenant string
@@ -52,24 +51,17 @@ func setupWith(t *testing.T, pool *pgxpool.Pool, cfg config.Config, opts ...serv
 // server already answering at url.
 func provisionBundle(t *testing.T, pool *pgxpool.Pool, url string) *testBundle {
 	t.Helper()
-	ctx := context.Background()
-	prov := provision.New(pool)
-	_, err := prov.CreateTenant(ctx, "acme", "ACME")
-	require.NoError(t, err)
-	_, err = prov.CreateEnvironment(ctx, "acme", "production")
-	require.NoError(t, err)
-	key, err := prov.CreateAPIKey(ctx, "acme", "production")
-	require.NoError(t, err)
-	return &testBundle{pool: pool, prov: prov, url: url, apiKey: key, tenant: "acme"}
+	tenant, _ := testfactory.TenantWithEnvironment(t, pool, "acme")
+	key := testfactory.APIKey(t, pool, nil)
+	return &testBundle{pool: pool, url: url, apiKey: key, tenant: tenant.Slug}
 }
 
 // messageType creates a message type in the bundle's tenant.
 func (b *testBundle) messageType(t *testing.T, code string, fields []string, windowHours *int) int64 {
 	t.Helper()
-	mt, err := b.prov.CreateMessageType(context.Background(), b.tenant,
-		provision.MessageTypeSpec{Code: code, Fields: fields, WindowHours: windowHours})
-	require.NoError(t, err)
-	return mt.ID
+	return testfactory.MessageType(t, b.pool, &testfactory.MessageTypeOpts{
+		Tenant: b.tenant, Code: code, Fields: fields, WindowHours: windowHours,
+	}).ID
 }
 
 // response is an answer with its body read.
@@ -144,10 +136,6 @@ func readFile(t *testing.T, name string) []byte {
 	raw, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
 	return raw
-}
-
-func provisionSpec(code string, fields ...string) provision.MessageTypeSpec {
-	return provision.MessageTypeSpec{Code: code, Fields: fields}
 }
 
 func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }

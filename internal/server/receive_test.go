@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 func TestReceiveNewMessage(t *testing.T) {
@@ -281,12 +283,9 @@ func TestChangedWindowAppliesAtOnce(t *testing.T) {
 func TestEnvironmentsAndTenantsAreIsolated(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
 	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
-	_, err := b.prov.CreateEnvironment(ctx, "acme", "sandbox")
-	require.NoError(t, err)
-	sandboxKey, err := b.prov.CreateAPIKey(ctx, "acme", "sandbox")
-	require.NoError(t, err)
+	testfactory.Environment(t, b.pool, &testfactory.EnvironmentOpts{Slug: "sandbox"})
+	sandboxKey := testfactory.APIKey(t, b.pool, &testfactory.APIKeyOpts{Environment: "sandbox"})
 
 	body := envelopeFor(t, "ORDERS05", "orders05.json")
 	require.Equal(t, http.StatusCreated, b.post(t, body).status)
@@ -296,18 +295,13 @@ func TestEnvironmentsAndTenantsAreIsolated(t *testing.T) {
 	require.Equal(t, http.StatusCreated, b.post(t, body, "Idempotency-Key", "k").status, "keys are scoped per environment")
 
 	// Another tenant neither sees acme's message types nor its messages.
-	_, err = b.prov.CreateTenant(ctx, "globex", "")
-	require.NoError(t, err)
-	_, err = b.prov.CreateEnvironment(ctx, "globex", "production")
-	require.NoError(t, err)
-	globexKey, err := b.prov.CreateAPIKey(ctx, "globex", "production")
-	require.NoError(t, err)
+	testfactory.TenantWithEnvironment(t, b.pool, "globex")
+	globexKey := testfactory.APIKey(t, b.pool, &testfactory.APIKeyOpts{Tenant: "globex"})
 	globex := &testBundle{pool: b.pool, url: b.url, apiKey: globexKey}
 	resp := globex.post(t, body)
 	require.Equal(t, http.StatusUnprocessableEntity, resp.status)
 	require.Equal(t, "unknown-message-type", resp.json(t)["type"])
-	_, err = b.prov.CreateMessageType(ctx, "globex", provisionSpec("ORDERS05", "*.IDOC.E1EDK01.BELNR"))
-	require.NoError(t, err)
+	testfactory.MessageType(t, b.pool, &testfactory.MessageTypeOpts{Tenant: "globex", Fields: []string{"*.IDOC.E1EDK01.BELNR"}})
 	require.Equal(t, http.StatusCreated, globex.post(t, body).status)
 	require.Equal(t, 5, b.messages(t))
 }

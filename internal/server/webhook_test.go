@@ -16,8 +16,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
-	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/server"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // Secrets of the HMAC schemes, long enough for the 16-byte minimum.
@@ -31,11 +31,9 @@ const (
 // for a message type that must already exist, and returns its id.
 func (b *testBundle) integration(t *testing.T, messageType, scheme, secret string) string {
 	t.Helper()
-	id, _, err := b.prov.CreateIntegration(context.Background(), provision.IntegrationSpec{
-		TenantSlug: b.tenant, EnvironmentSlug: "production", MessageTypeCode: messageType,
-		Scheme: scheme, Secret: secret,
+	id, _ := testfactory.Integration(t, b.pool, testfactory.IntegrationOpts{
+		Tenant: b.tenant, MessageType: messageType, Scheme: scheme, Secret: secret,
 	})
-	require.NoError(t, err)
 	return id
 }
 
@@ -229,7 +227,6 @@ func TestWebhookShopify(t *testing.T) {
 func TestWebhookBearer(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	ctx := context.Background()
 	b.messageType(t, "SHOP_ORDER", nil, nil)
 	id := b.integration(t, "SHOP_ORDER", "bearer", "")
 	body := []byte(`{"order":"A-1"}`)
@@ -241,10 +238,8 @@ func TestWebhookBearer(t *testing.T) {
 
 	// A key of another environment of the same tenant is valid for
 	// receive-message there, but may not write into this integration.
-	_, err := b.prov.CreateEnvironment(ctx, b.tenant, "sandbox")
-	require.NoError(t, err)
-	sandboxKey, err := b.prov.CreateAPIKey(ctx, b.tenant, "sandbox")
-	require.NoError(t, err)
+	testfactory.Environment(t, b.pool, &testfactory.EnvironmentOpts{Tenant: b.tenant, Slug: "sandbox"})
+	sandboxKey := testfactory.APIKey(t, b.pool, &testfactory.APIKeyOpts{Tenant: b.tenant, Environment: "sandbox"})
 	p := requireProblem(t, b.webhook(t, id, body, "Authorization", "Bearer "+sandboxKey), http.StatusUnauthorized, "unauthorized")
 	require.Contains(t, p["detail"], "environment")
 	requireProblem(t, b.webhook(t, id, body), http.StatusUnauthorized, "unauthorized")

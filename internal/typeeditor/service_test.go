@@ -20,7 +20,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/testfactory"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -28,7 +28,6 @@ import (
 // and a message type ORDERS05 that reads the order number.
 type testBundle struct {
 	pool   *pgxpool.Pool
-	prov   *provision.Service
 	ingest *ingest.Service
 	types  *typeeditor.Service
 	env    db.Environment
@@ -38,20 +37,13 @@ type testBundle struct {
 
 func setup(t *testing.T) *testBundle {
 	t.Helper()
-	ctx := context.Background()
 	pool := pgtest.Pool(t)
 	b := &testBundle{
-		pool: pool, prov: provision.New(pool), ingest: ingest.New(pool, time.Hour),
+		pool: pool, ingest: ingest.New(pool, time.Hour),
 		types: typeeditor.New(pool), admin: auth.User{ID: 42, Email: "admin@acme.example", Role: auth.RoleAdmin},
 	}
-	_, err := b.prov.CreateTenant(ctx, "acme", "ACME")
-	require.NoError(t, err)
-	b.env, err = b.prov.CreateEnvironment(ctx, "acme", "production")
-	require.NoError(t, err)
-	b.mt, err = b.prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{
-		Code: "ORDERS05", Fields: []string{"*.IDOC.E1EDK01.BELNR"},
-	})
-	require.NoError(t, err)
+	_, b.env = testfactory.TenantWithEnvironment(t, pool, "acme")
+	b.mt = testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"*.IDOC.E1EDK01.BELNR"}})
 	return b
 }
 
@@ -210,10 +202,8 @@ func TestTenantScope(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	globex, err := b.prov.CreateTenant(ctx, "globex", "Globex")
-	require.NoError(t, err)
-	_, err = b.prov.CreateMessageType(ctx, "globex", provision.MessageTypeSpec{Code: "INVOIC02"})
-	require.NoError(t, err)
+	globex := testfactory.Tenant(t, b.pool, &testfactory.TenantOpts{Slug: "globex", Name: "Globex"})
+	testfactory.MessageType(t, b.pool, &testfactory.MessageTypeOpts{Tenant: "globex", Code: "INVOIC02"})
 	globexAdmin := auth.User{ID: 7, Role: auth.RoleAdmin, TenantID: &globex.ID, TenantSlug: "globex"}
 
 	list, err := b.types.List(ctx, globexAdmin.Scope())
