@@ -118,10 +118,10 @@ type message struct {
 	docnumOrNull *string
 	// blocked is the details object of the audit event written if this
 	// message turns out to be a duplicate, less the parts that depend on the
-	// original (see BlockedDetails).
+	// original (see auditevent.BlockedDetails).
 	blocked []byte
 	// sender is the blocked_copies.sender object kept if this message is
-	// blocked by its fingerprint with changed content (see Sender); only
+	// blocked by its fingerprint with changed content (see auditevent.Sender); only
 	// fingerprint mode needs it.
 	sender []byte
 }
