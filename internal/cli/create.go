@@ -116,7 +116,7 @@ func apikeyCreate(name string, args []string) (action, error) {
 func messageTypeCreate(name string, args []string) (action, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "tenant slug")
-	fieldsText := fs.String("fields", "", "duplicate_key_fields as a JSON array of gjson paths")
+	fieldsText := fs.String("fields", "", "duplicate_key_fields as a JSON array of key paths (README.md, \"Key paths\")")
 	windowText := fs.String("window-hours", "", "duplicate window in hours (default 168)")
 	pos, err := positionals(fs, args, "CODE")
 	if err != nil {

@@ -2,7 +2,7 @@
 // ("Mode 2: fingerprint"): the lowercase hex SHA-256 of the RFC 8785
 // canonical JSON of the array [message_type_id, v1, …, vn], where each vi is
 // the value at one of the message type's duplicate_key_fields paths, read
-// with gjson, or of [message_type_id, docnum] when no path is configured or
+// with package keypath, or of [message_type_id, docnum] when no path is configured or
 // every configured value is null.
 //
 // The fingerprint is stored and compared across releases, so any change to
@@ -17,12 +17,13 @@ import (
 	"strconv"
 
 	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/keypath"
 )
 
 // Input is what the fingerprint of one message is computed from.
 type Input struct {
 	MessageTypeID int64
-	Paths         []string // gjson paths, from message_types.duplicate_key_fields, in order
+	Paths         []string // key paths (package keypath), from message_types.duplicate_key_fields, in order
 	Docnum        string   // "" when the message has none
 	Payload       []byte   // the raw payload JSON (already known to be valid JSON)
 }
@@ -44,6 +45,9 @@ type Value struct {
 	Path    string
 	JSON    string // the value as it enters the array, as canonical JSON text: a JSON string, or an object/array, or "null"
 	Missing bool   // true when the path was missing, JSON null, or ""
+	// Spans are where the value sits in the payload: one per element of a
+	// fan-out, none for a value computed by a multipath or a modifier.
+	Spans []keypath.Span
 }
 
 // Result is the fingerprint of one message and how it was reached.
@@ -53,9 +57,11 @@ type Result struct {
 	Fallback    Fallback
 }
 
-// Compute returns the v1 fingerprint of in. An error means a selected value
-// cannot be canonicalised (for example a number outside the range of a
-// double, or an object with duplicate keys); values at paths that are not
+// Compute returns the v1 fingerprint of in. An error means a path is
+// refused by the key-path grammar (a *keypath.Error), a selected value
+// exceeds the limits of evaluation (a *keypath.LimitError), or a selected
+// value cannot be canonicalised (for example a number outside the range of
+// a double, or an object with duplicate keys); values at paths that are not
 // configured never cause an error.
 func Compute(in Input) (Result, error) {
 	var res Result

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/keypath"
 )
 
 // null is how a missing value enters the array. SPEC.md makes a missing
@@ -13,12 +14,21 @@ import (
 // field and one that sends it empty are treated alike.
 const null = "null"
 
-// extract reads path from payload with gjson and returns the value as it
-// enters the fingerprint array, following SPEC.md: scalars become JSON
-// strings so that 6149 and "6149" match, and objects and arrays stay JSON
-// in canonical form so that member order and whitespace do not matter.
+// extract reads path from payload and returns the value as it enters the
+// fingerprint array, following SPEC.md: scalars become JSON strings so that
+// 6149 and "6149" match, and objects and arrays stay JSON in canonical form
+// so that member order and whitespace do not matter. The path goes through
+// package keypath, which refuses a path outside its grammar and a value
+// beyond its limits, so that the work stays bounded.
 func extract(payload []byte, path string) (Value, error) {
-	r := gjson.GetBytes(payload, path)
+	p, err := keypath.Parse(path)
+	if err != nil {
+		return Value{}, err
+	}
+	r, err := p.Get(payload)
+	if err != nil {
+		return Value{}, err
+	}
 	v := Value{Path: path}
 	switch r.Type {
 	case gjson.Null:
@@ -50,6 +60,9 @@ func extract(payload []byte, path string) (Value, error) {
 			return Value{}, fmt.Errorf("canonicalise value: %w", err)
 		}
 		v.JSON = string(c)
+	}
+	if !v.Missing {
+		v.Spans = keypath.Spans(payload, r)
 	}
 	return v, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/keypath"
 )
 
 // hexOf is the expected fingerprint of a canonical array written out by hand
@@ -109,9 +110,9 @@ func TestComputeValues(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, []fingerprint.Value{
-		{Path: "s", JSON: `"007"`},
-		{Path: "n", JSON: `"1.5"`},
-		{Path: "o", JSON: `{"a":2,"b":1}`},
+		{Path: "s", JSON: `"007"`, Spans: []keypath.Span{{Start: 5, End: 10}}},
+		{Path: "n", JSON: `"1.5"`, Spans: []keypath.Span{{Start: 15, End: 19}}},
+		{Path: "o", JSON: `{"a":2,"b":1}`, Spans: []keypath.Span{{Start: 24, End: 37}}},
 		{Path: "gone", JSON: "null", Missing: true},
 		{Path: "nul", JSON: "null", Missing: true},
 		{Path: "empty", JSON: "null", Missing: true},
@@ -134,7 +135,10 @@ func TestComputeIgnoresKeyOrderAndWhitespace(t *testing.T) {
 	fb, err := fingerprint.Compute(fingerprint.Input{MessageTypeID: 42, Paths: paths, Payload: b})
 	require.NoError(t, err)
 
-	require.Equal(t, fa, fb)
+	require.Equal(t, fa.Fingerprint, fb.Fingerprint)
+	for i := range fa.Values {
+		require.Equal(t, fa.Values[i].JSON, fb.Values[i].JSON)
+	}
 	require.Equal(t, hexOf(`["42",{"BELNR":"4500012345","party":{"id":"2000","role":"AG"},"qty":12},"4500012345","12"]`), fa.Fingerprint)
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/keypath"
 	"github.com/lefia/edihub/internal/messagetype"
 )
 
@@ -175,8 +176,7 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 		MessageTypeID: mt.ID, Paths: fields, Docnum: req.Docnum, Payload: req.Payload,
 	})
 	if err != nil {
-		return m, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
-			Detail: "the payload's duplicate key values cannot be read: " + err.Error()}
+		return m, keyProblem(mt.Code, err)
 	}
 	if fp.Fingerprint != "" {
 		m.fingerprint = &fp.Fingerprint
@@ -189,6 +189,29 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	}
 	m.sender, err = senderOf(m)
 	return m, err
+}
+
+// keyProblem is the answer when the fingerprint cannot be computed. The
+// message is not stored: storing it without its key would let a duplicate
+// through, and a shortened key could block a document that is not one. A
+// path the key-path grammar refuses can only have been stored before the
+// grammar existed (every save checks it); it is reported as such, so that
+// the sender's 422 and the log name what an admin must fix in the editor.
+func keyProblem(messageType string, err error) error {
+	var refused *keypath.Error
+	var limit *keypath.LimitError
+	switch {
+	case errors.As(err, &refused):
+		return &apperr.Error{Kind: apperr.Unprocessable, Type: "key-path-refused", Detail: fmt.Sprintf(
+			"message type %s has a duplicate_key_fields path the key-path rules refuse, so no message of it "+
+				"can be deduplicated until an admin corrects it: %v", messageType, err)}
+	case errors.As(err, &limit):
+		return &apperr.Error{Kind: apperr.Unprocessable, Type: "key-value-too-large", Detail: fmt.Sprintf(
+			"a duplicate_key_fields path of message type %s selects too much of this payload: %v", messageType, err)}
+	default:
+		return &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
+			Detail: "the payload's duplicate key values cannot be read: " + err.Error()}
+	}
 }
 
 // hash sets m's content hash and, with an Idempotency-Key, its request hash,

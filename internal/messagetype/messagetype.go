@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/keypath"
 )
 
 // DefaultWindowHours applies when duplicate_window_hours is NULL.
@@ -20,8 +21,6 @@ const MaxWindowHours = 87600
 
 // MaxFields bounds the paths per type; a business key has a handful.
 const MaxFields = 32
-
-const maxPathLength = 512
 
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
@@ -51,10 +50,10 @@ func ParseFields(text string) ([]string, error) {
 	return fields, ValidateFields(fields)
 }
 
-// ValidateFields checks an ordered list of gjson paths and returns the
-// first problem.
+// ValidateFields checks an ordered list of key paths and returns the first
+// problem.
 func ValidateFields(fields []string) error {
-	if err := ValidateFieldCount(len(fields)); err != nil {
+	if err := validateFieldCount(len(fields)); err != nil {
 		return err
 	}
 	for _, err := range PathProblems(fields) {
@@ -62,11 +61,29 @@ func ValidateFields(fields []string) error {
 			return err
 		}
 	}
+	return ListProblem(fields)
+}
+
+// ListProblem checks what concerns the paths together: their number, and
+// the cost of evaluating all of them for every message (keypath.MaxTypeCost).
+// Paths with a problem of their own are left out of the cost.
+func ListProblem(fields []string) error {
+	if err := validateFieldCount(len(fields)); err != nil {
+		return err
+	}
+	var paths []keypath.Path
+	for _, f := range fields {
+		if p, err := keypath.Parse(f); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	if err := keypath.CheckTypeCost(paths); err != nil {
+		return apperr.New(apperr.Invalid, "invalid-field", "duplicate_key_fields is refused: %v", err)
+	}
 	return nil
 }
 
-// ValidateFieldCount checks the number of paths in duplicate_key_fields.
-func ValidateFieldCount(n int) error {
+func validateFieldCount(n int) error {
 	if n > MaxFields {
 		return apperr.New(apperr.Invalid, "invalid-field",
 			"duplicate_key_fields has %d paths: use at most %d", n, MaxFields)
@@ -74,9 +91,10 @@ func ValidateFieldCount(n int) error {
 	return nil
 }
 
-// PathProblems checks each path of fields, and each against the paths
-// before it; problems[i] is nil when fields[i] is fine. The editor shows
-// every problem next to its path, where ValidateFields stops at the first.
+// PathProblems checks each path of fields against the key-path grammar
+// (package keypath), and each against the paths before it; problems[i] is
+// nil when fields[i] is fine. The editor shows every problem next to its
+// path, where ValidateFields stops at the first.
 func PathProblems(fields []string) []error {
 	problems := make([]error, len(fields))
 	seen := make(map[string]bool, len(fields))
@@ -87,20 +105,34 @@ func PathProblems(fields []string) []error {
 		case f != strings.TrimSpace(f):
 			problems[i] = apperr.New(apperr.Invalid, "invalid-field",
 				"path %d of duplicate_key_fields (%q) has leading or trailing spaces", i+1, f)
-		case len(f) > maxPathLength:
-			problems[i] = apperr.New(apperr.Invalid, "invalid-field",
-				"path %d of duplicate_key_fields is longer than %d characters", i+1, maxPathLength)
 		case seen[f]:
 			problems[i] = apperr.New(apperr.Invalid, "invalid-field", "path %q appears twice in duplicate_key_fields", f)
 		default:
-			if msg := syntaxProblem(f); msg != "" {
-				problems[i] = apperr.New(apperr.Invalid, "invalid-field",
-					"path %d of duplicate_key_fields (%q) is not a usable gjson path: %s", i+1, f, msg)
-			}
+			problems[i] = pathProblem(i, f)
 		}
 		seen[f] = true
 	}
 	return problems
+}
+
+// pathProblem says why the key-path grammar refuses path i (0-based) of a
+// type, or returns nil.
+func pathProblem(i int, path string) error {
+	if _, err := keypath.Parse(path); err != nil {
+		return apperr.New(apperr.Invalid, "invalid-field",
+			"path %d of duplicate_key_fields (%q) is refused: %v", i+1, truncate(path), err)
+	}
+	return nil
+}
+
+// truncate keeps a refused path readable in a message: an overlong one is
+// cut, since the message names the position anyway.
+func truncate(path string) string {
+	const keep = 80
+	if len(path) <= keep {
+		return path
+	}
+	return path[:keep] + "…"
 }
 
 // ValidateWindow checks duplicate_window_hours; nil means the default.

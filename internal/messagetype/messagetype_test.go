@@ -87,7 +87,7 @@ func TestPathProblemsReportsEachPath(t *testing.T) {
 	require.ErrorContains(t, ValidateFields(make([]string, MaxFields+1)), "at most 32")
 }
 
-func TestPathSyntax(t *testing.T) {
+func TestPathGrammar(t *testing.T) {
 	t.Parallel()
 	for _, path := range []string{
 		"id",
@@ -95,26 +95,31 @@ func TestPathSyntax(t *testing.T) {
 		"*.IDOC.E1EDK01.@SEGMENT",
 		`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`,
 		`*.IDOC.E1EDK02.#(QUALF=="009")#.BELNR`,
-		`{"po":*.IDOC.E1EDK01.BELNR,"type":*.IDOC.EDI_DC40.MESTYP}`,
 		`items.#(name%"(draft*").id`, // a bracket inside a quoted string is text
 		`weird\(key`,                 // an escaped bracket is part of the key name
 		`ends.with\.`,                // an escaped dot too
-		"..0",                        // JSON Lines syntax
 	} {
 		require.NoError(t, ValidateFields([]string{path}), path)
 	}
 	for path, want := range map[string]string{
-		`*.IDOC.E1EDK02.#(QUALF=="009"`:            `the '(' at position 17 is not closed`,
-		`*.IDOC.E1EDK02.#(QUALF=="009).BELNR`:      `the quote at position 25 is not closed`,
-		`[*.IDOC.E1EDK02|@flatten|#(QUALF=="009")`: `the '[' at position 1 is not closed`,
-		`*.IDOC.E1EDK01.BELNR)`:                    `the ')' at position 21 closes nothing (write \) for the character itself)`,
-		`[a.b)`:                                    `the ')' at position 5 does not close the '[' at position 1`,
-		`*.IDOC.E1EDK01.`:                          `it ends with ".", so its last step is empty`,
-		`*.IDOC.E1EDK01.BELNR|`:                    `it ends with "|"`,
+		`*.IDOC.E1EDK02.#(QUALF=="009"`:     `at position 17, the '(' is not closed (rule "syntax")`,
+		`*.IDOC.E1EDK01.BELNR)`:             `at position 21, ')' must be escaped in a key: write \) (rule "escapes")`,
+		`*.IDOC.E1EDK01.`:                   `at position 16, a '.' must be followed by a step (rule "syntax")`,
+		strings.Repeat("[@this,@this]|", 8): `at position 2, @this is not allowed: a key path may use only @flatten (rule "modifiers")`,
 	} {
 		err := ValidateFields([]string{path})
-		require.ErrorContains(t, err, "is not a usable gjson path: "+want, path)
+		require.ErrorContains(t, err, "is refused: "+want, path)
 	}
+}
+
+func TestTypeCostIsBounded(t *testing.T) {
+	t.Parallel()
+	heavy := func(key string) string { return "[" + key + ".#.b,c.#.d,e.#.f,g]|@flatten|#(x==1)" }
+	require.NoError(t, ValidateFields([]string{heavy("a1"), heavy("a2")}))
+	err := ValidateFields([]string{heavy("a1"), heavy("a2"), heavy("a3")})
+	require.ErrorContains(t, err, "duplicate_key_fields is refused: at position 1, the paths together would read each payload 57 times")
+	require.Equal(t, []error{nil, nil, nil}, PathProblems([]string{heavy("a1"), heavy("a2"), heavy("a3")}),
+		"the cost is a problem of the list, not of one path")
 }
 
 // FuzzPathProblems checks that no text makes the path check panic: it runs

@@ -162,7 +162,7 @@ func TestTypeEditorWithoutJavaScript(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.status)
 	page := string(resp.body)
 	require.Contains(t, page, `<small class="problem" id="window-problem">duplicate_window_hours must be between 1 and 87600, or unset for the default of 168</small>`)
-	require.Contains(t, page, `<small class="problem" id="path-1-problem">path 2 of duplicate_key_fields (&#34;#(QUALF&#34;) is not a usable gjson path: the &#39;(&#39; at position 2 is not closed</small>`)
+	require.Contains(t, page, `<small class="problem" id="path-1-problem">path 2 of duplicate_key_fields (&#34;#(QUALF&#34;) is refused: at position 2, the &#39;(&#39; is not closed (rule &#34;syntax&#34;)</small>`)
 	require.Contains(t, page, `name="window" id="window" value="100000"`)
 	require.Equal(t, []string{"*.IDOC.E1EDK01.BELNR", "#(QUALF"}, formPaths(resp.body))
 	require.Zero(t, site.updatedEvents(t))

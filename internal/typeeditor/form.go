@@ -170,7 +170,7 @@ func (f Form) Settings() (Proposal, Errors) {
 	var errs Errors
 	// Each path's problem is shown next to it, where ValidateFields would
 	// stop at the first.
-	if err := messagetype.ValidateFieldCount(len(p.Paths)); err != nil {
+	if err := messagetype.ListProblem(p.Paths); err != nil {
 		errs.Paths = detail(err)
 	}
 	for i, err := range messagetype.PathProblems(p.Paths) {

@@ -68,7 +68,7 @@ func TestSettings(t *testing.T) {
 	require.Equal(t, "", errs.PathProblem(0))
 	require.Equal(t, "path 2 of duplicate_key_fields is empty", errs.PathProblem(1))
 	require.Equal(t, `path "ok" appears twice in duplicate_key_fields`, errs.PathProblem(2))
-	require.Contains(t, errs.PathProblem(3), "is not a usable gjson path: the '(' at position 2 is not closed")
+	require.Contains(t, errs.PathProblem(3), "is refused: at position 2, the '(' is not closed")
 	require.Equal(t, "", errs.PathProblem(9))
 	require.Empty(t, errs.Paths, "each problem is next to its path")
 	require.Equal(t, "duplicate_window_hours must be between 1 and 87600, or unset for the default of 168", errs.Window)
