@@ -49,3 +49,11 @@ SET duplicate_key_fields = @duplicate_key_fields, duplicate_window_hours = @dupl
     version = version + 1, updated_at = now()
 WHERE tenant_id = @tenant_id AND id = @id AND version = @version
 RETURNING *;
+
+-- MessageTypeListKeyFields lists every type's key paths, for the check
+-- serve makes at start of paths stored before the key-path grammar.
+-- name: MessageTypeListKeyFields :many
+SELECT mt.id, mt.code, mt.duplicate_key_fields, t.slug AS tenant_slug
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+ORDER BY t.slug, mt.code;

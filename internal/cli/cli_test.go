@@ -160,6 +160,8 @@ func TestMessageTypeCreate(t *testing.T) {
 
 	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05"), "already exists")
 	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--fields", "E1EDK01.BELNR"), "JSON array")
+	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X",
+		"--fields", `["[@this,@this]|[@this,@this]|id"]`), `is refused: at position 2, @this is not allowed: a key path may use only @flatten (rule "modifiers")`)
 	requireUsageError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--window-hours", "a week"), "whole number")
 	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "X", "--window-hours", "0"), "between 1 and")
 	requireFailure(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "BAD CODE"), "not valid")
@@ -239,6 +241,35 @@ func TestUnreachableDatabase(t *testing.T) {
 	r := run(t, "postgres://postgres@127.0.0.1:1/edihub?connect_timeout=2", nil, "", "tenant", "create", "acme")
 	requireFailure(t, r, "cannot reach the database")
 	requireFailure(t, run(t, "", map[string]string{"IDEMPOTENCY_KEY_TTL": "soon"}, "", "migrate"), "IDEMPOTENCY_KEY_TTL")
+}
+
+// serve names, at start, each stored key path the key-path grammar refuses:
+// such a type was saved before the grammar, and its messages are refused.
+func TestServeWarnsOfRefusedKeyPaths(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	require.NoError(t, run(t, url, nil, "", "demo").err)
+	_, err := pgtest.PoolFor(t, url).Exec(context.Background(),
+		`UPDATE message_types SET duplicate_key_fields = '["id", "a|@pretty|@ugly"]' WHERE code = 'ORDERS05'`)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	served := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		served <- cli.Run(ctx, cli.Env{
+			Args:   []string{"serve"},
+			Getenv: func(k string) string { return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0"}[k] },
+			Stdout: &bytes.Buffer{}, Stderr: &stderr,
+			Listening: func(a net.Addr) { addr <- a },
+		})
+	}()
+	<-addr
+	cancel()
+	require.NoError(t, <-served)
+	require.Contains(t, stderr.String(), `level=WARN msg="key path refused" tenant=acme message_type=ORDERS05 problem="path 2 of duplicate_key_fields (\"a|@pretty|@ugly\") is refused: at position 3, @pretty is not allowed`)
+	require.Equal(t, 1, strings.Count(stderr.String(), "key path refused"), "the demo's other paths are fine")
 }
 
 // The demo can run again and again, and its API key works for a message

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/server"
@@ -35,6 +37,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	}
 	defer pool.Close()
 	if err := applyMigrations(ctx, pool, log); err != nil {
+		return err
+	}
+	if err := warnRefusedKeyPaths(ctx, pool, log); err != nil {
 		return err
 	}
 
@@ -105,3 +110,27 @@ func sizePool(c *pgxpool.Config, databaseURL string) {
 // lower target therefore cuts the peak memory of large posts by a quarter
 // for little CPU (docs/performance.md).
 const gcPercent = 50
+
+// warnRefusedKeyPaths logs every stored message-type setting the current
+// rules refuse. Every save checks them, so such a setting was saved before
+// the key-path grammar existed; ingest refuses that type's messages (422
+// key-path-refused) until an admin corrects it in the editor, and this
+// names them at start rather than at the first message.
+func warnRefusedKeyPaths(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
+	rows, err := db.New(pool).MessageTypeListKeyFields(ctx)
+	if err != nil {
+		return fmt.Errorf("list message types' key paths: %w", err)
+	}
+	for _, r := range rows {
+		fields, err := messagetype.DecodeFields(r.DuplicateKeyFields)
+		if err != nil {
+			return err
+		}
+		for _, problem := range append(messagetype.PathProblems(fields), messagetype.ListProblem(fields)) {
+			if problem != nil {
+				log.Warn("key path refused", "tenant", r.TenantSlug, "message_type", r.Code, "problem", problem.Error())
+			}
+		}
+	}
+	return nil
+}

@@ -202,6 +202,47 @@ func (q *Queries) MessageTypeListForAdmin(ctx context.Context, scopeTenantID *in
 	return items, nil
 }
 
+const messageTypeListKeyFields = `-- name: MessageTypeListKeyFields :many
+SELECT mt.id, mt.code, mt.duplicate_key_fields, t.slug AS tenant_slug
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+ORDER BY t.slug, mt.code
+`
+
+type MessageTypeListKeyFieldsRow struct {
+	ID                 int64
+	Code               string
+	DuplicateKeyFields []byte
+	TenantSlug         string
+}
+
+// MessageTypeListKeyFields lists every type's key paths, for the check
+// serve makes at start of paths stored before the key-path grammar.
+func (q *Queries) MessageTypeListKeyFields(ctx context.Context) ([]MessageTypeListKeyFieldsRow, error) {
+	rows, err := q.db.Query(ctx, messageTypeListKeyFields)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageTypeListKeyFieldsRow
+	for rows.Next() {
+		var i MessageTypeListKeyFieldsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Code,
+			&i.DuplicateKeyFields,
+			&i.TenantSlug,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageTypeUpdate = `-- name: MessageTypeUpdate :one
 UPDATE message_types
 SET duplicate_key_fields = $1, duplicate_window_hours = $2,

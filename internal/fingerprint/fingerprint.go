@@ -64,9 +64,13 @@ type Result struct {
 // a double, or an object with duplicate keys); values at paths that are not
 // configured never cause an error.
 func Compute(in Input) (Result, error) {
+	paths, err := parse(in.Paths)
+	if err != nil {
+		return Result{}, err
+	}
 	var res Result
 	allMissing := true
-	for _, path := range in.Paths {
+	for _, path := range paths {
 		v, err := extract(in.Payload, path)
 		if err != nil {
 			return Result{}, fmt.Errorf("fingerprint path %q: %w", path, err)
@@ -105,6 +109,23 @@ func Compute(in Input) (Result, error) {
 	sum := sha256.Sum256(canonical)
 	res.Fingerprint = hex.EncodeToString(sum[:])
 	return res, nil
+}
+
+// parse checks every path against the key-path grammar, and all of them
+// against the cost a type may have, before any is evaluated.
+func parse(texts []string) ([]keypath.Path, error) {
+	paths := make([]keypath.Path, len(texts))
+	for i, text := range texts {
+		p, err := keypath.Parse(text)
+		if err != nil {
+			return nil, fmt.Errorf("fingerprint path %d (%q): %w", i+1, text, err)
+		}
+		paths[i] = p
+	}
+	if err := keypath.CheckTypeCost(paths); err != nil {
+		return nil, fmt.Errorf("fingerprint paths: %w", err)
+	}
+	return paths, nil
 }
 
 // buildArray writes [id, elems...] with id as a JSON string. The elements are

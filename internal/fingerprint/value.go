@@ -17,19 +17,15 @@ const null = "null"
 // extract reads path from payload and returns the value as it enters the
 // fingerprint array, following SPEC.md: scalars become JSON strings so that
 // 6149 and "6149" match, and objects and arrays stay JSON in canonical form
-// so that member order and whitespace do not matter. The path goes through
-// package keypath, which refuses a path outside its grammar and a value
-// beyond its limits, so that the work stays bounded.
-func extract(payload []byte, path string) (Value, error) {
-	p, err := keypath.Parse(path)
+// so that member order and whitespace do not matter. The path was accepted
+// by package keypath, whose evaluation also refuses a value beyond its
+// limits, so that the work stays bounded.
+func extract(payload []byte, path keypath.Path) (Value, error) {
+	r, err := path.Get(payload)
 	if err != nil {
 		return Value{}, err
 	}
-	r, err := p.Get(payload)
-	if err != nil {
-		return Value{}, err
-	}
-	v := Value{Path: path}
+	v := Value{Path: path.String()}
 	switch r.Type {
 	case gjson.Null:
 		// gjson reports a missing path and a JSON null alike.

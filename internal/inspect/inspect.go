@@ -1,15 +1,14 @@
 // Package inspect explains one stored message to an admin: its metadata, its
-// payload pretty-printed with the values that formed its fingerprint marked,
+// payload pretty-printed with the values that formed its fingerprint marked
+// where the one evaluation of its key paths found them,
 // and the fingerprint recomputed with the message type's current
 // duplicate_key_fields, so that an admin can see why two messages did or did
 // not match and whether the configuration changed since the message arrived.
 package inspect
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -51,6 +50,9 @@ type Message struct {
 	HoldsFingerprint bool
 	// Payload is the pretty-printed payload, cut where key values start and end.
 	Payload []Segment
+	// PayloadAsStored reports that Payload is the payload as stored, not
+	// indented: indenting it would have made it many times larger.
+	PayloadAsStored bool
 	Key     Key
 }
 
@@ -103,11 +105,9 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	m.Key = explain(fingerprint.Input{
 		MessageTypeID: row.MessageTypeID, Paths: paths, Docnum: m.Docnum, Payload: row.Payload,
 	}, m.Fingerprint)
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, row.Payload, "", "  "); err != nil {
-		return Message{}, fmt.Errorf("indent payload of message %d: %w", id, err)
-	}
-	m.Payload = mark(pretty.String(), m.Key)
+	var indented bool
+	m.Payload, indented = mark(row.Payload, m.Key)
+	m.PayloadAsStored = !indented
 	return m, nil
 }
 

@@ -3,75 +3,70 @@ package inspect
 import (
 	"sort"
 
-	"github.com/tidwall/gjson"
-
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/keypath"
 )
 
-// span is a byte range of the pretty-printed payload holding a key value.
+// span is a byte range of the stored payload holding a key value.
 type span struct {
-	start, end int
-	path       string
+	keypath.Span
+	path string
 }
 
-// mark cuts the pretty-printed payload into segments, marking the values
-// that formed the fingerprint. Values are found again in the pretty text with
-// the same gjson paths, which report where in the text a value sits; a value
-// produced by a modifier (such as @flatten) has no place in the text and is
-// only listed, not marked. Nothing is marked when the fingerprint fell back
-// to the docnum, since the paths' values were not used then.
-func mark(pretty string, key Key) []Segment {
-	if key.Fallback != fingerprint.FallbackNone {
-		return []Segment{{Text: pretty}}
-	}
+// prettyLimit is the longest pretty text shown for a payload of n bytes.
+// Indentation grows with depth; a payload that would grow beyond this is
+// shown as stored instead, so a page never costs more than a small multiple
+// of its payload.
+func prettyLimit(n int) int { return 4*n + 64<<10 }
+
+// mark cuts the payload, pretty-printed, into segments, marking the values
+// that formed the fingerprint. The paths are evaluated once, on the stored
+// payload, by fingerprint.Compute, which reports where each value sits
+// (Value.Spans); those places are carried through the indentation, so no
+// path is evaluated again on the pretty text. A value produced by a
+// modifier (such as @flatten) has no place in the payload and is only
+// listed, not marked. Nothing is marked when the fingerprint fell back to
+// the docnum, since the paths' values were not used then. indented is false
+// when the payload is shown as stored (see prettyLimit).
+func mark(payload []byte, key Key) (segs []Segment, indented bool) {
 	var spans []span
-	for _, v := range key.Values {
-		if !v.Missing {
-			spans = append(spans, locate(pretty, v.Path)...)
-		}
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-
-	var segs []Segment
-	at := 0
-	for _, s := range spans {
-		if s.start < at {
-			continue // inside a value already marked, e.g. a path into a marked object
-		}
-		if s.start > at {
-			segs = append(segs, Segment{Text: pretty[at:s.start]})
-		}
-		segs = append(segs, Segment{Text: pretty[s.start:s.end], Marked: true, Path: s.path})
-		at = s.end
-	}
-	if at < len(pretty) {
-		segs = append(segs, Segment{Text: pretty[at:]})
-	}
-	return segs
-}
-
-// locate returns where the value(s) at path sit in text: one place for a
-// plain path, one per element for a query such as items.#.sku.
-func locate(text, path string) []span {
-	r := gjson.Get(text, path)
-	if len(r.Indexes) > 0 {
-		var spans []span
-		for i, el := range r.Array() {
-			if i < len(r.Indexes) {
-				spans = append(spans, within(text, r.Indexes[i], el.Raw, path)...)
+	if key.Fallback == fingerprint.FallbackNone {
+		for _, v := range key.Values {
+			for _, s := range v.Spans {
+				spans = append(spans, span{Span: s, path: v.Path})
 			}
 		}
-		return spans
 	}
-	return within(text, r.Index, r.Raw, path)
-}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	kept := spans[:0]
+	at := 0
+	for _, s := range spans {
+		if s.Start < at {
+			continue // inside a value already marked, e.g. a path into a marked object
+		}
+		kept = append(kept, s)
+		at = s.End
+	}
+	cuts := make([]int, 0, 2*len(kept))
+	for _, s := range kept {
+		cuts = append(cuts, s.Start, s.End)
+	}
+	text, moved, indented := indent(payload, cuts, prettyLimit(len(payload)))
+	if !indented {
+		text, moved = payload, cuts
+	}
 
-// within checks that raw really sits at index in text, since gjson reports
-// index 0 for values it computed rather than found.
-func within(text string, index int, raw, path string) []span {
-	end := index + len(raw)
-	if index <= 0 || raw == "" || end > len(text) || text[index:end] != raw {
-		return nil
+	at = 0
+	for i, s := range kept {
+		start, end := moved[2*i], moved[2*i+1]
+		if start > at {
+			segs = append(segs, Segment{Text: string(text[at:start])})
+		}
+		segs = append(segs, Segment{Text: string(text[start:end]), Marked: true, Path: s.path})
+		at = end
 	}
-	return []span{{start: index, end: end, path: path}}
+	if at < len(text) {
+		segs = append(segs, Segment{Text: string(text[at:])})
+	}
+	return segs, indented
 }

@@ -1,6 +1,10 @@
 package inspect
 
 import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,49 +13,53 @@ import (
 	"github.com/lefia/edihub/internal/fingerprint"
 )
 
-func TestMarkFindsKeyValuesInThePrettyPayload(t *testing.T) {
-	t.Parallel()
-	pretty := `{
-  "IDOC": {
-    "E1EDK01": {
-      "BELNR": "4500012345"
-    },
-    "items": [
-      {
-        "sku": "A-1"
-      },
-      {
-        "sku": "B-2"
-      }
-    ]
-  }
-}`
-	key := Key{Values: []fingerprint.Value{
-		{Path: "*.E1EDK01.BELNR", JSON: `"4500012345"`},
-		{Path: "IDOC.items.#.sku", JSON: `["A-1","B-2"]`},
-		{Path: "IDOC.items|@reverse", JSON: `[]`}, // computed by a modifier: listed, not marked
-		{Path: "IDOC.E1EDK02", JSON: "null", Missing: true},
-	}}
-	segs := mark(pretty, key)
+// keyOf computes the key of payload as the message page does.
+func keyOf(t *testing.T, payload string, paths ...string) Key {
+	t.Helper()
+	return explain(fingerprint.Input{MessageTypeID: 1, Paths: paths, Docnum: "1", Payload: []byte(payload)}, "")
+}
 
+// marked lists path=text of the marked segments, and checks that the
+// segments are the whole text, in order.
+func marked(t *testing.T, segs []Segment, want string) []string {
+	t.Helper()
 	var text strings.Builder
-	var marked []string
+	var got []string
 	for _, s := range segs {
 		text.WriteString(s.Text)
 		if s.Marked {
-			marked = append(marked, s.Path+"="+s.Text)
+			got = append(got, s.Path+"="+s.Text)
 		}
 	}
-	require.Equal(t, pretty, text.String(), "the segments are the whole payload, in order")
+	require.Equal(t, want, text.String(), "the segments are the whole payload, in order")
+	return got
+}
+
+func indented(t *testing.T, payload string) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, json.Indent(&b, []byte(payload), "", "  "))
+	return b.String()
+}
+
+func TestMarkFindsKeyValuesInThePrettyPayload(t *testing.T) {
+	t.Parallel()
+	payload := `{"IDOC":{"E1EDK01":{"BELNR":"4500012345"},"items":[{"sku":"A-1"},{"sku":"B-2"}],"E1EDK02":null}}`
+	key := keyOf(t, payload, "*.E1EDK01.BELNR", "IDOC.items.#.sku",
+		"IDOC.items|@flatten", // computed by a modifier: listed, not marked
+		"IDOC.E1EDK02")
+	segs, ok := mark([]byte(payload), key)
+	require.True(t, ok)
 	require.Equal(t, []string{
 		`*.E1EDK01.BELNR="4500012345"`, `IDOC.items.#.sku="A-1"`, `IDOC.items.#.sku="B-2"`,
-	}, marked)
+	}, marked(t, segs, indented(t, payload)))
 }
 
 func TestMarkSkipsValuesInsideAMarkedValue(t *testing.T) {
 	t.Parallel()
-	pretty := "{\n  \"a\": {\n    \"b\": \"x\"\n  }\n}"
-	segs := mark(pretty, Key{Values: []fingerprint.Value{{Path: "a", JSON: `{"b":"x"}`}, {Path: "a.b", JSON: `"x"`}}})
+	payload := `{"a": {"b": "x"}}`
+	segs, ok := mark([]byte(payload), keyOf(t, payload, "a", "a.b"))
+	require.True(t, ok)
 	require.Equal(t, []Segment{
 		{Text: "{\n  \"a\": "},
 		{Text: "{\n    \"b\": \"x\"\n  }", Marked: true, Path: "a"},
@@ -61,7 +69,54 @@ func TestMarkSkipsValuesInsideAMarkedValue(t *testing.T) {
 
 func TestMarkNothingWhenTheDocnumWasUsed(t *testing.T) {
 	t.Parallel()
-	segs := mark(`{"a": "x"}`, Key{Fallback: fingerprint.FallbackAllMissing,
-		Values: []fingerprint.Value{{Path: "b", JSON: "null", Missing: true}}})
-	require.Equal(t, []Segment{{Text: `{"a": "x"}`}}, segs)
+	payload := `{"a": "x"}`
+	segs, ok := mark([]byte(payload), keyOf(t, payload, "b"))
+	require.True(t, ok)
+	require.Equal(t, []Segment{{Text: indented(t, payload)}}, segs)
+}
+
+// TestMarkShowsADeepPayloadAsStored: indenting 500 levels would make each
+// of the 100,000 numbers a line of 1,000 spaces, some 100 MB of page.
+func TestMarkShowsADeepPayloadAsStored(t *testing.T) {
+	t.Parallel()
+	payload := `{"id":"A-1","deep":` + strings.Repeat("[", 500) + strings.TrimSuffix(strings.Repeat("1,", 100_000), ",") +
+		strings.Repeat("]", 500) + "}"
+	segs, ok := mark([]byte(payload), keyOf(t, payload, "id"))
+	require.False(t, ok)
+	require.Equal(t, []string{`id="A-1"`}, marked(t, segs, payload))
+}
+
+func TestIndentMatchesJSONIndent(t *testing.T) {
+	t.Parallel()
+	samples, err := filepath.Glob(filepath.Join("..", "fingerprint", "testdata", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, samples)
+	for _, name := range samples {
+		raw, err := os.ReadFile(name)
+		require.NoError(t, err)
+		raw = bytes.TrimSpace(raw)
+		got, _, ok := indent(raw, nil, prettyLimit(len(raw)))
+		require.True(t, ok)
+		require.Equal(t, indented(t, string(raw)), string(got), name)
+	}
+}
+
+// FuzzIndent checks indent against json.Indent on every valid JSON value,
+// and that each cut lands where the text before it is the same.
+func FuzzIndent(f *testing.F) {
+	for _, seed := range []string{`{}`, `[]`, `{"a":[1,{},[],"x\"]"],"b":{"c":null}}`, ` [ 1 , 2 ] `, `"s"`, `{"a" : { } }`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) {
+			return
+		}
+		raw = strings.TrimSpace(raw)
+		var want bytes.Buffer
+		require.NoError(t, json.Indent(&want, []byte(raw), "", "  "))
+		got, at, ok := indent([]byte(raw), []int{0, len(raw)}, 1<<30)
+		require.True(t, ok)
+		require.Equal(t, want.String(), string(got))
+		require.Equal(t, []int{0, len(got)}, at)
+	})
 }

@@ -1,0 +1,81 @@
+package keypath_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/lefia/edihub/internal/keypath"
+)
+
+// itemsPayload is an order of about size bytes: an id and as many items as
+// fill it, the shape that gives fan-outs and queries the most to do.
+func itemsPayload(size int) []byte {
+	var b strings.Builder
+	b.Grow(size + 128)
+	b.WriteString(`{"id":"ORDER-1","items":[`)
+	for n := 0; b.Len() < size; n++ {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"sku":"SKU-%07d","qty":%d,"E1EDP19":{"QUALF":"00%d","IDTNR":"MAT-%07d"}}`, n, n%9+1, n%3, n)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// worstPaths are the most expensive paths the grammar accepts that we know
+// of: four copies of the whole payload flattened and queried, fan-outs
+// nested three deep, and queries nested in queries over every element.
+// Each is within MaxCost; the benchmark reports how their cost compares
+// with reading the payload once.
+var worstPaths = map[string]string{
+	"multipath":   `[items,items,items,items]|@flatten|#(qty>0)#.sku`,
+	"fan-out":     `[items.#.E1EDP19.QUALF,items.#.sku,items.#.qty,items]|@flatten|@flatten`,
+	"queries":     `[items,items,items,items]|#(E1EDP19.#(QUALF!="x"))#|#(sku%"SKU-*")#.qty`,
+	"whole value": `[@SEGMENT,items,items,items]|@flatten|@flatten|@flatten`,
+}
+
+var benchSizes = []struct {
+	name string
+	size int
+}{{"1MiB", 1 << 20}, {"10MiB", 10 << 20}}
+
+// BenchmarkReadOnce is the yardstick: validating the payload, one read.
+func BenchmarkReadOnce(b *testing.B) {
+	for _, s := range benchSizes {
+		payload := itemsPayload(s.size)
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(payload)))
+			for b.Loop() {
+				if !gjson.ValidBytes(payload) {
+					b.Fatal("invalid payload")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWorstPath evaluates each worst path; a value beyond the limits
+// is refused after the work is done, which is the cost measured.
+func BenchmarkWorstPath(b *testing.B) {
+	for name, text := range worstPaths {
+		p, err := keypath.Parse(text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, s := range benchSizes {
+			payload := itemsPayload(s.size)
+			b.Run(fmt.Sprintf("%s/cost=%d/%s", name, p.Cost(), s.name), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(payload)))
+				for b.Loop() {
+					_, _ = p.Get(payload)
+				}
+			})
+		}
+	}
+}
