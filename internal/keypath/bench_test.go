@@ -27,16 +27,23 @@ func itemsPayload(size int) []byte {
 }
 
 // worstPaths are the most expensive paths the grammar accepts that we know
-// of: four copies of the whole payload flattened and queried, fan-outs
-// nested three deep, and queries nested in queries over every element.
+// of: queries and fan-outs over every element, queries nested in queries,
+// stages that each read a value as large as the payload, and copies of the
+// whole payload (refused after one read by the multipath's value limit).
 // Each is within MaxCost; the benchmark reports how their cost compares
 // with reading the payload once.
 var worstPaths = map[string]string{
-	"multipath":   `[items,items,items,items]|@flatten|#(qty>0)#.sku`,
-	"fan-out":     `[items.#.E1EDP19.QUALF,items.#.sku,items.#.qty,items]|@flatten|@flatten`,
-	"queries":     `[items,items,items,items]|#(E1EDP19.#(QUALF!="x"))#|#(sku%"SKU-*")#.qty`,
-	"whole value": `[@SEGMENT,items,items,items]|@flatten|@flatten|@flatten`,
+	"query chains":  `[items.#(qty>100).sku,items.#(qty<0).sku]|@flatten`,
+	"nested query":  `items.#(E1EDP19.#(QUALF!="x"))#.sku`,
+	"query stages":  `items.#(qty>0)#|#(qty>0)`,
+	"flatten":       `items|@flatten|@flatten|@flatten`,
+	"fan-outs":      `[items.#.E1EDP19.QUALF,items.#.sku]|@flatten`,
+	"whole payload": `[items,items,items,items]|@flatten`,
 }
+
+// worstType is the most expensive set of paths one message type may have
+// (MaxTypeCost): two of the worst paths.
+var worstType = []string{`[items.#(qty>100).sku,items.#(qty<0).sku]|@flatten`, `items.#(qty>0)#|#(qty>0)`}
 
 var benchSizes = []struct {
 	name string
@@ -77,5 +84,29 @@ func BenchmarkWorstPath(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkWorstType evaluates the paths of the most expensive type, as
+// ingest does for every message.
+func BenchmarkWorstType(b *testing.B) {
+	paths := make([]keypath.Path, len(worstType))
+	for i, text := range worstType {
+		paths[i] = mustParse(b, text)
+	}
+	if err := keypath.CheckTypeCost(paths); err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range benchSizes {
+		payload := itemsPayload(s.size)
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(payload)))
+			for b.Loop() {
+				for _, p := range paths {
+					_, _ = p.Get(payload)
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,10 @@
 package keypath
 
 import (
+	"cmp"
 	"fmt"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -22,9 +25,68 @@ type Span struct{ Start, End int }
 // larger than MaxValueBytes or an array of more than MaxElements elements.
 // The grammar bounds the work of the evaluation itself (see Cost).
 func (p Path) Get(payload []byte) (gjson.Result, error) {
-	r := gjson.GetBytes(payload, p.text)
+	// gjson reads strings; a view of the payload spares copying it, and the
+	// value is copied only once it is known to be within the limits.
+	view := unsafe.String(unsafe.SliceData(payload), len(payload))
+	var r gjson.Result
+	if len(p.chains) > 0 {
+		var err error
+		if r, err = p.getMultipath(view); err != nil {
+			return gjson.Result{}, err
+		}
+	} else {
+		r = gjson.Get(view, p.text)
+	}
+	if err := checkLimits(r); err != nil {
+		return gjson.Result{}, err
+	}
+	r.Raw, r.Str = strings.Clone(r.Raw), strings.Clone(r.Str)
+	return r, nil
+}
+
+// getMultipath evaluates a path that starts with a multipath as gjson does,
+// an array of the chains' values followed by the rest of the path, except
+// that each chain's value must be within MaxValueBytes before it is copied
+// into the array. So the stages after the multipath read at most
+// MaxMultipath values of MaxValueBytes, however large the payload: without
+// this, [items,items,items,items] would copy the whole payload four times
+// and every later stage would read all four copies.
+func (p Path) getMultipath(view string) (gjson.Result, error) {
+	b := []byte{'['}
+	n := 0
+	for i, chain := range p.chains {
+		res := gjson.Get(view, chain)
+		if !res.Exists() {
+			continue
+		}
+		raw := res.Raw
+		if raw == "" {
+			raw = cmp.Or(res.String(), "null")
+		}
+		if len(raw) > MaxValueBytes {
+			return gjson.Result{}, &LimitError{Limit: "value size", Detail: fmt.Sprintf(
+				"path %d of the multipath selects %d bytes; a key value may be at most %d bytes", i+1, len(raw), MaxValueBytes)}
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, raw...)
+		n++
+	}
+	b = append(b, ']')
+	r := gjson.Result{Type: gjson.JSON, Raw: string(b)}
+	if p.rest != "" {
+		r = r.Get(p.rest)
+	}
+	// Places within the array are not places in the payload.
+	r.Index, r.Indexes = 0, nil
+	return r, nil
+}
+
+// checkLimits refuses a value beyond MaxValueBytes or MaxElements.
+func checkLimits(r gjson.Result) error {
 	if len(r.Raw) > MaxValueBytes {
-		return gjson.Result{}, &LimitError{Limit: "value size", Detail: fmt.Sprintf(
+		return &LimitError{Limit: "value size", Detail: fmt.Sprintf(
 			"the value is %d bytes; a key value may be at most %d bytes", len(r.Raw), MaxValueBytes)}
 	}
 	if r.IsArray() {
@@ -34,11 +96,11 @@ func (p Path) Get(payload []byte) (gjson.Result, error) {
 			return n <= MaxElements
 		})
 		if n > MaxElements {
-			return gjson.Result{}, &LimitError{Limit: "elements", Detail: fmt.Sprintf(
+			return &LimitError{Limit: "elements", Detail: fmt.Sprintf(
 				"the value is an array of more than %d elements, the most a key value may have", MaxElements)}
 		}
 	}
-	return r, nil
+	return nil
 }
 
 // Spans returns where the value r, which p.Get returned for payload, sits

@@ -60,6 +60,25 @@ func TestGetRefusesValuesBeyondTheLimits(t *testing.T) {
 	require.Len(t, r.Array(), keypath.MaxElements)
 }
 
+// Each path of a multipath is held to the value limit before the array is
+// built, so the stages after it never read copies of a large payload.
+func TestGetBoundsEachPathOfAMultipath(t *testing.T) {
+	t.Parallel()
+	items := make([]string, 3000)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"sku":"SKU-%04d","qty":%d}`, i, i%9)
+	}
+	payload := []byte(`{"small":{"sku":"S","qty":1},"items":[` + strings.Join(items, ",") + `]}`)
+	_, err := mustParse(t, `[small,items]|@flatten`).Get(payload)
+	var le *keypath.LimitError
+	require.ErrorAs(t, err, &le)
+	require.ErrorContains(t, err, "path 2 of the multipath selects")
+	r, err := mustParse(t, `[small,items.#(qty>7)]|@flatten`).Get(payload)
+	require.NoError(t, err)
+	require.Equal(t, `[{"sku":"S","qty":1},{"sku":"SKU-0008","qty":8}]`, r.Raw)
+	require.Empty(t, keypath.Spans(payload, r), "places in the multipath's array are not places in the payload")
+}
+
 func TestSpansLocateValuesInThePayload(t *testing.T) {
 	t.Parallel()
 	payload := []byte(`{"IDOC":{"E1EDK01":{"BELNR":"4500012345"},"items":[{"sku":"A-1"},{"sku":"B-2"}]}}`)

@@ -49,8 +49,8 @@ const (
 	MaxQueryNesting = 2
 	// MaxCost bounds Cost of one path; MaxTypeCost bounds the sum over the
 	// paths of one message type, which are all evaluated for every message.
-	MaxCost     = 24
-	MaxTypeCost = 48
+	MaxCost     = 8
+	MaxTypeCost = 16
 )
 
 // The limits applied when a path is evaluated, on what it yields.

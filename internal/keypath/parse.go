@@ -10,9 +10,10 @@ import (
 // Path is a key path the grammar accepts, with what its evaluation may cost.
 type Path struct {
 	text string
-	// multipath is the number of chains of the leading multipath, 0 when
-	// the path has none.
-	multipath int
+	// chains are the chains of the leading multipath, none when the path
+	// has none, and rest is what follows its "|".
+	chains []string
+	rest   string
 	// cost is Cost's value; see there.
 	cost int
 }
@@ -21,17 +22,19 @@ type Path struct {
 func (p Path) String() string { return p.text }
 
 // Cost bounds the work of evaluating the path, in reads of the payload: a
-// chain reads its input once, plus once more for each fan-out (whose array
-// is copied into the enclosing result) and each query (which reads every
-// element it tests again). A multipath of k chains costs the sum of its
-// chains and multiplies the input of every later stage by k, since its
-// output is at most k copies of the payload; @flatten reads its input once.
-// The fuzz target and the benchmark check that evaluation stays within it.
+// chain reads its input once, plus twice more for each fan-out and each
+// query, which evaluate the rest of the path (or the query's own path) on
+// every element again and build a result per element, costlier than a plain
+// read (see docs/performance.md, "Key paths"). A multipath of k chains
+// costs the sum of its chains and multiplies the input of every later stage
+// by k, since its output is at most k copies of the payload; @flatten reads
+// its input once. The fuzz target and the benchmark check that evaluation
+// stays within it.
 func (p Path) Cost() int { return p.cost }
 
 // Amplification bounds the size of every stage's input relative to the
 // payload: the number of chains of the leading multipath, or 1.
-func (p Path) Amplification() int { return max(p.multipath, 1) }
+func (p Path) Amplification() int { return max(len(p.chains), 1) }
 
 // Error says which rule a refused path breaks and where.
 type Error struct {
@@ -74,7 +77,8 @@ const (
 type parser struct {
 	s                                   string
 	i                                   int
-	multipath                           int
+	chains                              []string
+	rest                                string
 	wildcardKeys, fanOuts, queries      int
 	chainFanOuts, chainQueries, nesting int
 }
@@ -96,7 +100,7 @@ func Parse(text string) (Path, error) {
 			"the path would read the payload %d times; at most %d are allowed (fewer multipath chains, fan-outs or queries)",
 			cost, MaxCost)}
 	}
-	return Path{text: text, multipath: p.multipath, cost: cost}, nil
+	return Path{text: text, chains: p.chains, rest: p.rest, cost: cost}, nil
 }
 
 // CheckTypeCost checks the paths of one message type together: every
@@ -146,8 +150,9 @@ func (p *parser) path() (int, error) {
 			return 0, p.fail(ruleSyntax, "write '|' after the multipath's ']'")
 		}
 		p.i++
+		p.rest = p.s[p.i:]
 	}
-	amplification := max(p.multipath, 1)
+	amplification := max(len(p.chains), 1)
 	for {
 		stages++
 		if stages > MaxStages {
@@ -174,14 +179,15 @@ func (p *parser) multipathStage() (int, error) {
 	p.i++ // '['
 	cost := 0
 	for {
-		if p.multipath == MaxMultipath {
+		if len(p.chains) == MaxMultipath {
 			return 0, p.fail(ruleMultipath, "a multipath may hold at most %d paths", MaxMultipath)
 		}
-		p.multipath++
+		start := p.i
 		c, err := p.chain(inMultipath)
 		if err != nil {
 			return 0, err
 		}
+		p.chains = append(p.chains, p.s[start:p.i])
 		cost += c
 		switch p.peek() {
 		case ',':
@@ -235,8 +241,11 @@ func isNameChar(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// chain = step { "." step }. Its cost is one read plus one per fan-out and
-// per query inside it.
+// perElementCost is what a fan-out or a query adds to its chain's cost.
+const perElementCost = 2
+
+// chain = step { "." step }. Its cost is one read plus perElementCost per
+// fan-out and per query inside it.
 func (p *parser) chain(ctx context) (int, error) {
 	fanOuts, queries := p.fanOuts, p.queries
 	for {
@@ -254,7 +263,7 @@ func (p *parser) chain(ctx context) (int, error) {
 	if !p.end() && !p.stepEnds(ctx) {
 		return 0, p.fail(ruleSyntax, "unexpected %q (write \\%c for the character itself)", p.peek(), p.peek())
 	}
-	return 1 + (p.fanOuts - fanOuts) + (p.queries - queries), nil
+	return 1 + perElementCost*(p.fanOuts-fanOuts+p.queries-queries), nil
 }
 
 // stepEnds reports whether the current character ends a step in ctx.

@@ -114,10 +114,10 @@ func TestPathGrammar(t *testing.T) {
 
 func TestTypeCostIsBounded(t *testing.T) {
 	t.Parallel()
-	heavy := func(key string) string { return "[" + key + ".#.b,c.#.d,e.#.f,g]|@flatten|#(x==1)" }
+	heavy := func(key string) string { return "[" + key + ".#.b,c]|@flatten" }
 	require.NoError(t, ValidateFields([]string{heavy("a1"), heavy("a2")}))
 	err := ValidateFields([]string{heavy("a1"), heavy("a2"), heavy("a3")})
-	require.ErrorContains(t, err, "duplicate_key_fields is refused: at position 1, the paths together would read each payload 57 times")
+	require.ErrorContains(t, err, "duplicate_key_fields is refused: at position 1, the paths together would read each payload 18 times")
 	require.Equal(t, []error{nil, nil, nil}, PathProblems([]string{heavy("a1"), heavy("a2"), heavy("a3")}),
 		"the cost is a problem of the list, not of one path")
 }
