@@ -53,7 +53,7 @@ type Message struct {
 	// PayloadAsStored reports that Payload is the payload as stored, not
 	// indented: indenting it would have made it many times larger.
 	PayloadAsStored bool
-	Key     Key
+	Key             Key
 }
 
 // Segment is a piece of the pretty-printed payload; Marked pieces are values
