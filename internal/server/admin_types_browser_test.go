@@ -108,7 +108,7 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	)
 	require.Equal(t, "duplicate_window_hours must be between 1 and 87600, or unset for the default of 168",
 		eval[string](t, b, `document.querySelector('#window-problem').textContent`))
-	require.Contains(t, eval[string](t, b, `document.querySelector('#path-1-problem').textContent`), "closes nothing")
+	require.Contains(t, eval[string](t, b, `document.querySelector('#path-1-problem').textContent`), "')' must be escaped in a key")
 	require.Equal(t, "*.IDOC.E1EDK01.BELNR)", eval[string](t, b, `document.querySelector('#path-1').value`))
 	require.Equal(t, "true", eval[string](t, b, `document.querySelector('#window').getAttribute('aria-invalid')`))
 	require.Equal(t, `["*.IDOC.E1EDK01.BELNR"]`, site.typePaths(t, id), "nothing saved")
