@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/provision"
 )
 
@@ -57,7 +58,7 @@ func (b *testBundle) storePathsUnchecked(t *testing.T, id int64, paths ...string
 func TestKeyPathAmplifiersAreRefusedByThePreview(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@acme.example", provision.RoleAdmin, "")
+	c := site.signedIn(t, "admin@acme.example", auth.RoleAdmin, "")
 	c.get("/admin/message-types/new")
 	sample := string(largeEnvelope(t, "X", 16<<10))
 	sample = sample[strings.Index(sample, `{"id"`) : len(sample)-1]
@@ -71,7 +72,7 @@ func TestKeyPathAmplifiersAreRefusedByThePreview(t *testing.T) {
 func TestKeyPathAmplifiersAreRefusedOnSave(t *testing.T) {
 	t.Parallel()
 	site := newAdminSite(t)
-	c := site.signedIn(t, "admin@acme.example", provision.RoleAdmin, "")
+	c := site.signedIn(t, "admin@acme.example", auth.RoleAdmin, "")
 	c.get("/admin/message-types/new")
 	types := site.count(t, `SELECT count(*) FROM message_types`)
 
@@ -92,7 +93,8 @@ func TestKeyPathAmplifiersAreRefusedOnSave(t *testing.T) {
 	require.Equal(t, `["*.IDOC.E1EDK01.BELNR"]`, site.typePaths(t, id))
 	require.Equal(t, types, site.count(t, `SELECT count(*) FROM message_types`))
 
-	_, err := site.prov.CreateMessageType(t.Context(), "acme", provisionSpec("PROVISIONED", amplifierPath))
+	_, err := provision.New(site.pool).CreateMessageType(t.Context(), "acme",
+		provision.MessageTypeSpec{Code: "PROVISIONED", Fields: []string{amplifierPath}})
 	require.ErrorContains(t, err, "@this is not allowed")
 }
 
@@ -139,7 +141,7 @@ func TestMessagePageRefusesStoredKeyPathsTheGrammarRefuses(t *testing.T) {
 	resp := site.post(t, largeEnvelope(t, "LARGE", 1<<20))
 	require.Equal(t, http.StatusCreated, resp.status, "%s", resp.body)
 	msg := int64(resp.json(t)["id"].(float64))
-	c := site.signedIn(t, "viewer@acme.example", provision.RoleViewer, "acme")
+	c := site.signedIn(t, "viewer@acme.example", auth.RoleViewer, "acme")
 
 	page := c.get(fmt.Sprintf("/admin/messages/%d", msg))
 	require.Equal(t, http.StatusOK, page.status)
