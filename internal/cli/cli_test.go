@@ -3,6 +3,8 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
@@ -187,6 +189,14 @@ func TestIntegrationCreate(t *testing.T) {
 	r = run(t, url, nil, "", append(base, "--scheme", "bearer")...)
 	require.NoError(t, r.err)
 	require.Len(t, r.lines(), 1, "bearer integrations use API keys, so there is no secret")
+
+	// A Standard Webhooks sender that signs with ed25519 hands over its public key.
+	public := ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)).Public().(ed25519.PublicKey)
+	publicSecret := "whpk_" + base64.StdEncoding.EncodeToString(public)
+	r = run(t, url, nil, "", append(base, "--scheme", "standard-webhooks", "--secret", publicSecret)...)
+	require.NoError(t, r.err)
+	require.Equal(t, publicSecret, r.lines()[1])
+	requireFailure(t, run(t, url, nil, "", append(base, "--scheme", "standard-webhooks", "--secret", "whsk_"+strings.TrimPrefix(publicSecret, "whpk_"))...), "public key")
 
 	requireFailure(t, run(t, url, nil, "", append(base, "--scheme", "carrier-pigeon")...), "standard-webhooks")
 	requireFailure(t, run(t, url, nil, "", append(base, "--scheme", "standard-webhooks", "--secret", "not-whsec")...), "whsec_")

@@ -151,7 +151,7 @@ func integrationCreate(name string, args []string) (action, error) {
 	fs.StringVar(&spec.EnvironmentSlug, "env", "", "environment name")
 	fs.StringVar(&spec.MessageTypeCode, "message-type", "", "message type code")
 	fs.StringVar(&spec.Scheme, "scheme", "", "signature scheme")
-	fs.StringVar(&spec.Secret, "secret", "", "the sender's secret (default: generate one)")
+	fs.StringVar(&spec.Secret, "secret", "", "the sender's secret, or for standard-webhooks a whpk_ public key (default: generate a secret)")
 	if _, err := positionals(fs, args); err != nil {
 		return nil, err
 	}

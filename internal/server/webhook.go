@@ -111,7 +111,7 @@ func (s *Server) authenticateForIntegration(c echo.Context, in db.Integration) e
 // verifySignature checks the request's signature over the raw body and
 // returns the sender's delivery id ("" when it sent none).
 func (s *Server) verifySignature(c echo.Context, in db.Integration, body []byte) (string, error) {
-	deliveryID, err := signature.Verify(signature.Scheme(in.Scheme), in.Secret, c.Request().Header, body, s.now())
+	deliveryID, err := signature.Verify(signature.Scheme(in.Scheme), []string{in.Secret}, c.Request().Header, body, s.now())
 	var verr *signature.VerifyError
 	switch {
 	case errors.As(err, &verr):

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,7 +21,7 @@ import (
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
-// Secrets of the HMAC schemes, long enough for the 16-byte minimum.
+// Secrets of the HMAC schemes.
 const (
 	githubSecret  = "It's a Secret to Everybody"
 	stripeSecret  = "whsec_test_stripe_0123456789abcdef"
@@ -415,12 +416,14 @@ func TestWebhookMisconfiguredIntegration(t *testing.T) {
 	b := setup(t)
 	b.messageType(t, "GH_EVENT", nil, nil)
 	id := b.integration(t, "GH_EVENT", "github", githubSecret)
-	_, err := b.pool.Exec(context.Background(), `UPDATE integrations SET secret = 'short' WHERE id = $1`, id)
+	// Surrounding whitespace is refused when a secret is configured, so
+	// only a row changed behind the application's back can hold it.
+	_, err := b.pool.Exec(context.Background(), `UPDATE integrations SET secret = ' padded ' WHERE id = $1`, id)
 	require.NoError(t, err)
 	body := []byte(`{}`)
-	p := requireProblem(t, b.webhook(t, id, body, githubHeaders("short", body, "d1")...),
+	p := requireProblem(t, b.webhook(t, id, body, githubHeaders(" padded ", body, "d1")...),
 		http.StatusInternalServerError, "internal-error")
-	require.NotContains(t, p["detail"], "short")
+	require.NotContains(t, p["detail"], "padded")
 }
 
 func TestWebhookConcurrentDeliveries(t *testing.T) {
@@ -463,3 +466,52 @@ func TestWebhookDuplicateAuditEvent(t *testing.T) {
 	require.Equal(t, "identical", d["content"])
 	require.Equal(t, map[string]any{"endpoint": "webhook", "integration_id": id, "remote_addr": "127.0.0.1"}, d["source"])
 }
+
+// A signature header holding a valid signature next to entries that do not
+// parse is accepted, as the schemes' reference libraries accept it; one
+// holding nothing that verifies is refused and stores nothing.
+func TestWebhookSkipsUnparseableSignatureEntries(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "EVENT", nil, nil)
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("a key of twenty-four by"))
+	sw := b.integration(t, "EVENT", "standard-webhooks", swSecret)
+	stripe := b.integration(t, "EVENT", "stripe", stripeSecret)
+	now := time.Now()
+
+	body := []byte(`{"type":"order.created"}`)
+	h := standardWebhooksHeaders(t, swSecret, body, "msg_skip", now)
+	valid := h[len(h)-1]
+	h[len(h)-1] = valid + " v1,dawfeoifkpqwoekfpqoekf"
+	require.Equal(t, http.StatusCreated, b.webhook(t, sw, body, h...).status)
+	h[len(h)-1] = "v1,dawfeoifkpqwoekfpqoekf"
+	requireProblem(t, b.webhook(t, sw, []byte(`{"type":"other"}`), h...), http.StatusUnauthorized, "invalid-signature")
+
+	event := []byte(`{"id":"evt_skip","object":"event"}`)
+	s := stripeHeaders(stripeSecret, event, now)
+	require.Equal(t, http.StatusCreated, b.webhook(t, stripe, event, s[0], s[1]+",v1=bad_signature").status)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	requireProblem(t, b.webhook(t, stripe, []byte(`{"id":"evt_other"}`), s[0], "t="+ts+",v1=bad_signature"),
+		http.StatusUnauthorized, "invalid-signature")
+	require.Equal(t, 2, b.messages(t))
+}
+
+// A Standard Webhooks integration configured with the sender's whpk_ public
+// key accepts v1a ed25519 signatures and refuses a tampered body.
+func TestWebhookStandardWebhooksEd25519(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "EVENT", nil, nil)
+	private := ed25519.NewKeyFromSeed([]byte("an ed25519 seed of 32 bytes ...."))
+	public := "whpk_" + base64.StdEncoding.EncodeToString(private.Public().(ed25519.PublicKey))
+	id := b.integration(t, "EVENT", "standard-webhooks", public)
+
+	body := []byte(`{"type":"invoice.paid"}`)
+	ts := strconv.FormatInt(time.Now().Unix(), 10)
+	sig := base64.StdEncoding.EncodeToString(ed25519.Sign(private, []byte("msg_ed."+ts+"."+string(body))))
+	headers := []string{"webhook-id", "msg_ed", "webhook-timestamp", ts, "webhook-signature", "v1a," + sig}
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, body, headers...).status)
+	requireProblem(t, b.webhook(t, id, []byte(`{"type":"invoice.void"}`), headers...), http.StatusUnauthorized, "invalid-signature")
+	require.Equal(t, 1, b.messages(t))
+}
+

@@ -22,12 +22,20 @@ func requireMalformedOrNil(t *testing.T, err error, header string) {
 	require.Equal(t, header, verr.Header)
 }
 
-func requireMACs(t *testing.T, macs [][]byte) {
+// requireSignatures asserts that a parsed header kept no more entries than allowed and that
+// every kept signature has the length its version prescribes.
+func requireSignatures(t *testing.T, parsed signatures, lengths map[int][][]byte) {
 	t.Helper()
-	require.LessOrEqual(t, len(macs), maxSignatures)
-	for _, mac := range macs {
-		require.Len(t, mac, 32)
+	require.LessOrEqual(t, parsed.entries, maxSignatures)
+	require.LessOrEqual(t, parsed.skipped, parsed.entries)
+	kept := 0
+	for size, sigs := range lengths {
+		kept += len(sigs)
+		for _, sig := range sigs {
+			require.Len(t, sig, size)
+		}
 	}
+	require.Equal(t, parsed.entries-parsed.skipped, kept)
 }
 
 func FuzzStandardWebhooksHeader(f *testing.F) {
@@ -35,13 +43,15 @@ func FuzzStandardWebhooksHeader(f *testing.F) {
 		"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
 		"v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
 		"v2,abc v1a,def", "", " ", "v1", ",", "v1,", "v1,,", "\tv1,AAAA\n",
+		"v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE= v1,dawfeoifkpqwoekfpqoekf",
+		"v1a,tQ9V2XOqn7jL/DQenEFpqIugdBVtiMmER5mhSkXBNwM0mkATuDe6KYYUuxqtaiHeYGb7KaaBRdM5WqyeFiL8Ag==",
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		macs, err := parseStandardWebhooksSignature(value)
+		parsed, err := parseStandardWebhooksSignature(value)
 		requireMalformedOrNil(t, err, swSignatureHeader)
-		requireMACs(t, macs)
+		requireSignatures(t, parsed.signatures, map[int][][]byte{32: parsed.macs, 64: parsed.ed25519})
 	})
 }
 
@@ -64,7 +74,7 @@ func FuzzGitHubHeader(f *testing.F) {
 func FuzzStripeHeader(f *testing.F) {
 	for _, seed := range []string{
 		"t=1700000000,v1=" + strings.Repeat("ab", 32) + ",v0=" + strings.Repeat("00", 32),
-		"t=1700000000", "v1=abc", "t=,v1=", "t=1,t=2", "t=99999999999999999999", "=,=", ",", "", "t=-5",
+		"t=1700000000", "v1=abc", "t=1700000000,v1=bad_signature", "t=,v1=", "t=1,t=2", "t=99999999999999999999", "=,=", ",", "", "t=-5",
 	} {
 		f.Add(seed)
 	}
@@ -73,7 +83,7 @@ func FuzzStripeHeader(f *testing.F) {
 		requireMalformedOrNil(t, err, stripeSignatureHeader)
 		if err == nil {
 			require.NotEmpty(t, parsed.timestamp)
-			requireMACs(t, parsed.macs)
+			requireSignatures(t, parsed.signatures, map[int][][]byte{32: parsed.macs})
 		}
 	})
 }
@@ -125,7 +135,7 @@ func FuzzVerify(f *testing.F) {
 		header.Set("webhook-id", id)
 		header.Set("webhook-timestamp", timestamp)
 		header.Set(s.signatureHeader, signature)
-		_, err := Verify(s.scheme, s.secret, header, body, testNow)
+		_, err := Verify(s.scheme, []string{s.secret}, header, body, testNow)
 		if err != nil {
 			var verr *VerifyError
 			require.True(t, errors.As(err, &verr), "want *VerifyError, got %v", err)

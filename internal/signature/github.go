@@ -14,8 +14,8 @@ const (
 )
 
 // verifyGitHub checks the HMAC of the body alone (see verifyBodyHMAC).
-func verifyGitHub(key []byte, header http.Header, body []byte, _ time.Time) (string, error) {
-	return verifyBodyHMAC(key, header, body, githubSignatureHeader, githubDeliveryHeader, parseGitHubSignature)
+func verifyGitHub(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
+	return verifyBodyHMAC(keys, header, body, githubSignatureHeader, githubDeliveryHeader, parseGitHubSignature)
 }
 
 // parseGitHubSignature decodes an X-Hub-Signature-256 value, "sha256=" and a hex HMAC.
@@ -24,13 +24,13 @@ func parseGitHubSignature(value string) ([]byte, error) {
 	if !ok {
 		return nil, verifyError(CheckMalformedHeader, githubSignatureHeader, "the value does not start with sha256=")
 	}
-	return hexMAC.decodeMAC(githubSignatureHeader, encoded)
+	return hexEncoding.decodeMAC(githubSignatureHeader, encoded)
 }
 
 // verifyBodyHMAC checks a scheme that signs the body alone, as GitHub and
 // Shopify do: one HMAC in one header. Such schemes sign no timestamp, so
 // replays are caught by deduplicating on the delivery id instead.
-func verifyBodyHMAC(key []byte, header http.Header, body []byte,
+func verifyBodyHMAC(keys []key, header http.Header, body []byte,
 	signatureHeader, deliveryHeader string, parse func(string) ([]byte, error)) (string, error) {
 	value, err := requiredHeader(header, signatureHeader)
 	if err != nil {
@@ -40,8 +40,8 @@ func verifyBodyHMAC(key []byte, header http.Header, body []byte,
 	if err != nil {
 		return "", err
 	}
-	if err := matchAny(signatureHeader, sign(key, body), [][]byte{mac}); err != nil {
-		return "", err
+	if !matchHMAC(keys, [][]byte{mac}, body) {
+		return "", verifyError(CheckSignatureMismatch, signatureHeader, "the signature does not match the body and the integration's secrets")
 	}
 	return header.Get(deliveryHeader), nil
 }

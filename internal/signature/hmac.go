@@ -75,52 +75,85 @@ func sign(key []byte, parts ...[]byte) []byte {
 	return mac.Sum(nil)
 }
 
-// matchAny succeeds when one of the sender's signatures equals expected. Each comparison takes
-// constant time; stopping at the first match reveals only the position of a signature the sender
-// already knows. The detail never shows expected, which would be a valid signature for the body.
-func matchAny(header string, expected []byte, signatures [][]byte) error {
-	if len(signatures) == 0 {
-		return verifyError(CheckSignatureMismatch, header, "the header holds no signature in a supported version")
+// matchHMAC reports whether one of the sender's signatures is the HMAC of the signed parts under
+// one of the keys. Each comparison takes constant time; stopping at the first match reveals only
+// the position of a signature the sender already knows.
+func matchHMAC(keys []key, macs [][]byte, parts ...[]byte) bool {
+	if len(macs) == 0 {
+		return false
 	}
-	for _, signature := range signatures {
-		if hmac.Equal(expected, signature) {
-			return nil
+	for _, k := range keys {
+		if k.hmac == nil {
+			continue
+		}
+		expected := sign(k.hmac, parts...)
+		for _, mac := range macs {
+			if hmac.Equal(expected, mac) {
+				return true
+			}
 		}
 	}
-	return verifyError(CheckSignatureMismatch, header,
-		"none of the %d signatures matches the body and the integration's secret", len(signatures))
+	return false
 }
 
-// macEncoding is the text encoding a scheme uses for its HMAC-SHA256 values.
-type macEncoding struct {
+// signatures collects the decodable signatures of a header that may list several. Entries that
+// cannot be decoded are skipped, as the schemes' reference libraries skip them, so that a sender
+// that adds an entry of its own next to a valid signature is still accepted; the count of skipped
+// entries tells a header that held only garbage from one whose signatures merely do not match.
+type signatures struct {
+	header  string
+	entries int // entries of a supported version, decodable or not
+	skipped int
+}
+
+// add decodes one entry into *dst, or counts it as skipped when it is not size bytes of the
+// encoding. It refuses more than maxSignatures entries, decodable or not.
+func (s *signatures) add(dst *[][]byte, enc encoding, size int, encoded string) error {
+	if s.entries == maxSignatures {
+		return verifyError(CheckMalformedHeader, s.header, "the header holds more than %d signatures", maxSignatures)
+	}
+	s.entries++
+	value, err := enc.decode(encoded)
+	if err != nil || len(value) != size {
+		s.skipped++
+		return nil
+	}
+	*dst = append(*dst, value)
+	return nil
+}
+
+// mismatch is the error for a header none of whose signatures verified: malformed when none of
+// its entries could even be decoded, a mismatch otherwise. The detail never shows the expected
+// signature, which would be a valid signature for the body.
+func (s *signatures) mismatch() error {
+	switch {
+	case s.entries == 0:
+		return verifyError(CheckSignatureMismatch, s.header, "the header holds no signature in a supported version")
+	case s.skipped == s.entries:
+		return verifyError(CheckMalformedHeader, s.header, "no signature in the header can be decoded")
+	}
+	return verifyError(CheckSignatureMismatch, s.header,
+		"none of the %d signatures matches the body and the integration's secrets", s.entries)
+}
+
+// encoding is the text encoding a scheme uses for its signatures.
+type encoding struct {
 	name   string
 	decode func(string) ([]byte, error)
 }
 
 var (
-	hexMAC    = macEncoding{name: "hex", decode: hex.DecodeString}
-	base64MAC = macEncoding{name: "base64", decode: base64.StdEncoding.DecodeString}
+	hexEncoding    = encoding{name: "hex", decode: hex.DecodeString}
+	base64Encoding = encoding{name: "base64", decode: base64.StdEncoding.DecodeString}
 )
 
-// decodeMAC decodes one signature and insists on the HMAC-SHA256 length, so that a truncated or
-// otherwise mangled value is reported as malformed rather than as a mismatch.
-func (e macEncoding) decodeMAC(header, encoded string) ([]byte, error) {
+// decodeMAC decodes the one signature of a single-signature header and insists on the
+// HMAC-SHA256 length, so that a truncated or otherwise mangled value is reported as malformed
+// rather than as a mismatch.
+func (e encoding) decodeMAC(header, encoded string) ([]byte, error) {
 	mac, err := e.decode(encoded)
 	if err != nil || len(mac) != sha256.Size {
-		return nil, verifyError(CheckMalformedHeader, header, "a signature is not a %s-encoded HMAC-SHA256", e.name)
+		return nil, verifyError(CheckMalformedHeader, header, "the signature is not a %s-encoded HMAC-SHA256", e.name)
 	}
 	return mac, nil
-}
-
-// appendMAC decodes one more signature of a header that may list several, refusing more than
-// maxSignatures of them.
-func (e macEncoding) appendMAC(header string, macs [][]byte, encoded string) ([][]byte, error) {
-	if len(macs) == maxSignatures {
-		return nil, verifyError(CheckMalformedHeader, header, "the header holds more than %d signatures", maxSignatures)
-	}
-	mac, err := e.decodeMAC(header, encoded)
-	if err != nil {
-		return nil, err
-	}
-	return append(macs, mac), nil
 }

@@ -12,11 +12,11 @@ const (
 )
 
 // verifyShopify checks the HMAC of the body alone (see verifyBodyHMAC).
-func verifyShopify(key []byte, header http.Header, body []byte, _ time.Time) (string, error) {
-	return verifyBodyHMAC(key, header, body, shopifySignatureHeader, shopifyDeliveryHeader, parseShopifySignature)
+func verifyShopify(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
+	return verifyBodyHMAC(keys, header, body, shopifySignatureHeader, shopifyDeliveryHeader, parseShopifySignature)
 }
 
 // parseShopifySignature decodes an X-Shopify-Hmac-SHA256 value, a base64 HMAC.
 func parseShopifySignature(value string) ([]byte, error) {
-	return base64MAC.decodeMAC(shopifySignatureHeader, value)
+	return base64Encoding.decodeMAC(shopifySignatureHeader, value)
 }

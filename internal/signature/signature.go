@@ -1,8 +1,10 @@
 // Package signature verifies webhook senders' signatures over the raw request body, one scheme per
 // integration.
 //
-// Every scheme is an HMAC-SHA256 over the exact bytes the sender transmitted, so Verify must run on
-// the raw body before anything parses it. A failed check is reported as a *VerifyError, whose Check
+// Every scheme signs the exact bytes the sender transmitted (with an HMAC-SHA256, or for Standard
+// Webhooks' asymmetric variant with ed25519), so Verify must run on the raw body before anything
+// parses it. An integration may hold several current secrets while its sender rotates; a request
+// signed under any of them is accepted. A failed check is reported as a *VerifyError, whose Check
 // field is stable enough to log, count and show to admins; any other error means the integration
 // itself is misconfigured (unknown scheme, bearer scheme, unusable secret) rather than that the
 // sender failed.
@@ -65,8 +67,8 @@ func unknownScheme(s string) error {
 	return fmt.Errorf("%w %q (valid schemes: %s)", ErrUnknownScheme, s, strings.Join(names, ", "))
 }
 
-// verifier checks one scheme's headers against body with an already validated HMAC key.
-type verifier func(key []byte, header http.Header, body []byte, now time.Time) (deliveryID string, err error)
+// verifier checks one scheme's headers against body with the integration's already parsed keys.
+type verifier func(keys []key, header http.Header, body []byte, now time.Time) (deliveryID string, err error)
 
 // verifiers holds the HMAC schemes. Bearer is deliberately absent: it has no signature to check.
 var verifiers = map[Scheme]verifier{
@@ -88,19 +90,20 @@ func requireHMAC(scheme Scheme) error {
 	return unknownScheme(string(scheme))
 }
 
-// Verify checks the request's signature over body with secret at time now and returns the
-// sender's delivery id ("" when the scheme has none or the sender did not send one).
-// For Bearer it returns an error: bearer is not an HMAC scheme.
+// Verify checks the request's signature over body with the integration's current secrets at time
+// now and returns the sender's delivery id ("" when the scheme has none or the sender did not send
+// one). A signature under any one of the secrets is enough. For Bearer it returns an error: bearer
+// is not an HMAC scheme.
 //
-// A sender's failure is a *VerifyError. The secret is validated on every call, as ValidateSecret
-// does, because an empty or short key would let anyone forge a signature.
-func Verify(scheme Scheme, secret string, header http.Header, body []byte, now time.Time) (deliveryID string, err error) {
+// A sender's failure is a *VerifyError. The secrets are validated on every call, as ValidateSecret
+// does, because an empty key would let anyone forge a signature.
+func Verify(scheme Scheme, secrets []string, header http.Header, body []byte, now time.Time) (deliveryID string, err error) {
 	if err := requireHMAC(scheme); err != nil {
 		return "", err
 	}
-	key, err := hmacKey(scheme, secret)
+	keys, err := parseKeys(scheme, secrets)
 	if err != nil {
 		return "", err
 	}
-	return verifiers[scheme](key, header, body, now)
+	return verifiers[scheme](keys, header, body, now)
 }

@@ -42,7 +42,7 @@ func TestVerifyRejectsSchemesWithoutHMAC(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(string(tt.scheme), func(t *testing.T) {
 			t.Parallel()
-			_, err := Verify(tt.scheme, "a-secret-long-enough-for-anyone", http.Header{}, []byte("{}"), time.Now())
+			_, err := Verify(tt.scheme, []string{"a-secret-long-enough-for-anyone"}, http.Header{}, []byte("{}"), time.Now())
 			require.ErrorIs(t, err, tt.want)
 			var verr *VerifyError
 			require.False(t, errors.As(err, &verr), "a configuration error must not look like a sender's failure")
@@ -57,7 +57,7 @@ func TestVerifyRejectsUnusableSecret(t *testing.T) {
 	body := []byte("Hello, World!")
 	header := http.Header{}
 	header.Set(githubSignatureHeader, "sha256="+hexString(testMAC(nil, string(body))))
-	_, err := Verify(GitHub, "", header, body, time.Now())
+	_, err := Verify(GitHub, []string{""}, header, body, time.Now())
 	require.ErrorIs(t, err, ErrInvalidSecret)
 }
 

@@ -1,6 +1,9 @@
 package signature
 
 import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/sha256"
 	"net/http"
 	"strings"
 	"time"
@@ -13,9 +16,11 @@ const (
 	swSignatureHeader = "webhook-signature"
 )
 
-// verifyStandardWebhooks checks an HMAC of "id.timestamp.body". The id and the timestamp are both
-// signed, so a captured request can neither be replayed late nor passed off as another delivery.
-func verifyStandardWebhooks(key []byte, header http.Header, body []byte, now time.Time) (string, error) {
+// verifyStandardWebhooks checks a signature of "id.timestamp.body": an HMAC-SHA256 (v1) under a
+// whsec_ secret or an ed25519 signature (v1a) under a whpk_ public key. The id and the timestamp
+// are both signed, so a captured request can neither be replayed late nor passed off as another
+// delivery.
+func verifyStandardWebhooks(keys []key, header http.Header, body []byte, now time.Time) (string, error) {
 	id, err := requiredHeader(header, swIDHeader)
 	if err != nil {
 		return "", err
@@ -24,11 +29,11 @@ func verifyStandardWebhooks(key []byte, header http.Header, body []byte, now tim
 	if err != nil {
 		return "", err
 	}
-	signatures, err := requiredHeader(header, swSignatureHeader)
+	value, err := requiredHeader(header, swSignatureHeader)
 	if err != nil {
 		return "", err
 	}
-	macs, err := parseStandardWebhooksSignature(signatures)
+	parsed, err := parseStandardWebhooksSignature(value)
 	if err != nil {
 		return "", err
 	}
@@ -39,31 +44,63 @@ func verifyStandardWebhooks(key []byte, header http.Header, body []byte, now tim
 	if err := checkTimestamp(swTimestampHeader, signedAt, now); err != nil {
 		return "", err
 	}
-	expected := sign(key, []byte(id), dot, []byte(timestamp), dot, body)
-	if err := matchAny(swSignatureHeader, expected, macs); err != nil {
-		return "", err
+	if matchHMAC(keys, parsed.macs, []byte(id), dot, []byte(timestamp), dot, body) ||
+		matchEd25519(keys, parsed.ed25519, id, timestamp, body) {
+		return id, nil
 	}
-	return id, nil
+	return "", parsed.mismatch()
 }
 
-// parseStandardWebhooksSignature returns the v1 signatures of a webhook-signature value, a
-// space-separated list of "version,signature" entries. Entries of other versions are skipped so
-// that a sender can add a future scheme next to v1, and several v1 entries are kept so that a
-// sender can sign with an old and a new key while the secret is being rotated.
-func parseStandardWebhooksSignature(value string) ([][]byte, error) {
-	var macs [][]byte
-	for entry := range strings.FieldsSeq(value) {
-		version, encoded, ok := strings.Cut(entry, ",")
-		if !ok {
-			return nil, verifyError(CheckMalformedHeader, swSignatureHeader, "an entry is not of the form version,signature")
-		}
-		if version != "v1" {
+// matchEd25519 reports whether one of the sender's v1a signatures verifies under one of the
+// public keys. The signed content is assembled only when there is something to verify, since it
+// copies the body.
+func matchEd25519(keys []key, sigs [][]byte, id, timestamp string, body []byte) bool {
+	if len(sigs) == 0 {
+		return false
+	}
+	var content []byte
+	for _, k := range keys {
+		if k.public == nil {
 			continue
 		}
-		var err error
-		if macs, err = base64MAC.appendMAC(swSignatureHeader, macs, encoded); err != nil {
-			return nil, err
+		if content == nil {
+			content = bytes.Join([][]byte{[]byte(id), []byte(timestamp), body}, dot)
+		}
+		for _, sig := range sigs {
+			if ed25519.Verify(k.public, content, sig) {
+				return true
+			}
 		}
 	}
-	return macs, nil
+	return false
+}
+
+// swSignatures is a parsed webhook-signature value.
+type swSignatures struct {
+	signatures
+	macs    [][]byte // v1: HMAC-SHA256
+	ed25519 [][]byte // v1a: ed25519
+}
+
+// parseStandardWebhooksSignature returns the v1 and v1a signatures of a webhook-signature value,
+// a space-separated list of "version,signature" entries. Entries of other versions, and entries
+// that cannot be decoded, are skipped (as the reference libraries skip them) so that a sender can
+// add a future scheme or an entry of its own next to a valid signature; several entries of one
+// version are kept so that a sender can sign with an old and a new key while rotating its secret.
+func parseStandardWebhooksSignature(value string) (swSignatures, error) {
+	parsed := swSignatures{signatures: signatures{header: swSignatureHeader}}
+	for entry := range strings.FieldsSeq(value) {
+		version, encoded, _ := strings.Cut(entry, ",")
+		var err error
+		switch version {
+		case "v1":
+			err = parsed.add(&parsed.macs, base64Encoding, sha256.Size, encoded)
+		case "v1a":
+			err = parsed.add(&parsed.ed25519, base64Encoding, ed25519.SignatureSize, encoded)
+		}
+		if err != nil {
+			return swSignatures{}, err
+		}
+	}
+	return parsed, nil
 }

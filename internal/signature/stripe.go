@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"crypto/sha256"
 	"net/http"
 	"strings"
 	"time"
@@ -16,12 +17,13 @@ type stripeSignature struct {
 	// timestamp is the t= value as sent, because the signed content uses its exact text.
 	timestamp string
 	signedAt  time.Time
-	macs      [][]byte
+	signatures
+	macs [][]byte
 }
 
 // verifyStripe checks the HMAC of "t.body" and returns the event id from the body. The secret's
 // text, "whsec_" prefix included, is the key, as in Stripe's own libraries.
-func verifyStripe(key []byte, header http.Header, body []byte, now time.Time) (string, error) {
+func verifyStripe(keys []key, header http.Header, body []byte, now time.Time) (string, error) {
 	value, err := requiredHeader(header, stripeSignatureHeader)
 	if err != nil {
 		return "", err
@@ -33,9 +35,8 @@ func verifyStripe(key []byte, header http.Header, body []byte, now time.Time) (s
 	if err := checkTimestamp(stripeSignatureHeader, parsed.signedAt, now); err != nil {
 		return "", err
 	}
-	expected := sign(key, []byte(parsed.timestamp), dot, body)
-	if err := matchAny(stripeSignatureHeader, expected, parsed.macs); err != nil {
-		return "", err
+	if !matchHMAC(keys, parsed.macs, []byte(parsed.timestamp), dot, body) {
+		return "", parsed.mismatch()
 	}
 	return stripeEventID(body), nil
 }
@@ -43,9 +44,11 @@ func verifyStripe(key []byte, header http.Header, body []byte, now time.Time) (s
 // parseStripeSignature parses a comma-separated list of key=value items: exactly one t=<unix
 // seconds> and any number of v1=<hex HMAC>, several of them while a secret is being rolled.
 // Other keys are skipped, as Stripe's libraries skip them: v0 carries a deliberately fake
-// signature on test-mode events, and new schemes may appear.
+// signature on test-mode events, and new schemes may appear. A v1 value that is not hex is
+// skipped too, as stripe-go skips it; an item that is not key=value spoils the whole header, as
+// it does there.
 func parseStripeSignature(value string) (stripeSignature, error) {
-	var parsed stripeSignature
+	parsed := stripeSignature{signatures: signatures{header: stripeSignatureHeader}}
 	for item := range strings.SplitSeq(value, ",") {
 		key, itemValue, ok := strings.Cut(item, "=")
 		if !ok {
@@ -60,7 +63,7 @@ func parseStripeSignature(value string) (stripeSignature, error) {
 			parsed.signedAt, err = parseUnixSeconds(stripeSignatureHeader, itemValue)
 			parsed.timestamp = itemValue
 		case "v1":
-			parsed.macs, err = hexMAC.appendMAC(stripeSignatureHeader, parsed.macs, itemValue)
+			err = parsed.add(&parsed.macs, hexEncoding, sha256.Size, itemValue)
 		}
 		if err != nil {
 			return stripeSignature{}, err

@@ -30,7 +30,7 @@ func TestStripeSignatureVariants(t *testing.T) {
 			t.Parallel()
 			header := http.Header{}
 			header.Set("Stripe-Signature", tt.value)
-			id, err := Verify(Stripe, s.secret, header, s.body, testNow)
+			id, err := Verify(Stripe, []string{s.secret}, header, s.body, testNow)
 			if tt.wantCheck != "" {
 				requireVerifyError(t, err, tt.wantCheck, stripeSignatureHeader, valid, s.secret)
 				return
@@ -59,7 +59,7 @@ func TestStripeDeliveryIDFromBody(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			body := []byte(tt.body)
-			id, err := Verify(Stripe, s.secret, s.headers(s.secret, body, testNow), body, testNow)
+			id, err := Verify(Stripe, []string{s.secret}, s.headers(s.secret, body, testNow), body, testNow)
 			require.NoError(t, err)
 			require.Equal(t, tt.want, id)
 		})

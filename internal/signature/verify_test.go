@@ -169,7 +169,7 @@ func TestVerifyAcceptsValidSignatures(t *testing.T) {
 		t.Run(string(s.scheme), func(t *testing.T) {
 			t.Parallel()
 			require.NoError(t, ValidateSecret(s.scheme, s.secret))
-			id, err := Verify(s.scheme, s.secret, s.headers(s.secret, s.body, testNow), s.body, testNow)
+			id, err := Verify(s.scheme, []string{s.secret}, s.headers(s.secret, s.body, testNow), s.body, testNow)
 			require.NoError(t, err)
 			require.Equal(t, s.deliveryID, id)
 		})
@@ -254,7 +254,7 @@ func TestVerifyRejects(t *testing.T) {
 				if tc.mutate != nil {
 					tc.mutate(header)
 				}
-				id, err := Verify(s.scheme, s.secret, header, body, testNow)
+				id, err := Verify(s.scheme, []string{s.secret}, header, body, testNow)
 				require.Empty(t, id)
 				// The signature the receiver expects must never be disclosed: it would be a valid
 				// signature for whatever the sender sent.
@@ -276,7 +276,7 @@ func TestVerifyHeaderNamesAreCaseInsensitive(t *testing.T) {
 	require.NoError(t, err)
 	body, err := io.ReadAll(req.Body)
 	require.NoError(t, err)
-	id, err := Verify(GitHub, s.secret, req.Header, body, testNow)
+	id, err := Verify(GitHub, []string{s.secret}, req.Header, body, testNow)
 	require.NoError(t, err)
 	require.Equal(t, s.deliveryID, id)
 }
