@@ -7,12 +7,13 @@ package db
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
 
 const integrationGet = `-- name: IntegrationGet :one
-SELECT id, tenant_id, environment_id, message_type_id, scheme, secret, created_at FROM integrations WHERE id = $1
+SELECT id, tenant_id, environment_id, message_type_id, scheme, created_at FROM integrations WHERE id = $1
 `
 
 func (q *Queries) IntegrationGet(ctx context.Context, id uuid.UUID) (Integration, error) {
@@ -24,15 +25,14 @@ func (q *Queries) IntegrationGet(ctx context.Context, id uuid.UUID) (Integration
 		&i.EnvironmentID,
 		&i.MessageTypeID,
 		&i.Scheme,
-		&i.Secret,
 		&i.CreatedAt,
 	)
 	return i, err
 }
 
 const integrationInsert = `-- name: IntegrationInsert :one
-INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme, secret)
-VALUES ($1, $2, $3, $4, $5)
+INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
+VALUES ($1, $2, $3, $4)
 RETURNING id
 `
 
@@ -41,7 +41,6 @@ type IntegrationInsertParams struct {
 	EnvironmentID int64
 	MessageTypeID int64
 	Scheme        string
-	Secret        string
 }
 
 func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertParams) (uuid.UUID, error) {
@@ -50,9 +49,72 @@ func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertPa
 		arg.EnvironmentID,
 		arg.MessageTypeID,
 		arg.Scheme,
-		arg.Secret,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
 	return id, err
+}
+
+const integrationSecretInsert = `-- name: IntegrationSecretInsert :exec
+INSERT INTO integration_secrets (integration_id, secret) VALUES ($1, $2)
+`
+
+type IntegrationSecretInsertParams struct {
+	IntegrationID uuid.UUID
+	Secret        string
+}
+
+func (q *Queries) IntegrationSecretInsert(ctx context.Context, arg IntegrationSecretInsertParams) error {
+	_, err := q.db.Exec(ctx, integrationSecretInsert, arg.IntegrationID, arg.Secret)
+	return err
+}
+
+const integrationSecretsCurrent = `-- name: IntegrationSecretsCurrent :many
+SELECT secret FROM integration_secrets
+WHERE integration_id = $1 AND (expires_at IS NULL OR expires_at > now())
+ORDER BY id DESC
+`
+
+// IntegrationSecretsCurrent returns the secrets a delivery may be signed
+// with now, newest first (the likeliest to match).
+func (q *Queries) IntegrationSecretsCurrent(ctx context.Context, integrationID uuid.UUID) ([]string, error) {
+	rows, err := q.db.Query(ctx, integrationSecretsCurrent, integrationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var secret string
+		if err := rows.Scan(&secret); err != nil {
+			return nil, err
+		}
+		items = append(items, secret)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const integrationSecretsExpire = `-- name: IntegrationSecretsExpire :execrows
+UPDATE integration_secrets SET expires_at = $1::timestamptz
+WHERE integration_id = $2
+  AND (expires_at IS NULL OR expires_at > $1::timestamptz)
+`
+
+type IntegrationSecretsExpireParams struct {
+	ExpiresAt     time.Time
+	IntegrationID uuid.UUID
+}
+
+// IntegrationSecretsExpire makes every current secret of an integration
+// expire at @expires_at at the latest; one that expires sooner keeps its
+// expiry. It returns how many secrets stay current until then.
+func (q *Queries) IntegrationSecretsExpire(ctx context.Context, arg IntegrationSecretsExpireParams) (int64, error) {
+	result, err := q.db.Exec(ctx, integrationSecretsExpire, arg.ExpiresAt, arg.IntegrationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -76,8 +76,15 @@ type Integration struct {
 	EnvironmentID int64
 	MessageTypeID int64
 	Scheme        string
+	CreatedAt     time.Time
+}
+
+type IntegrationSecret struct {
+	ID            int64
+	IntegrationID uuid.UUID
 	Secret        string
 	CreatedAt     time.Time
+	ExpiresAt     *time.Time
 }
 
 type Message struct {

@@ -94,21 +94,8 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 	if err != nil {
 		return "", "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
 	}
-	secret = spec.Secret
-	switch {
-	case scheme == signature.Bearer && secret != "":
-		return "", "", apperr.New(apperr.Invalid, "invalid-field",
-			"the bearer scheme authenticates with the environment's API keys and takes no --secret")
-	case scheme == signature.Bearer:
-		// Nothing to sign with: the sender presents an API key instead.
-	case secret == "":
-		if secret, err = signature.GenerateSecret(scheme); err != nil {
-			return "", "", err
-		}
-	default:
-		if err := signature.ValidateSecret(scheme, secret); err != nil {
-			return "", "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
-		}
+	if secret, err = integrationSecret(scheme, spec.Secret); err != nil {
+		return "", "", err
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		t, err := tenant(ctx, q, spec.TenantSlug)
@@ -124,10 +111,15 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 			return err
 		}
 		uid, err := q.IntegrationInsert(ctx, db.IntegrationInsertParams{
-			TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme), Secret: secret,
+			TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme),
 		})
 		if err != nil {
 			return fmt.Errorf("store integration: %w", err)
+		}
+		if secret != "" {
+			if err := q.IntegrationSecretInsert(ctx, db.IntegrationSecretInsertParams{IntegrationID: uid, Secret: secret}); err != nil {
+				return fmt.Errorf("store integration secret: %w", err)
+			}
 		}
 		id = uid.String()
 		return audit(ctx, q, &t.ID, auditevent.IntegrationCreated, map[string]any{

@@ -108,10 +108,15 @@ func (s *Server) authenticateForIntegration(c echo.Context, in db.Integration) e
 	return nil
 }
 
-// verifySignature checks the request's signature over the raw body and
-// returns the sender's delivery id ("" when it sent none).
+// verifySignature checks the request's signature over the raw body against
+// the integration's current secrets and returns the sender's delivery id (""
+// when it sent none).
 func (s *Server) verifySignature(c echo.Context, in db.Integration, body []byte) (string, error) {
-	deliveryID, err := signature.Verify(signature.Scheme(in.Scheme), []string{in.Secret}, c.Request().Header, body, s.now())
+	secrets, err := db.New(s.pool).IntegrationSecretsCurrent(c.Request().Context(), in.ID)
+	if err != nil {
+		return "", fmt.Errorf("load secrets of integration %s: %w", in.ID, err)
+	}
+	deliveryID, err := signature.Verify(signature.Scheme(in.Scheme), secrets, c.Request().Header, body, s.now())
 	var verr *signature.VerifyError
 	switch {
 	case errors.As(err, &verr):

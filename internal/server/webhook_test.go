@@ -418,7 +418,7 @@ func TestWebhookMisconfiguredIntegration(t *testing.T) {
 	id := b.integration(t, "GH_EVENT", "github", githubSecret)
 	// Surrounding whitespace is refused when a secret is configured, so
 	// only a row changed behind the application's back can hold it.
-	_, err := b.pool.Exec(context.Background(), `UPDATE integrations SET secret = ' padded ' WHERE id = $1`, id)
+	_, err := b.pool.Exec(context.Background(), `UPDATE integration_secrets SET secret = ' padded ' WHERE integration_id = $1`, id)
 	require.NoError(t, err)
 	body := []byte(`{}`)
 	p := requireProblem(t, b.webhook(t, id, body, githubHeaders(" padded ", body, "d1")...),
@@ -515,3 +515,73 @@ func TestWebhookStandardWebhooksEd25519(t *testing.T) {
 	require.Equal(t, 1, b.messages(t))
 }
 
+// A sender rotating its secret: after the new secret is added with a grace
+// period, deliveries signed with either verify; once the old secret has
+// expired only the new one does. Neither secret is written to the audit
+// trail.
+func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "GH_EVENT", nil, nil)
+	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	ctx := context.Background()
+	deliver := func(secret, body string) response {
+		return b.webhook(t, id, []byte(body), githubHeaders(secret, []byte(body), "")...)
+	}
+	require.Equal(t, http.StatusCreated, deliver(githubSecret, `{"n":1}`).status)
+
+	const newSecret = "the rotated secret"
+	added, err := b.prov.AddIntegrationSecret(ctx, id, newSecret, time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, newSecret, added)
+	require.Equal(t, http.StatusCreated, deliver(githubSecret, `{"n":2}`).status, "the old secret is current during the grace period")
+	require.Equal(t, http.StatusCreated, deliver(newSecret, `{"n":3}`).status)
+	var until time.Time
+	require.NoError(t, b.pool.QueryRow(ctx,
+		`SELECT expires_at FROM integration_secrets WHERE integration_id = $1 AND expires_at IS NOT NULL`, id).Scan(&until))
+	require.WithinDuration(t, time.Now().Add(time.Hour), until, time.Minute)
+
+	// The grace period is over.
+	_, err = b.pool.Exec(ctx, `UPDATE integration_secrets SET expires_at = now() - interval '1 second' WHERE expires_at IS NOT NULL`)
+	require.NoError(t, err)
+	requireProblem(t, deliver(githubSecret, `{"n":4}`), http.StatusUnauthorized, "invalid-signature")
+	require.Equal(t, http.StatusCreated, deliver(newSecret, `{"n":5}`).status)
+
+	// A rotation without grace retires the current secret at once; a
+	// generated secret is returned to be shown once.
+	generated, err := b.prov.AddIntegrationSecret(ctx, id, "", 0)
+	require.NoError(t, err)
+	require.Regexp(t, `^[0-9a-f]{64}$`, generated)
+	requireProblem(t, deliver(newSecret, `{"n":6}`), http.StatusUnauthorized, "invalid-signature")
+	require.Equal(t, http.StatusCreated, deliver(generated, `{"n":7}`).status)
+	require.Equal(t, 5, b.messages(t))
+
+	var details string
+	require.NoError(t, b.pool.QueryRow(ctx,
+		`SELECT string_agg(details::text, ' ') FROM audit_events WHERE action = 'integration.secret_added'`).Scan(&details))
+	require.Contains(t, details, id)
+	for _, secret := range []string{githubSecret, newSecret, generated} {
+		require.NotContains(t, details, secret)
+	}
+}
+
+func TestAddIntegrationSecretRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "EVENT", nil, nil)
+	ctx := context.Background()
+	sw := b.integration(t, "EVENT", "standard-webhooks", "")
+	bearer := b.integration(t, "EVENT", "bearer", "")
+
+	_, err := b.prov.AddIntegrationSecret(ctx, sw, "whsec_!!!", time.Hour)
+	require.ErrorContains(t, err, "base64")
+	_, err = b.prov.AddIntegrationSecret(ctx, sw, "", -time.Second)
+	require.ErrorContains(t, err, "negative")
+	_, err = b.prov.AddIntegrationSecret(ctx, bearer, "", time.Hour)
+	require.ErrorContains(t, err, "API keys")
+	_, err = b.prov.AddIntegrationSecret(ctx, "3f1c2d4e-0000-4000-8000-000000000000", "", time.Hour)
+	require.ErrorContains(t, err, "does not exist")
+	// Nothing was changed by the refusals.
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM integration_secrets WHERE integration_id = $1 AND expires_at IS NULL`, sw))
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM integration_secrets WHERE integration_id = $1`, bearer))
+}
