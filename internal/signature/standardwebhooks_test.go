@@ -2,9 +2,7 @@ package signature
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,10 +23,8 @@ type swVector struct {
 
 func loadSWVector(t *testing.T) swVector {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/standard_webhooks_vector.json")
-	require.NoError(t, err)
 	var v swVector
-	require.NoError(t, json.Unmarshal(raw, &v))
+	readJSON(t, "testdata/standard_webhooks_vector.json", &v)
 	return v
 }
 
