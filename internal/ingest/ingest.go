@@ -8,6 +8,7 @@ package ingest
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,10 @@ func New(pool *pgxpool.Pool, keyTTL time.Duration) *Service {
 	return &Service{pool: pool, keyTTL: keyTTL, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
+// ContentKeyPrefix starts the idempotency key of a request whose key is its
+// content (see Request.KeyIsContent).
+const ContentKeyPrefix = "sha256:"
+
 // Endpoints a message can arrive through, as stored in messages.source_endpoint.
 const (
 	EndpointReceiveMessage = "receive-message"
@@ -72,11 +77,18 @@ type Request struct {
 	Docnum        string
 	Payload       []byte // the raw payload JSON, stored as received
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
-	// separates key namespaces within an environment: "" for keys clients
-	// send, an integration id for that integration's delivery ids.
+	// separates key namespaces within an environment: "" for keys sent to
+	// receive-message, an integration id for that integration's keys.
 	IdempotencyKey string
 	KeyScope       string
-	Source         Source
+	// KeyIsContent makes the key the digest of the payload's canonical form
+	// (ContentKeyPrefix and the hex of messages.content_hash), kept for the
+	// message type's duplicate window rather than IDEMPOTENCY_KEY_TTL: the
+	// same content within the window is then a duplicate, whatever else the
+	// request says. It is for senders whose only signed identity is the
+	// content itself.
+	KeyIsContent bool
+	Source       Source
 }
 
 // Outcome is what happened to a request.
@@ -142,7 +154,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
-	if req.IdempotencyKey != "" {
+	if m.IdempotencyKey != "" {
 		res, err = s.receiveWithKey(ctx, m)
 	} else {
 		res, err = receiveByFingerprint(ctx, db.New(s.pool), m)
@@ -230,6 +242,9 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 	}
 	defer canonical.Release()
 	m.contentHash = sha256.Sum256(canonical.Bytes())
+	if m.KeyIsContent {
+		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
+	}
 	if m.IdempotencyKey != "" {
 		m.requestHash = canon.RequestHash(m.messageType.Code, m.Docnum, canonical.Bytes())
 	}

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
@@ -34,6 +35,14 @@ func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error)
 	return Result{}, fmt.Errorf("claim idempotency key: still contended after %d attempts", maxAttempts)
 }
 
+// keyLifetime is how long m's key is kept.
+func (s *Service) keyLifetime(m message) time.Duration {
+	if m.KeyIsContent {
+		return time.Duration(m.windowHours) * time.Hour
+	}
+	return s.keyTTL
+}
+
 type keyID struct {
 	TenantID, EnvironmentID int64
 	Scope, Key              string
@@ -46,7 +55,7 @@ type keyID struct {
 func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
 	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: &k.Key,
-		RequestHash: m.requestHash[:], TtlSeconds: s.keyTTL.Seconds(),
+		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
 		MessageTypeID: m.messageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
 		RemoteAddr: m.Source.RemoteAddr,

@@ -105,18 +105,19 @@ func TestOnlyChangedCopiesAreKept(t *testing.T) {
 		"no Authorization, cookie, signature or unlisted header")
 }
 
-// A webhook delivered without a delivery id is deduplicated by fingerprint;
-// its changed copy keeps the integration and the sender's shop domain, not
-// the signature.
+// A bearer webhook delivered without an Idempotency-Key is deduplicated by
+// fingerprint; its changed copy keeps the integration and the sender's shop
+// domain, not the API key.
 func TestWebhookChangedCopyKeepsItsSender(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.messageType(t, "SHOP_ORDER", []string{"id"}, nil)
-	id := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	id := b.integration(t, "SHOP_ORDER", "bearer", "")
 	body := []byte(`{"id":"4500012345","total_price":"199.00"}`)
 	changed := []byte(`{"id":"4500012345","total_price":"249.00"}`)
-	require.Equal(t, http.StatusCreated, b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, "")...).status)
-	resp := b.webhook(t, id, changed, append(shopifyHeaders(shopifySecret, changed, ""),
+	auth := []string{"Authorization", "Bearer " + b.apiKey}
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, body, auth...).status)
+	resp := b.webhook(t, id, changed, append(auth,
 		"X-Shopify-Shop-Domain", "acme.myshopify.com", "User-Agent", "Shopify-Captain-Hook")...)
 	require.Equal(t, http.StatusOK, resp.status, "%s", resp.body)
 

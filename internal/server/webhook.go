@@ -35,21 +35,17 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// A bearer sender's delivery id is its Idempotency-Key, which the
-	// explicit-key path below already covers.
-	var deliveryID string
-	if !bearer {
-		if deliveryID, err = s.verifySignature(c, in, body); err != nil {
-			return err
-		}
+	var key webhookKey
+	if bearer {
+		key, err = bearerKey(c)
+	} else {
+		key, err = s.verifySignature(c, in, body)
 	}
-	// Until here only the body's size and media type were checked; its
-	// content and the remaining headers are interpreted only now that the
-	// sender is authenticated.
-	key, scope, err := s.webhookKey(c, in, deliveryID)
 	if err != nil {
 		return err
 	}
+	// Until here only the body's size and media type were checked; its
+	// content is interpreted only now that the sender is authenticated.
 	env, err := envelope.ParseRaw(body)
 	if err != nil {
 		return err
@@ -60,8 +56,9 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 		MessageTypeID:  in.MessageTypeID,
 		Docnum:         env.Docnum,
 		Payload:        env.Payload,
-		IdempotencyKey: key,
-		KeyScope:       scope,
+		IdempotencyKey: key.key,
+		KeyScope:       in.ID.String(),
+		KeyIsContent:   key.isContent,
 		Source: ingest.Source{
 			Endpoint: ingest.EndpointWebhook, IntegrationID: &in.ID,
 			RemoteAddr: c.RealIP(), Actor: "integration:" + in.ID.String(),
@@ -108,48 +105,60 @@ func (s *Server) authenticateForIntegration(c echo.Context, in db.Integration) e
 	return nil
 }
 
+// webhookKey is the idempotency key of a webhook delivery, always scoped to
+// its integration: a webhook sender can neither probe nor pre-claim the keys
+// of the environment's receive-message clients, nor another integration's.
+type webhookKey struct {
+	key string // "" means deduplicate by fingerprint, unless isContent
+	// isContent makes the content's digest the key (see
+	// ingest.Request.KeyIsContent).
+	isContent bool
+}
+
+// bearerKey is a bearer delivery's key: its Idempotency-Key, which the API
+// key that authenticated the request vouches for, or none.
+func bearerKey(c echo.Context) (webhookKey, error) {
+	key, err := idempotencyKey(c.Request())
+	return webhookKey{key: key}, err
+}
+
 // verifySignature checks the request's signature over the raw body against
-// the integration's current secrets and returns the sender's delivery id (""
-// when it sent none).
-func (s *Server) verifySignature(c echo.Context, in db.Integration, body []byte) (string, error) {
+// the integration's current secrets and returns the delivery's key. A signed
+// identity wins over anything unsigned: an Idempotency-Key header, or the
+// delivery id headers of GitHub and Shopify, could be changed by anyone
+// replaying a captured delivery, so they are not used. The key is the
+// delivery id the signature covers (Standard Webhooks' webhook-id, the
+// Stripe event's id); where there is none, or it is not usable as a key,
+// the digest of the body's content: a body whose signature the integration
+// already accepted within the message type's window is then a duplicate,
+// whatever its unsigned headers say, which matters for the schemes that
+// sign no timestamp and so could be replayed at any time.
+func (s *Server) verifySignature(c echo.Context, in db.Integration, body []byte) (webhookKey, error) {
 	secrets, err := db.New(s.pool).IntegrationSecretsCurrent(c.Request().Context(), in.ID)
 	if err != nil {
-		return "", fmt.Errorf("load secrets of integration %s: %w", in.ID, err)
+		return webhookKey{}, fmt.Errorf("load secrets of integration %s: %w", in.ID, err)
 	}
-	deliveryID, err := signature.Verify(signature.Scheme(in.Scheme), secrets, c.Request().Header, body, s.now())
+	signedID, err := signature.Verify(signature.Scheme(in.Scheme), secrets, c.Request().Header, body, s.now())
 	var verr *signature.VerifyError
 	switch {
 	case errors.As(err, &verr):
 		// The text names the failed check and header, never the expected
 		// signature or the secret, so the sender may see it.
-		return "", apperr.New(apperr.Unauthorized, "invalid-signature", "%s", verr.Error())
+		return webhookKey{}, apperr.New(apperr.Unauthorized, "invalid-signature", "%s", verr.Error())
 	case err != nil:
 		// The integration itself is unusable (its secret, say): the sender
 		// cannot fix that, an operator must.
-		return "", fmt.Errorf("verify signature for integration %s: %w", in.ID, err)
+		return webhookKey{}, fmt.Errorf("verify signature for integration %s: %w", in.ID, err)
 	}
-	return deliveryID, nil
-}
-
-// webhookKey picks the idempotency key and its scope: the sender's explicit
-// Idempotency-Key (scoped to the environment, as on receive-message), else
-// the scheme's delivery id (scoped to the integration, so two senders'
-// delivery ids never collide), else none, which means fingerprint mode.
-func (s *Server) webhookKey(c echo.Context, in db.Integration, deliveryID string) (key, scope string, err error) {
-	key, err = idempotencyKey(c.Request())
-	if err != nil || key != "" {
-		return key, "", err
-	}
-	if deliveryID == "" {
-		return "", "", nil
-	}
-	// The delivery is validly signed, so refusing it for an id we cannot
-	// store would only make the sender retry for ever; the fingerprint
-	// still catches its retransmissions.
-	if err := validateIdempotencyKey(deliveryID); err != nil {
-		s.log.Warn("webhook delivery id unusable as idempotency key; deduplicating by fingerprint",
+	if signedID != "" {
+		// The delivery is validly signed, so refusing it for an id we cannot
+		// store would only make the sender retry for ever.
+		err := validateIdempotencyKey(signedID)
+		if err == nil {
+			return webhookKey{key: signedID}, nil
+		}
+		s.log.Warn("webhook delivery id unusable as idempotency key; deduplicating by the content's digest",
 			"integration_id", in.ID, "reason", err.Error(), "request_id", requestID(c))
-		return "", "", nil
 	}
-	return deliveryID, in.ID.String(), nil
+	return webhookKey{isContent: true}, nil
 }

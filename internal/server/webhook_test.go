@@ -102,9 +102,19 @@ func requireCreatedThenReplayed(t *testing.T, b *testBundle, first, again respon
 	require.Equal(t, 1, b.blockedEvents(t))
 }
 
+// contentKey is the idempotency key a delivery identified by its content
+// was stored under: the digest of the canonical content of the message the
+// answer names.
+func contentKey(t *testing.T, b *testBundle, answer response) string {
+	t.Helper()
+	var key string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT 'sha256:' || encode(content_hash, 'hex') FROM messages WHERE id = $1`, answer.json(t)["id"]).Scan(&key))
+	return key
+}
+
 // requireKeyStored checks that the delivery was deduplicated under key in
-// scope: "" for an explicit Idempotency-Key, the integration id for a
-// delivery id.
+// scope: "" for receive-message, the integration id for webhooks.
 func requireKeyStored(t *testing.T, b *testBundle, scope, key string) {
 	t.Helper()
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE scope = $1 AND key = $2`, scope, key))
@@ -178,22 +188,18 @@ func TestWebhookGitHub(t *testing.T) {
 	delivery := "72d3162e-cc78-11e3-81ab-4c9367dc0958"
 
 	first := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
-	// A redelivery whose JSON differs only in whitespace and member order
-	// has the same canonical content, so it is the same delivery.
+	// GitHub signs only the body, so the body's content is the delivery's
+	// identity: JSON that differs only in whitespace and member order is the
+	// same content, and so the same delivery.
 	redelivered := []byte(`{ "number": 1, "action": "opened", "repository": { "full_name": "octo/hello" } }`)
 	again := b.webhook(t, id, redelivered, githubHeaders(githubSecret, redelivered, delivery)...)
 	requireCreatedThenReplayed(t, b, first, again)
-	requireKeyStored(t, b, id, delivery)
+	requireKeyStored(t, b, id, contentKey(t, b, first))
 
-	// The same delivery id for other content is refused, not stored.
+	// The unsigned delivery id decides nothing: other content under it is
+	// another delivery.
 	changed := []byte(`{"action":"closed","number":1,"repository":{"full_name":"octo/hello"}}`)
-	requireProblem(t, b.webhook(t, id, changed, githubHeaders(githubSecret, changed, delivery)...),
-		http.StatusUnprocessableEntity, "idempotency-key-reused")
-	require.Equal(t, 1, b.messages(t))
-
-	// Another delivery id is another delivery.
-	require.Equal(t, http.StatusCreated,
-		b.webhook(t, id, changed, githubHeaders(githubSecret, changed, uuid.NewString())...).status)
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, changed, githubHeaders(githubSecret, changed, delivery)...).status)
 	require.Equal(t, 2, b.messages(t))
 }
 
@@ -222,7 +228,7 @@ func TestWebhookShopify(t *testing.T) {
 	first := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, webhookID)...)
 	again := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, webhookID)...)
 	requireCreatedThenReplayed(t, b, first, again)
-	requireKeyStored(t, b, id, webhookID)
+	requireKeyStored(t, b, id, contentKey(t, b, first))
 }
 
 func TestWebhookBearer(t *testing.T) {
@@ -235,7 +241,7 @@ func TestWebhookBearer(t *testing.T) {
 	first := b.webhook(t, id, body, "Authorization", "Bearer "+b.apiKey, "Idempotency-Key", "delivery-1")
 	again := b.webhook(t, id, body, "Authorization", "Bearer "+b.apiKey, "Idempotency-Key", "delivery-1")
 	requireCreatedThenReplayed(t, b, first, again)
-	requireKeyStored(t, b, "", "delivery-1")
+	requireKeyStored(t, b, id, "delivery-1")
 
 	// A key of another environment of the same tenant is valid for
 	// receive-message there, but may not write into this integration.
@@ -292,17 +298,19 @@ func TestWebhookRejectsBadSignatures(t *testing.T) {
 	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
 }
 
-// Without a delivery id, the message type's paths deduplicate the event.
-func TestWebhookFingerprintWithoutDeliveryID(t *testing.T) {
+// A bearer delivery without an Idempotency-Key is deduplicated by the
+// message type's paths, as on receive-message.
+func TestWebhookBearerFingerprint(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	b.messageType(t, "SHOP_ORDER", []string{"id"}, nil)
-	id := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	id := b.integration(t, "SHOP_ORDER", "bearer", "")
+	auth := []string{"Authorization", "Bearer " + b.apiKey}
 	body := []byte(`{"id":4500012345,"total_price":"199.00"}`)
 	changed := []byte(`{"id":4500012345,"total_price":"249.00"}`)
 
-	first := b.webhook(t, id, body, shopifyHeaders(shopifySecret, body, "")...)
-	again := b.webhook(t, id, changed, shopifyHeaders(shopifySecret, changed, "")...)
+	first := b.webhook(t, id, body, auth...)
+	again := b.webhook(t, id, changed, auth...)
 	requireCreatedThenReplayed(t, b, first, again)
 	got := again.json(t)
 	require.Equal(t, true, got["duplicate"])
@@ -311,47 +319,99 @@ func TestWebhookFingerprintWithoutDeliveryID(t *testing.T) {
 	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
 
 	other := []byte(`{"id":4500012346,"total_price":"199.00"}`)
-	require.Equal(t, http.StatusCreated, b.webhook(t, id, other, shopifyHeaders(shopifySecret, other, "")...).status)
+	require.Equal(t, http.StatusCreated, b.webhook(t, id, other, auth...).status)
 }
 
-// A validly signed delivery whose id cannot be an idempotency key is
-// deduplicated by fingerprint instead of being refused.
-func TestWebhookUnusableDeliveryIDFallsBackToFingerprint(t *testing.T) {
+// A validly signed delivery whose signed id cannot be an idempotency key is
+// deduplicated by its content instead of being refused.
+func TestWebhookUnusableDeliveryIDFallsBackToContent(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.messageType(t, "GH_EVENT", []string{"id"}, nil)
-	id := b.integration(t, "GH_EVENT", "github", githubSecret)
+	b.messageType(t, "EVENT", nil, nil)
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("a key of twenty-four by"))
+	id := b.integration(t, "EVENT", "standard-webhooks", swSecret)
 	body := []byte(`{"id":42}`)
-	delivery := strings.Repeat("d", 256)
+	headers := standardWebhooksHeaders(t, swSecret, body, strings.Repeat("d", 256), time.Now())
 
-	first := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
-	again := b.webhook(t, id, body, githubHeaders(githubSecret, body, delivery)...)
+	first := b.webhook(t, id, body, headers...)
+	again := b.webhook(t, id, body, headers...)
 	requireCreatedThenReplayed(t, b, first, again)
-	require.Equal(t, true, again.json(t)["duplicate"])
-	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
+	requireKeyStored(t, b, id, contentKey(t, b, first))
 }
 
-func TestWebhookIdempotencyKeyWinsOverDeliveryID(t *testing.T) {
+// A captured delivery sent again is a duplicate, however its unsigned
+// headers were changed: on the timestamped schemes within the tolerance
+// (after it the signature is refused), with a new Idempotency-Key; on
+// GitHub and Shopify at any time within the message type's window, with a
+// new delivery id.
+func TestWebhookReplayIsBlocked(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.messageType(t, "GH_EVENT", nil, nil)
-	id := b.integration(t, "GH_EVENT", "github", githubSecret)
-	body := []byte(`{"action":"opened"}`)
+	b.messageType(t, "EVENT", nil, ptr(2))
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("a key of twenty-four by"))
+	body := []byte(`{"id":"evt_replayed","object":"event","amount":100}`)
+	now := time.Now()
+	tests := []struct {
+		scheme, secret string
+		captured       []string
+		replayed       []string
+	}{
+		{"standard-webhooks", swSecret, standardWebhooksHeaders(t, swSecret, body, "msg_captured", now),
+			append(standardWebhooksHeaders(t, swSecret, body, "msg_captured", now), "Idempotency-Key", "fresh-key")},
+		{"stripe", stripeSecret, stripeHeaders(stripeSecret, body, now),
+			append(stripeHeaders(stripeSecret, body, now), "Idempotency-Key", "fresh-key")},
+		{"github", githubSecret, githubHeaders(githubSecret, body, "d-captured"),
+			append(githubHeaders(githubSecret, body, uuid.NewString()), "Idempotency-Key", "fresh-key")},
+		{"shopify", shopifySecret, shopifyHeaders(shopifySecret, body, "w-captured"),
+			shopifyHeaders(shopifySecret, body, uuid.NewString())},
+	}
+	for _, tt := range tests {
+		id := b.integration(t, "EVENT", tt.scheme, tt.secret)
+		first := b.webhook(t, id, body, tt.captured...)
+		require.Equal(t, http.StatusCreated, first.status, "%s: %s", tt.scheme, first.body)
+		replay := b.webhook(t, id, body, tt.replayed...)
+		require.Equal(t, http.StatusOK, replay.status, "%s: %s", tt.scheme, replay.body)
+		require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"), tt.scheme)
+		require.Equal(t, first.json(t)["id"], replay.json(t)["id"], tt.scheme)
+		require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE key = 'fresh-key'`), tt.scheme)
+	}
+	require.Equal(t, 4, b.messages(t))
 
-	first := b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d1"), "Idempotency-Key", "k1")...)
-	// Another delivery id under the same key is a replay of the key.
-	again := b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d2"), "Idempotency-Key", "k1")...)
-	requireCreatedThenReplayed(t, b, first, again)
-	// The first delivery id under another key is a new message.
+	// A content key lasts the message type's window (2 hours here), not
+	// IDEMPOTENCY_KEY_TTL; once it is over, the same body is new again.
+	var expires time.Time
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT max(expires_at) FROM idempotency_keys WHERE key LIKE 'sha256:%'`).Scan(&expires))
+	require.WithinDuration(t, time.Now().Add(2*time.Hour), expires, time.Minute)
+	_, err := b.pool.Exec(context.Background(), `UPDATE idempotency_keys SET expires_at = now() - interval '1 second'`)
+	require.NoError(t, err)
+	github := b.integration(t, "EVENT", "github", githubSecret)
+	require.Equal(t, http.StatusCreated, b.webhook(t, github, body, githubHeaders(githubSecret, body, "")...).status)
+	require.Equal(t, http.StatusOK, b.webhook(t, github, body, githubHeaders(githubSecret, body, "")...).status)
+	require.Equal(t, 5, b.messages(t))
+}
+
+// An explicit Idempotency-Key on the webhook endpoint is scoped to the
+// integration: the same key on receive-message, or on another bearer
+// integration, names another request.
+func TestWebhookExplicitKeyScopedToIntegration(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	one := b.integration(t, "ORDERS05", "bearer", "")
+	two := b.integration(t, "ORDERS05", "bearer", "")
+	auth := []string{"Authorization", "Bearer " + b.apiKey, "Idempotency-Key", "shared"}
 	require.Equal(t, http.StatusCreated,
-		b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d1"), "Idempotency-Key", "k2")...).status)
-	require.Equal(t, 2, b.messages(t))
-	requireKeyStored(t, b, "", "k1")
-	requireKeyStored(t, b, "", "k2")
-	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE scope <> ''`))
+		b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{"a":1}}`), "Idempotency-Key", "shared").status)
+	require.Equal(t, http.StatusCreated, b.webhook(t, one, []byte(`{"b":1}`), auth...).status)
+	require.Equal(t, http.StatusCreated, b.webhook(t, two, []byte(`{"c":1}`), auth...).status)
+	require.Equal(t, 3, b.messages(t))
+	requireKeyStored(t, b, "", "shared")
+	requireKeyStored(t, b, one, "shared")
+	requireKeyStored(t, b, two, "shared")
 
 	// An explicit key is validated as on receive-message.
-	requireProblem(t, b.webhook(t, id, body, append(githubHeaders(githubSecret, body, "d3"), "Idempotency-Key", "schlüssel")...),
+	requireProblem(t, b.webhook(t, one, []byte(`{"b":1}`), "Authorization", "Bearer "+b.apiKey, "Idempotency-Key", "schlüssel"),
 		http.StatusBadRequest, "invalid-idempotency-key")
 }
 
@@ -457,12 +517,13 @@ func TestWebhookDuplicateAuditEvent(t *testing.T) {
 		`SELECT actor, match_key, message_id, details FROM audit_events WHERE action = 'message.duplicate_blocked'`).
 		Scan(&actor, &matchKey, &messageID, &raw))
 	require.Equal(t, "integration:"+id, actor)
-	require.Equal(t, "w-1", matchKey)
+	key := contentKey(t, b, first)
+	require.Equal(t, key, matchKey)
 	require.Equal(t, int64(first.json(t)["id"].(float64)), messageID)
 	var d map[string]any
 	require.NoError(t, json.Unmarshal(raw, &d))
 	require.Equal(t, "idempotency_key", d["mode"])
-	require.Equal(t, "w-1", d["idempotency_key"])
+	require.Equal(t, key, d["idempotency_key"])
 	require.Equal(t, "identical", d["content"])
 	require.Equal(t, map[string]any{"endpoint": "webhook", "integration_id": id, "remote_addr": "127.0.0.1"}, d["source"])
 }

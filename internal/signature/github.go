@@ -6,16 +6,13 @@ import (
 	"time"
 )
 
-// Header names documented at
+// githubSignatureHeader is documented at
 // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries.
-const (
-	githubSignatureHeader = "X-Hub-Signature-256"
-	githubDeliveryHeader  = "X-GitHub-Delivery"
-)
+const githubSignatureHeader = "X-Hub-Signature-256"
 
 // verifyGitHub checks the HMAC of the body alone (see verifyBodyHMAC).
 func verifyGitHub(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
-	return verifyBodyHMAC(keys, header, body, githubSignatureHeader, githubDeliveryHeader, parseGitHubSignature)
+	return verifyBodyHMAC(keys, header, body, githubSignatureHeader, parseGitHubSignature)
 }
 
 // parseGitHubSignature decodes an X-Hub-Signature-256 value, "sha256=" and a hex HMAC.
@@ -28,10 +25,12 @@ func parseGitHubSignature(value string) ([]byte, error) {
 }
 
 // verifyBodyHMAC checks a scheme that signs the body alone, as GitHub and
-// Shopify do: one HMAC in one header. Such schemes sign no timestamp, so
-// replays are caught by deduplicating on the delivery id instead.
+// Shopify do: one HMAC in one header. Such schemes sign neither a timestamp
+// nor their delivery id (X-GitHub-Delivery, X-Shopify-Webhook-Id), which
+// anyone replaying a captured delivery may change at will, so they yield no
+// signed identity: the body itself is all that is signed.
 func verifyBodyHMAC(keys []key, header http.Header, body []byte,
-	signatureHeader, deliveryHeader string, parse func(string) ([]byte, error)) (string, error) {
+	signatureHeader string, parse func(string) ([]byte, error)) (string, error) {
 	value, err := requiredHeader(header, signatureHeader)
 	if err != nil {
 		return "", err
@@ -43,5 +42,5 @@ func verifyBodyHMAC(keys []key, header http.Header, body []byte,
 	if !matchHMAC(keys, [][]byte{mac}, body) {
 		return "", verifyError(CheckSignatureMismatch, signatureHeader, "the signature does not match the body and the integration's secrets")
 	}
-	return header.Get(deliveryHeader), nil
+	return "", nil
 }

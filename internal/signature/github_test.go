@@ -36,7 +36,7 @@ func TestGitHubDocumentedExample(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, tt.delivery, id)
+			require.Empty(t, id, "X-GitHub-Delivery is not signed, so it is no identity")
 		})
 	}
 }

@@ -22,7 +22,7 @@ func TestGenerateSecretRoundTrip(t *testing.T) {
 
 			id, err := Verify(s.scheme, []string{secret}, s.headers(secret, s.body, testNow), s.body, testNow)
 			require.NoError(t, err)
-			require.Equal(t, s.deliveryID, id)
+			require.Equal(t, s.signedID, id)
 		})
 	}
 }

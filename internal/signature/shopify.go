@@ -5,15 +5,12 @@ import (
 	"time"
 )
 
-// Header names documented at https://shopify.dev/docs/apps/build/webhooks/subscribe/https.
-const (
-	shopifySignatureHeader = "X-Shopify-Hmac-SHA256"
-	shopifyDeliveryHeader  = "X-Shopify-Webhook-Id"
-)
+// shopifySignatureHeader is documented at https://shopify.dev/docs/apps/build/webhooks/subscribe/https.
+const shopifySignatureHeader = "X-Shopify-Hmac-SHA256"
 
 // verifyShopify checks the HMAC of the body alone (see verifyBodyHMAC).
 func verifyShopify(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
-	return verifyBodyHMAC(keys, header, body, shopifySignatureHeader, shopifyDeliveryHeader, parseShopifySignature)
+	return verifyBodyHMAC(keys, header, body, shopifySignatureHeader, parseShopifySignature)
 }
 
 // parseShopifySignature decodes an X-Shopify-Hmac-SHA256 value, a base64 HMAC.

@@ -68,7 +68,7 @@ func unknownScheme(s string) error {
 }
 
 // verifier checks one scheme's headers against body with the integration's already parsed keys.
-type verifier func(keys []key, header http.Header, body []byte, now time.Time) (deliveryID string, err error)
+type verifier func(keys []key, header http.Header, body []byte, now time.Time) (signedID string, err error)
 
 // verifiers holds the HMAC schemes. Bearer is deliberately absent: it has no signature to check.
 var verifiers = map[Scheme]verifier{
@@ -91,13 +91,15 @@ func requireHMAC(scheme Scheme) error {
 }
 
 // Verify checks the request's signature over body with the integration's current secrets at time
-// now and returns the sender's delivery id ("" when the scheme has none or the sender did not send
-// one). A signature under any one of the secrets is enough. For Bearer it returns an error: bearer
+// now and returns the delivery's signed identity: the delivery id the signature covers (Standard
+// Webhooks' webhook-id, the Stripe event's id), or "" when the scheme signs none (GitHub and
+// Shopify send theirs in headers the signature does not cover). A signature under any one of the
+// secrets is enough. For Bearer it returns an error: bearer
 // is not an HMAC scheme.
 //
 // A sender's failure is a *VerifyError. The secrets are validated on every call, as ValidateSecret
 // does, because an empty key would let anyone forge a signature.
-func Verify(scheme Scheme, secrets []string, header http.Header, body []byte, now time.Time) (deliveryID string, err error) {
+func Verify(scheme Scheme, secrets []string, header http.Header, body []byte, now time.Time) (signedID string, err error) {
 	if err := requireHMAC(scheme); err != nil {
 		return "", err
 	}

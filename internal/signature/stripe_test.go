@@ -36,7 +36,7 @@ func TestStripeSignatureVariants(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			require.Equal(t, s.deliveryID, id)
+			require.Equal(t, s.signedID, id)
 		})
 	}
 }
