@@ -126,11 +126,51 @@ func idempotencyKey(r *http.Request) (string, error) {
 	if len(values) != 1 {
 		return "", apperr.New(apperr.Invalid, "invalid-idempotency-key", "send at most one Idempotency-Key header")
 	}
-	key := values[0]
+	key, err := idempotencyKeyContent(values[0])
+	if err != nil {
+		return "", err
+	}
 	if err := validateIdempotencyKey(key); err != nil {
 		return "", err
 	}
 	return key, nil
+}
+
+// idempotencyKeyContent reads an Idempotency-Key value. The IETF draft
+// defines the header as a Structured Field string (RFC 8941, section 3.3.3):
+// a value in double quotes is read as its content, so that `"abc"` and `abc`
+// name the same key; a backslash may escape only `"` and `\`, and nothing
+// may follow the closing quote. Any other value is a bare key, as most
+// clients send it, and is used as it is.
+func idempotencyKeyContent(value string) (string, error) {
+	if !strings.HasPrefix(value, `"`) {
+		return value, nil
+	}
+	malformed := func(format string, args ...any) error {
+		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			"Idempotency-Key is a quoted string whose "+format, args...)
+	}
+	var content strings.Builder
+	for i := 1; i < len(value); i++ {
+		switch c := value[i]; {
+		case c == '\\':
+			i++
+			if i == len(value) || (value[i] != '"' && value[i] != '\\') {
+				return "", malformed(`backslash at byte %d escapes neither '"' nor '\'`, i)
+			}
+			content.WriteByte(value[i])
+		case c == '"':
+			if i != len(value)-1 {
+				return "", malformed("closing quote at byte %d is followed by more characters", i+1)
+			}
+			return content.String(), nil
+		case c < 0x20 || c > 0x7e:
+			return "", malformed("byte %d is not a printable ASCII character", i+1)
+		default:
+			content.WriteByte(c)
+		}
+	}
+	return "", malformed("closing quote is missing")
 }
 
 // validateIdempotencyKey checks the form the idempotency_keys table accepts,

@@ -305,3 +305,34 @@ func TestEnvironmentsAndTenantsAreIsolated(t *testing.T) {
 	require.Equal(t, http.StatusCreated, globex.post(t, body).status)
 	require.Equal(t, 5, b.messages(t))
 }
+
+// The IETF draft's Structured Field form of Idempotency-Key names the same
+// key as the bare token most clients send; a malformed quoted string is 400.
+func TestIdempotencyKeyStructuredFieldString(t *testing.T) {
+	t.Parallel()
+	var draft struct {
+		ExampleHeader string `json:"example_header"`
+		ExampleKey    string `json:"example_key"`
+	}
+	require.NoError(t, json.Unmarshal(readFile(t, "idempotency_key_draft.json"), &draft))
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	body := []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{"a":1}}`)
+
+	first := b.post(t, body, "Idempotency-Key", draft.ExampleHeader)
+	require.Equal(t, http.StatusCreated, first.status, "%s", first.body)
+	bare := b.post(t, body, "Idempotency-Key", draft.ExampleKey)
+	require.Equal(t, http.StatusOK, bare.status, "%s", bare.body)
+	require.Equal(t, string(first.body), string(bare.body))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE key = $1`, draft.ExampleKey))
+
+	escaped := b.post(t, body, "Idempotency-Key", `"a \"quoted\" \\ key"`)
+	require.Equal(t, http.StatusCreated, escaped.status, "%s", escaped.body)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM idempotency_keys WHERE key = $1`, `a "quoted" \ key`))
+
+	for _, value := range []string{`"unterminated`, `"a"b`, `"a\nb"`, `"a\"`, `""`, `"a";p=1`} {
+		p := requireProblem(t, b.post(t, body, "Idempotency-Key", value), http.StatusBadRequest, "invalid-idempotency-key")
+		require.Contains(t, p["detail"], "Idempotency-Key", value)
+	}
+	require.Equal(t, 2, b.messages(t))
+}
