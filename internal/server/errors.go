@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -20,6 +21,24 @@ type problem struct {
 	Title  string `json:"title"`
 	Status int    `json:"status"`
 	Detail string `json:"detail"`
+	// Instance names the request (see requestInstance), so that a client's
+	// report can be matched with the server's log lines.
+	Instance string `json:"instance,omitempty"`
+}
+
+// requestInstancePrefix starts every problem's instance; the request id
+// follows it.
+const requestInstancePrefix = "urn:edihub:request:"
+
+// requestInstance is the URI naming the request c: its X-Request-Id, which
+// the access log and the failure log also record. The id may be the
+// client's own, so it is escaped to keep the URI valid.
+func requestInstance(c echo.Context) string {
+	id := requestID(c)
+	if id == "" {
+		return ""
+	}
+	return requestInstancePrefix + url.PathEscape(id)
 }
 
 // retryAfterSeconds is what a client is told to wait when the database is
@@ -46,6 +65,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	p := problemOf(err)
+	p.Instance = requestInstance(c)
 	s.logFailure(err, p, c)
 	if isPage(c.Request().URL.Path) {
 		// A person in a browser gets the same answer as a page.

@@ -63,11 +63,42 @@ func TestReceiveErrors(t *testing.T) {
 			require.Equal(t, tt.problem, got["type"])
 			require.Equal(t, float64(tt.status), got["status"])
 			require.Contains(t, got["detail"], tt.detailIn)
+			require.Equal(t, "urn:edihub:request:"+resp.header.Get("X-Request-Id"), got["instance"])
 		})
 	}
 	require.Equal(t, 0, b.messages(t), "no failed request stores anything")
 	require.Equal(t, "Bearer realm=\"edihub\"",
 		do(t, http.MethodPost, b.url+"/api/edi-hub/receive-message", nil, nil).header.Get("WWW-Authenticate"))
+}
+
+// A problem's instance names the request with the id of its X-Request-Id
+// header and of the server's log lines, escaped when a client chose an id
+// that is not URI-safe.
+func TestProblemInstanceNamesTheRequest(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	pool := pgtest.PoolFor(t, "postgres://postgres@127.0.0.1:1/edihub?sslmode=disable&connect_timeout=2")
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewJSONHandler(logs, nil))).Handler())
+	t.Cleanup(srv.Close)
+	send := func(requestID string) response {
+		h := http.Header{"Authorization": {"Bearer edh_x"}, "Content-Type": {"application/json"}}
+		if requestID != "" {
+			h.Set("X-Request-Id", requestID)
+		}
+		return do(t, http.MethodPost, srv.URL+"/api/edi-hub/receive-message", h, []byte(`{"message_type":"ORDERS05","payload":{}}`))
+	}
+
+	resp := send("")
+	id := resp.header.Get("X-Request-Id")
+	require.NotEmpty(t, id)
+	require.Equal(t, "urn:edihub:request:"+id, resp.json(t)["instance"])
+	require.Contains(t, logs.String(), `"msg":"database unavailable"`)
+	require.Contains(t, logs.String(), `"request_id":"`+id+`"`)
+
+	resp = send("batch 7/ä")
+	require.Equal(t, "urn:edihub:request:batch%207%2F%C3%A4", resp.json(t)["instance"])
 }
 
 func TestUnknownRouteIsAProblem(t *testing.T) {
