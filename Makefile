@@ -7,6 +7,7 @@ export PATH := $(PATH):/usr/local/go/bin
 # same code. sqlc builds without cgo through its WebAssembly parser.
 SQLC  := CGO_ENABLED=0 go tool -modfile=tools/go.mod sqlc
 TEMPL := go tool -modfile=tools/go.mod templ
+OAPI  := go tool -modfile=tools/go.mod oapi-codegen
 
 FUZZTIME ?= 10s
 
@@ -40,7 +41,7 @@ bench/go: ## run every Go benchmark with allocation counts
 	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: generate
-generate: generate/sqlc generate/templ ## regenerate sqlc and templ output
+generate: generate/sqlc generate/templ generate/openapi ## regenerate sqlc, templ and OpenAPI client output
 
 .PHONY: generate/sqlc
 generate/sqlc:
@@ -50,10 +51,20 @@ generate/sqlc:
 generate/templ:
 	$(TEMPL) generate -path web
 
+# The Go client that integrators would generate from the served document;
+# its test drives a running edihub through it.
+.PHONY: generate/openapi
+generate/openapi:
+	$(OAPI) -config internal/openapi/client/oapi-codegen.yaml internal/openapi/openapi.yaml
+
+.PHONY: lint/openapi
+lint/openapi: ## lint the OpenAPI document with Redocly's linter (needs npm); libopenapi checks it in go test
+	npx --yes @redocly/cli@2.77.0 lint --config internal/openapi/redocly.yaml internal/openapi/openapi.yaml
+
 .PHONY: verify
 verify: generate ## regenerate, then fail on any diff, unformatted code or vet finding
-	git diff --exit-code -- internal/db web
-	@test -z "$$(git status --porcelain -- internal/db web)" || { git status --porcelain -- internal/db web; echo "generated files are not committed"; exit 1; }
+	git diff --exit-code -- internal/db web internal/openapi/client
+	@test -z "$$(git status --porcelain -- internal/db web internal/openapi/client)" || { git status --porcelain -- internal/db web internal/openapi/client; echo "generated files are not committed"; exit 1; }
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "run gofmt -w"; exit 1; }
 	go vet ./...
 	go mod tidy -diff
