@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/server"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -592,7 +593,8 @@ func TestWebhookSecretRotation(t *testing.T) {
 	require.Equal(t, http.StatusCreated, deliver(githubSecret, `{"n":1}`).status)
 
 	const newSecret = "the rotated secret"
-	added, err := b.prov.AddIntegrationSecret(ctx, id, newSecret, time.Hour)
+	prov := provision.New(b.pool)
+	added, err := prov.AddIntegrationSecret(ctx, id, newSecret, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, newSecret, added)
 	require.Equal(t, http.StatusCreated, deliver(githubSecret, `{"n":2}`).status, "the old secret is current during the grace period")
@@ -610,7 +612,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 
 	// A rotation without grace retires the current secret at once; a
 	// generated secret is returned to be shown once.
-	generated, err := b.prov.AddIntegrationSecret(ctx, id, "", 0)
+	generated, err := prov.AddIntegrationSecret(ctx, id, "", 0)
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f]{64}$`, generated)
 	requireProblem(t, deliver(newSecret, `{"n":6}`), http.StatusUnauthorized, "invalid-signature")
@@ -634,13 +636,14 @@ func TestAddIntegrationSecretRefusals(t *testing.T) {
 	sw := b.integration(t, "EVENT", "standard-webhooks", "")
 	bearer := b.integration(t, "EVENT", "bearer", "")
 
-	_, err := b.prov.AddIntegrationSecret(ctx, sw, "whsec_!!!", time.Hour)
+	prov := provision.New(b.pool)
+	_, err := prov.AddIntegrationSecret(ctx, sw, "whsec_!!!", time.Hour)
 	require.ErrorContains(t, err, "base64")
-	_, err = b.prov.AddIntegrationSecret(ctx, sw, "", -time.Second)
+	_, err = prov.AddIntegrationSecret(ctx, sw, "", -time.Second)
 	require.ErrorContains(t, err, "negative")
-	_, err = b.prov.AddIntegrationSecret(ctx, bearer, "", time.Hour)
+	_, err = prov.AddIntegrationSecret(ctx, bearer, "", time.Hour)
 	require.ErrorContains(t, err, "API keys")
-	_, err = b.prov.AddIntegrationSecret(ctx, "3f1c2d4e-0000-4000-8000-000000000000", "", time.Hour)
+	_, err = prov.AddIntegrationSecret(ctx, "3f1c2d4e-0000-4000-8000-000000000000", "", time.Hour)
 	require.ErrorContains(t, err, "does not exist")
 	// Nothing was changed by the refusals.
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM integration_secrets WHERE integration_id = $1 AND expires_at IS NULL`, sw))
