@@ -158,9 +158,10 @@ type Problem struct {
 	// `missing-field`, `invalid-field`, `invalid-payload`, `invalid-idempotency-key`,
 	// `incomplete-body`, `unauthorized`, `invalid-signature`, `not-found`,
 	// `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
-	// `unknown-message-type`, `idempotency-key-reused`, `database-unavailable`,
-	// `service-unavailable`, `internal-error` and `http-error`. New names may be added:
-	// clients must accept any string and fall back on `status`.
+	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
+	// `idempotency-key-reused`, `database-unavailable`, `service-unavailable`, `internal-error`
+	// and `http-error`. New names may be added: clients must accept any string and fall back
+	// on `status`.
 	//
 	//
 	// Examples: idempotency-key-reused, invalid-signature
