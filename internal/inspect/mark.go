@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/keypath"
 )
 
@@ -13,12 +14,6 @@ type span struct {
 	path string
 }
 
-// prettyLimit is the longest pretty text shown for a payload of n bytes.
-// Indentation grows with depth; a payload that would grow beyond this is
-// shown as stored instead, so a page never costs more than a small multiple
-// of its payload.
-func prettyLimit(n int) int { return 4*n + 64<<10 }
-
 // mark cuts the payload, pretty-printed, into segments, marking the values
 // that formed the fingerprint. The paths are evaluated once, on the stored
 // payload, by fingerprint.Compute, which reports where each value sits
@@ -27,7 +22,7 @@ func prettyLimit(n int) int { return 4*n + 64<<10 }
 // modifier (such as @flatten) has no place in the payload and is only
 // listed, not marked. Nothing is marked when the fingerprint fell back to
 // the docnum, since the paths' values were not used then. indented is false
-// when the payload is shown as stored (see prettyLimit).
+// when the payload is shown as stored (see jsonindent.Limit).
 func mark(payload []byte, key Key) (segs []Segment, indented bool) {
 	var spans []span
 	if key.Fallback == fingerprint.FallbackNone {
@@ -51,7 +46,7 @@ func mark(payload []byte, key Key) (segs []Segment, indented bool) {
 	for _, s := range kept {
 		cuts = append(cuts, s.Start, s.End)
 	}
-	text, moved, indented := indent(payload, cuts, prettyLimit(len(payload)))
+	text, moved, indented := jsonindent.Indent(payload, cuts)
 	if !indented {
 		text, moved = payload, cuts
 	}

@@ -3,8 +3,6 @@ package inspect
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,39 +82,4 @@ func TestMarkShowsADeepPayloadAsStored(t *testing.T) {
 	segs, ok := mark([]byte(payload), keyOf(t, payload, "id"))
 	require.False(t, ok)
 	require.Equal(t, []string{`id="A-1"`}, marked(t, segs, payload))
-}
-
-func TestIndentMatchesJSONIndent(t *testing.T) {
-	t.Parallel()
-	samples, err := filepath.Glob(filepath.Join("..", "fingerprint", "testdata", "*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, samples)
-	for _, name := range samples {
-		raw, err := os.ReadFile(name)
-		require.NoError(t, err)
-		raw = bytes.TrimSpace(raw)
-		got, _, ok := indent(raw, nil, prettyLimit(len(raw)))
-		require.True(t, ok)
-		require.Equal(t, indented(t, string(raw)), string(got), name)
-	}
-}
-
-// FuzzIndent checks indent against json.Indent on every valid JSON value,
-// and that each cut lands where the text before it is the same.
-func FuzzIndent(f *testing.F) {
-	for _, seed := range []string{`{}`, `[]`, `{"a":[1,{},[],"x\"]"],"b":{"c":null}}`, ` [ 1 , 2 ] `, `"s"`, `{"a" : { } }`} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, raw string) {
-		if !json.Valid([]byte(raw)) {
-			return
-		}
-		raw = strings.TrimSpace(raw)
-		var want bytes.Buffer
-		require.NoError(t, json.Indent(&want, []byte(raw), "", "  "))
-		got, at, ok := indent([]byte(raw), []int{0, len(raw)}, 1<<30)
-		require.True(t, ok)
-		require.Equal(t, want.String(), string(got))
-		require.Equal(t, []int{0, len(got)}, at)
-	})
 }

@@ -9,7 +9,6 @@
 package release
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -24,6 +23,7 @@ import (
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
 
@@ -53,8 +53,10 @@ type Copy struct {
 	Original    Original
 	// Changes turn the original's payload into the copy's.
 	Changes []payloaddiff.Change
-	// Payload is the copy's payload, pretty-printed.
-	Payload string
+	// Payload is the copy's payload, pretty-printed, or as stored when
+	// PayloadAsStored (indenting it would have made it many times larger).
+	Payload         string
+	PayloadAsStored bool
 	// Released is set once an admin accepted the copy as a new message.
 	Released *Released
 }
@@ -99,9 +101,11 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	if c.Changes, err = payloaddiff.Compare(row.OriginalPayload, row.Payload); err != nil {
 		return Copy{}, fmt.Errorf("compare blocked copy %d with message %d: %w", id, row.OriginalMessageID, err)
 	}
-	if c.Payload, err = indent(row.Payload); err != nil {
-		return Copy{}, fmt.Errorf("indent payload of blocked copy %d: %w", id, err)
+	pretty, _, indented := jsonindent.Indent(row.Payload, nil)
+	if !indented {
+		pretty = row.Payload
 	}
+	c.Payload, c.PayloadAsStored = string(pretty), !indented
 	if row.ReleasedMessageID != nil {
 		c.Released = &Released{
 			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: deref(row.ReleasedByEmail),
@@ -225,16 +229,6 @@ func notFound(id int64) error {
 
 func alreadyReleased(messageID int64) error {
 	return apperr.New(apperr.Conflict, "already-released", "this copy was already released as message %d", messageID)
-}
-
-// indent pretty-prints a payload as the message page does, leaving <, >
-// and & as they are: templ escapes them when the page is written.
-func indent(raw []byte) (string, error) {
-	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
-		return "", err
-	}
-	return b.String(), nil
 }
 
 func deref(s *string) string {

@@ -87,6 +87,28 @@ func TestGetShowsTheDiffAgainstTheOriginal(t *testing.T) {
 // Any number of simultaneous releases of one copy store exactly one
 // message and one audit event; every other one is refused and names the
 // message the winner stored.
+// A copy nested so deeply that indenting it would make the page many times
+// its size is shown as stored.
+func TestGetShowsADeepPayloadAsStored(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	deep := `{"id":"A-1","deep":` + strings.Repeat("[", 500) + strings.TrimSuffix(strings.Repeat("1,", 20_000), ",") +
+		strings.Repeat("]", 500) + "}"
+	_, err := b.pool.Exec(context.Background(), `UPDATE blocked_copies SET payload = $1 WHERE id = $2`, deep, b.copyID)
+	require.NoError(t, err)
+	c, err := b.svc.Get(context.Background(), b.admin.Scope(), b.copyID)
+	require.NoError(t, err)
+	require.True(t, c.PayloadAsStored)
+	require.Equal(t, deep, c.Payload)
+
+	_, err = b.pool.Exec(context.Background(), `UPDATE blocked_copies SET payload = '{"id":"A-1"}' WHERE id = $1`, b.copyID)
+	require.NoError(t, err)
+	c, err = b.svc.Get(context.Background(), b.admin.Scope(), b.copyID)
+	require.NoError(t, err)
+	require.False(t, c.PayloadAsStored)
+	require.Equal(t, "{\n  \"id\": \"A-1\"\n}", c.Payload)
+}
+
 func TestConcurrentReleasesStoreOneMessage(t *testing.T) {
 	t.Parallel()
 	b := setup(t)

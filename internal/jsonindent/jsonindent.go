@@ -1,14 +1,26 @@
-package inspect
+// Package jsonindent pretty-prints payloads for the admin pages within a
+// bound. Indentation grows with depth: a payload nested 500 levels deep
+// (the most ingest accepts) whose numbers each sit on a line of 1,000
+// spaces would become hundreds of times its size, so a page that shows it
+// indented could cost the server gigabytes. Indent stops at Limit, and the
+// page shows the payload as stored instead.
+package jsonindent
 
 // indentUnit is what each level of nesting adds, as json.Indent(…, "", "  ").
 const indentUnit = "  "
 
-// indent pretty-prints the valid JSON raw exactly as json.Indent(dst, raw,
+// Limit is the longest text Indent produces for a payload of n bytes.
+func Limit(n int) int { return 4*n + 64<<10 }
+
+// Indent pretty-prints the valid JSON raw exactly as json.Indent(dst, raw,
 // "", "  ") does, and returns where each of cuts (ascending byte offsets
 // into raw, each at the start or just past the end of a value) lands in the
 // pretty text. It gives up and returns ok false once the text would be
-// longer than limit: indentation grows with depth, so a deeply nested
-// payload could otherwise become hundreds of times its own size.
+// longer than Limit(len(raw)).
+func Indent(raw []byte, cuts []int) (pretty []byte, at []int, ok bool) {
+	return indent(raw, cuts, Limit(len(raw)))
+}
+
 func indent(raw []byte, cuts []int, limit int) (pretty []byte, at []int, ok bool) {
 	out := make([]byte, 0, min(len(raw)+len(raw)/2, limit))
 	at = make([]int, len(cuts))
