@@ -628,12 +628,12 @@ func AdminBlocked(p Page, c release.Copy, form ReleaseForm) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if c.PayloadAsStored {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<p id=\"copy-payload-as-stored\"><small>Shown as stored, without indentation: this payload nests so deeply that indenting it would make the page many times its size.</small></p>")
+				templ_7745c5c3_Err = payloadAsStored("copy-payload-as-stored").Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<pre id=\"copy-payload\"><code>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<pre id=\"copy-payload\"><code>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -646,7 +646,7 @@ func AdminBlocked(p Page, c release.Copy, form ReleaseForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</code></pre></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "</code></pre></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -1,14 +1,13 @@
 package inspect
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/jsonindent"
 )
 
 // keyOf computes the key of payload as the message page does.
@@ -33,11 +32,13 @@ func marked(t *testing.T, segs []Segment, want string) []string {
 	return got
 }
 
+// indented is the payload as the page indents it; package jsonindent
+// proves that text equal to json.Indent's.
 func indented(t *testing.T, payload string) string {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, json.Indent(&b, []byte(payload), "", "  "))
-	return b.String()
+	text, _, ok := jsonindent.Indent([]byte(payload), nil)
+	require.True(t, ok)
+	return string(text)
 }
 
 func TestMarkFindsKeyValuesInThePrettyPayload(t *testing.T) {
