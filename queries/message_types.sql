@@ -17,8 +17,7 @@ SELECT * FROM message_types WHERE tenant_id = @tenant_id AND id = @id;
 -- grouping every message the tenant ever received, which is what a GROUP BY
 -- over an index led by (tenant_id, message_type_id) would walk.
 -- name: MessageTypeListForAdmin :many
-SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
-       mt.updated_at, t.slug AS tenant_slug,
+SELECT sqlc.embed(mt), t.slug AS tenant_slug,
        (SELECT count(*) FROM messages m
         WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
           AND m.received_at >= now() - interval '7 days') AS received,
@@ -33,8 +32,7 @@ ORDER BY t.slug, mt.code;
 -- MessageTypeGetForAdmin loads a message type within the signed-in user's
 -- scope; another tenant's type is not found.
 -- name: MessageTypeGetForAdmin :one
-SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
-       mt.updated_at, t.slug AS tenant_slug
+SELECT sqlc.embed(mt), t.slug AS tenant_slug
 FROM message_types mt
 JOIN tenants t ON t.id = mt.tenant_id
 WHERE mt.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id));

@@ -122,10 +122,7 @@ func warnRefusedKeyPaths(ctx context.Context, pool *pgxpool.Pool, log *slog.Logg
 		return fmt.Errorf("list message types' key paths: %w", err)
 	}
 	for _, r := range rows {
-		fields, err := messagetype.DecodeFields(r.DuplicateKeyFields)
-		if err != nil {
-			return err
-		}
+		fields := r.DuplicateKeyFields
 		for _, problem := range append(messagetype.PathProblems(fields), messagetype.ListProblem(fields)) {
 			if problem != nil {
 				log.Warn("key path refused", "tenant", r.TenantSlug, "message_type", r.Code, "problem", problem.Error())

@@ -44,7 +44,7 @@ type APIKeyGetWithMessageTypesRow struct {
 	EnvironmentID        int64
 	MessageTypeID        *int64
 	MessageTypeCode      *string
-	DuplicateKeyFields   []byte
+	DuplicateKeyFields   KeyFields
 	DuplicateWindowHours *int32
 }
 

@@ -7,7 +7,6 @@ package db
 
 import (
 	"context"
-	"time"
 )
 
 const messageTypeGetByCode = `-- name: MessageTypeGetByCode :one
@@ -61,8 +60,7 @@ func (q *Queries) MessageTypeGetByID(ctx context.Context, arg MessageTypeGetByID
 }
 
 const messageTypeGetForAdmin = `-- name: MessageTypeGetForAdmin :one
-SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
-       mt.updated_at, t.slug AS tenant_slug
+SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at, t.slug AS tenant_slug
 FROM message_types mt
 JOIN tenants t ON t.id = mt.tenant_id
 WHERE mt.id = $1 AND ($2::bigint IS NULL OR mt.tenant_id = $2)
@@ -74,14 +72,8 @@ type MessageTypeGetForAdminParams struct {
 }
 
 type MessageTypeGetForAdminRow struct {
-	ID                   int64
-	TenantID             int64
-	Code                 string
-	DuplicateKeyFields   []byte
-	DuplicateWindowHours *int32
-	Version              int32
-	UpdatedAt            time.Time
-	TenantSlug           string
+	MessageType MessageType
+	TenantSlug  string
 }
 
 // MessageTypeGetForAdmin loads a message type within the signed-in user's
@@ -90,13 +82,14 @@ func (q *Queries) MessageTypeGetForAdmin(ctx context.Context, arg MessageTypeGet
 	row := q.db.QueryRow(ctx, messageTypeGetForAdmin, arg.ID, arg.ScopeTenantID)
 	var i MessageTypeGetForAdminRow
 	err := row.Scan(
-		&i.ID,
-		&i.TenantID,
-		&i.Code,
-		&i.DuplicateKeyFields,
-		&i.DuplicateWindowHours,
-		&i.Version,
-		&i.UpdatedAt,
+		&i.MessageType.ID,
+		&i.MessageType.TenantID,
+		&i.MessageType.Code,
+		&i.MessageType.DuplicateKeyFields,
+		&i.MessageType.DuplicateWindowHours,
+		&i.MessageType.Version,
+		&i.MessageType.CreatedAt,
+		&i.MessageType.UpdatedAt,
 		&i.TenantSlug,
 	)
 	return i, err
@@ -111,7 +104,7 @@ RETURNING id, tenant_id, code, duplicate_key_fields, duplicate_window_hours, ver
 type MessageTypeInsertParams struct {
 	TenantID             int64
 	Code                 string
-	DuplicateKeyFields   []byte
+	DuplicateKeyFields   KeyFields
 	DuplicateWindowHours *int32
 }
 
@@ -137,8 +130,7 @@ func (q *Queries) MessageTypeInsert(ctx context.Context, arg MessageTypeInsertPa
 }
 
 const messageTypeListForAdmin = `-- name: MessageTypeListForAdmin :many
-SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version,
-       mt.updated_at, t.slug AS tenant_slug,
+SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at, t.slug AS tenant_slug,
        (SELECT count(*) FROM messages m
         WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
           AND m.received_at >= now() - interval '7 days') AS received,
@@ -152,16 +144,10 @@ ORDER BY t.slug, mt.code
 `
 
 type MessageTypeListForAdminRow struct {
-	ID                   int64
-	TenantID             int64
-	Code                 string
-	DuplicateKeyFields   []byte
-	DuplicateWindowHours *int32
-	Version              int32
-	UpdatedAt            time.Time
-	TenantSlug           string
-	Received             int64
-	Duplicates           int64
+	MessageType MessageType
+	TenantSlug  string
+	Received    int64
+	Duplicates  int64
 }
 
 // MessageTypeListForAdmin lists the message types a signed-in user may see
@@ -181,13 +167,14 @@ func (q *Queries) MessageTypeListForAdmin(ctx context.Context, scopeTenantID *in
 	for rows.Next() {
 		var i MessageTypeListForAdminRow
 		if err := rows.Scan(
-			&i.ID,
-			&i.TenantID,
-			&i.Code,
-			&i.DuplicateKeyFields,
-			&i.DuplicateWindowHours,
-			&i.Version,
-			&i.UpdatedAt,
+			&i.MessageType.ID,
+			&i.MessageType.TenantID,
+			&i.MessageType.Code,
+			&i.MessageType.DuplicateKeyFields,
+			&i.MessageType.DuplicateWindowHours,
+			&i.MessageType.Version,
+			&i.MessageType.CreatedAt,
+			&i.MessageType.UpdatedAt,
 			&i.TenantSlug,
 			&i.Received,
 			&i.Duplicates,
@@ -212,7 +199,7 @@ ORDER BY t.slug, mt.code
 type MessageTypeListKeyFieldsRow struct {
 	ID                 int64
 	Code               string
-	DuplicateKeyFields []byte
+	DuplicateKeyFields KeyFields
 	TenantSlug         string
 }
 
@@ -252,7 +239,7 @@ RETURNING id, tenant_id, code, duplicate_key_fields, duplicate_window_hours, ver
 `
 
 type MessageTypeUpdateParams struct {
-	DuplicateKeyFields   []byte
+	DuplicateKeyFields   KeyFields
 	DuplicateWindowHours *int32
 	TenantID             int64
 	ID                   int64

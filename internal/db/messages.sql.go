@@ -120,7 +120,7 @@ type MessageGetForAdminRow struct {
 	TenantSlug          string
 	EnvironmentSlug     string
 	MessageTypeCode     string
-	DuplicateKeyFields  []byte
+	DuplicateKeyFields  KeyFields
 }
 
 // MessageGetForAdmin loads a message with the names an admin reads and its

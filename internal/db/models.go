@@ -108,7 +108,7 @@ type MessageType struct {
 	ID                   int64
 	TenantID             int64
 	Code                 string
-	DuplicateKeyFields   []byte
+	DuplicateKeyFields   KeyFields
 	DuplicateWindowHours *int32
 	Version              int32
 	CreatedAt            time.Time

@@ -180,12 +180,8 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 		return m, err
 	}
 
-	fields, err := messagetype.DecodeFields(mt.DuplicateKeyFields)
-	if err != nil {
-		return m, err
-	}
 	fp, err := fingerprint.Compute(fingerprint.Input{
-		MessageTypeID: mt.ID, Paths: fields, Docnum: req.Docnum, Payload: req.Payload,
+		MessageTypeID: mt.ID, Paths: mt.DuplicateKeyFields, Docnum: req.Docnum, Payload: req.Payload,
 	})
 	if err != nil {
 		return m, keyProblem(mt.Code, err)

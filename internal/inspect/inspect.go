@@ -18,7 +18,6 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/messagetype"
 )
 
 // Service loads messages for the admin pages.
@@ -98,12 +97,8 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	if row.IntegrationID != nil {
 		m.IntegrationID = row.IntegrationID.String()
 	}
-	paths, err := messagetype.DecodeFields(row.DuplicateKeyFields)
-	if err != nil {
-		return Message{}, err
-	}
 	m.Key = explain(fingerprint.Input{
-		MessageTypeID: row.MessageTypeID, Paths: paths, Docnum: m.Docnum, Payload: row.Payload,
+		MessageTypeID: row.MessageTypeID, Paths: row.DuplicateKeyFields, Docnum: m.Docnum, Payload: row.Payload,
 	}, m.Fingerprint)
 	var indented bool
 	m.Payload, indented = mark(row.Payload, m.Key)

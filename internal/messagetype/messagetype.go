@@ -5,7 +5,6 @@ package messagetype
 
 import (
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -150,29 +149,4 @@ func WindowHours(stored *int32) int32 {
 		return DefaultWindowHours
 	}
 	return *stored
-}
-
-// EncodeFields is the stored JSON form of a validated field list.
-func EncodeFields(fields []string) []byte {
-	if fields == nil {
-		fields = []string{}
-	}
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		// Marshalling a []string cannot fail.
-		panic(fmt.Sprintf("encode duplicate_key_fields: %v", err))
-	}
-	return raw
-}
-
-// DecodeFields reads the stored JSON form; NULL or [] both mean no paths.
-func DecodeFields(raw []byte) ([]string, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	var fields []string
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, fmt.Errorf("decode duplicate_key_fields: %w", err)
-	}
-	return fields, nil
 }

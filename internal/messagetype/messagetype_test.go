@@ -66,15 +66,6 @@ func TestValidateCode(t *testing.T) {
 	require.Error(t, ValidateCode("<script>"))
 }
 
-func TestFieldsRoundTrip(t *testing.T) {
-	t.Parallel()
-	fields := []string{`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="001").BELNR`}
-	got, err := DecodeFields(EncodeFields(fields))
-	require.NoError(t, err)
-	require.Equal(t, fields, got)
-	require.Equal(t, "[]", string(EncodeFields(nil)))
-}
-
 func TestPathProblemsReportsEachPath(t *testing.T) {
 	t.Parallel()
 	problems := PathProblems([]string{"a", "", "a", "b"})

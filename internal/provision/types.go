@@ -57,7 +57,7 @@ func insertMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 	mt, err := q.MessageTypeInsert(ctx, db.MessageTypeInsertParams{
 		TenantID:             t.ID,
 		Code:                 spec.Code,
-		DuplicateKeyFields:   messagetype.EncodeFields(spec.Fields),
+		DuplicateKeyFields:   spec.Fields,
 		DuplicateWindowHours: window,
 	})
 	if err != nil {

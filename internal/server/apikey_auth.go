@@ -53,11 +53,8 @@ func (s *Server) authenticateWithMessageTypes(c echo.Context) (caller, []db.Mess
 	}
 	var types []db.MessageType
 	for _, r := range rows {
-		if r.MessageTypeID != nil {
-			types = append(types, db.MessageType{
-				ID: *r.MessageTypeID, TenantID: r.TenantID, Code: *r.MessageTypeCode,
-				DuplicateKeyFields: r.DuplicateKeyFields, DuplicateWindowHours: r.DuplicateWindowHours,
-			})
+		if mt, ok := r.MessageType(); ok {
+			types = append(types, mt)
 		}
 	}
 	who := caller{apiKeyID: rows[0].ID, tenantID: rows[0].TenantID, environmentID: rows[0].EnvironmentID}

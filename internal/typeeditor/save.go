@@ -8,7 +8,6 @@ import (
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/provision"
 )
 
@@ -77,7 +76,7 @@ func (s *Service) Update(ctx context.Context, u auth.User, id int64, p Proposal)
 		// re-checked).
 		mt, err := q.MessageTypeUpdate(ctx, db.MessageTypeUpdateParams{
 			TenantID: before.TenantID, ID: id, Version: p.Version,
-			DuplicateKeyFields: messagetype.EncodeFields(p.Paths), DuplicateWindowHours: window,
+			DuplicateKeyFields: p.Paths, DuplicateWindowHours: window,
 		})
 		if db.IsNotFound(err) {
 			current, err := getType(ctx, q, u.Scope(), id)
@@ -89,14 +88,7 @@ func (s *Service) Update(ctx context.Context, u auth.User, id int64, p Proposal)
 		if err != nil {
 			return fmt.Errorf("update message type %d: %w", id, err)
 		}
-		saved, err = newType(db.MessageTypeGetForAdminRow{
-			ID: mt.ID, TenantID: mt.TenantID, Code: mt.Code, DuplicateKeyFields: mt.DuplicateKeyFields,
-			DuplicateWindowHours: mt.DuplicateWindowHours, Version: mt.Version, UpdatedAt: mt.UpdatedAt,
-			TenantSlug: before.Tenant,
-		})
-		if err != nil {
-			return err
-		}
+		saved = newType(mt, before.Tenant)
 		return auditevent.RecordMessageType(ctx, q, u.Actor(), mt.TenantID, mt.ID, auditevent.MessageTypeUpdated, map[string]any{
 			"message_type_id": mt.ID, "code": mt.Code, "version": mt.Version,
 			"before": settings(before), "after": settings(saved),

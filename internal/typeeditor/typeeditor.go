@@ -65,15 +65,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope) ([]Listed, error) 
 	}
 	list := make([]Listed, len(rows))
 	for i, r := range rows {
-		t, err := newType(db.MessageTypeGetForAdminRow{
-			ID: r.ID, TenantID: r.TenantID, Code: r.Code, DuplicateKeyFields: r.DuplicateKeyFields,
-			DuplicateWindowHours: r.DuplicateWindowHours, Version: r.Version, UpdatedAt: r.UpdatedAt,
-			TenantSlug: r.TenantSlug,
-		})
-		if err != nil {
-			return nil, err
-		}
-		list[i] = Listed{Type: t, Received: r.Received, Duplicates: r.Duplicates}
+		list[i] = Listed{Type: newType(r.MessageType, r.TenantSlug), Received: r.Received, Duplicates: r.Duplicates}
 	}
 	return list, nil
 }
@@ -92,16 +84,13 @@ func getType(ctx context.Context, q *db.Queries, scope auth.Scope, id int64) (Ty
 	if err != nil {
 		return Type{}, fmt.Errorf("load message type %d: %w", id, err)
 	}
-	return newType(row)
+	return newType(row.MessageType, row.TenantSlug), nil
 }
 
-func newType(r db.MessageTypeGetForAdminRow) (Type, error) {
-	paths, err := messagetype.DecodeFields(r.DuplicateKeyFields)
-	if err != nil {
-		return Type{}, fmt.Errorf("message type %d: %w", r.ID, err)
-	}
+// newType is mt of the tenant with slug tenant as the editor shows it.
+func newType(mt db.MessageType, tenant string) Type {
 	return Type{
-		ID: r.ID, TenantID: r.TenantID, Tenant: r.TenantSlug, Code: r.Code, Paths: paths,
-		WindowHours: r.DuplicateWindowHours, Version: r.Version, UpdatedAt: r.UpdatedAt.UTC(),
-	}, nil
+		ID: mt.ID, TenantID: mt.TenantID, Tenant: tenant, Code: mt.Code, Paths: mt.DuplicateKeyFields,
+		WindowHours: mt.DuplicateWindowHours, Version: mt.Version, UpdatedAt: mt.UpdatedAt.UTC(),
+	}
 }
