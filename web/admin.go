@@ -3,11 +3,11 @@ package web
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/a-h/templ"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
@@ -85,7 +85,7 @@ func swapResults(url string) templ.Attributes {
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
 
 func messageURL(id int64) templ.SafeURL {
-	return templ.URL("/admin/messages/" + strconv.FormatInt(id, 10))
+	return templ.URL(adminpath.Path(adminpath.Message, id))
 }
 
 func filterURL(f audit.Filter) templ.SafeURL { return templ.URL(f.URL()) }

@@ -3,12 +3,12 @@ package web
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/release"
 )
@@ -21,11 +21,11 @@ type ReleaseForm struct {
 }
 
 func blockedURL(id int64) templ.SafeURL {
-	return templ.URL("/admin/blocked/" + strconv.FormatInt(id, 10))
+	return templ.URL(adminpath.Path(adminpath.Blocked, id))
 }
 
 func releaseURL(id int64) templ.SafeURL {
-	return templ.URL("/admin/blocked/" + strconv.FormatInt(id, 10) + "/release")
+	return templ.URL(adminpath.Path(adminpath.BlockedRelease, id))
 }
 
 // maxShownChanges bounds the rows of a diff: two unrelated documents that

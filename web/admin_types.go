@@ -6,6 +6,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/fingerprint"
@@ -13,16 +14,13 @@ import (
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
-// typesPath is where the message-type pages live.
-const typesPath = "/admin/message-types"
-
-func typeURL(id int64) string { return typesPath + "/" + strconv.FormatInt(id, 10) }
+func typeURL(id int64) string { return adminpath.Path(adminpath.MessageType, id) }
 
 // editorURL is where the editor's form saves: the type, or the list for a
 // new one.
 func editorURL(ed typeeditor.Editor) string {
 	if ed.Type == nil {
-		return typesPath
+		return adminpath.Path(adminpath.MessageTypes)
 	}
 	return typeURL(ed.Type.ID)
 }
@@ -30,9 +28,9 @@ func editorURL(ed typeeditor.Editor) string {
 // previewURL answers the editor's htmx requests with the editor's fields.
 func previewURL(ed typeeditor.Editor) string {
 	if ed.Type == nil {
-		return typesPath + "/new/preview"
+		return adminpath.Path(adminpath.NewMessageTypePreview)
 	}
-	return typeURL(ed.Type.ID) + "/preview"
+	return adminpath.Path(adminpath.MessageTypePreview, ed.Type.ID)
 }
 
 // previewOnInput makes the form send itself to the preview while the admin

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lefia/edihub/internal/adminpath"
 )
 
 // Filter is what an admin asked the audit page for, as written in its URL,
@@ -63,9 +65,9 @@ func (f Filter) Query() string {
 // URL is the audit page showing f.
 func (f Filter) URL() string {
 	if q := f.Query(); q != "" {
-		return "/admin/audit?" + q
+		return adminpath.Path(adminpath.Audit) + "?" + q
 	}
-	return "/admin/audit"
+	return adminpath.Path(adminpath.Audit)
 }
 
 // Older is the same filter one page further back, after cursor.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/web"
 )
@@ -38,7 +39,7 @@ func (s *Server) adminReleaseBlocked(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s/messages/%d?released=%d", adminPath, newID, id))
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?released=%d", adminpath.Path(adminpath.Message, newID), id))
 }
 
 func (s *Server) renderBlocked(c echo.Context, status int, id int64, form web.ReleaseForm) error {

@@ -9,12 +9,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/web"
 )
 
 // adminHome is where a signed-in user lands.
-const adminHome = adminPath + "/audit"
+var adminHome = adminpath.Path(adminpath.Audit)
 
 // adminLoginForm shows the sign-in form, or moves a signed-in user on.
 func (s *Server) adminLoginForm(c echo.Context) error {
@@ -60,7 +61,7 @@ func (s *Server) adminLogout(c echo.Context) error {
 		return fmt.Errorf("destroy session: %w", err)
 	}
 	s.sessions.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
-	return c.Redirect(http.StatusSeeOther, adminPath+"/login")
+	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Login))
 }
 
 // safeNext returns where to go after signing in: next when it is a path of
@@ -71,7 +72,7 @@ func safeNext(next string) string {
 	switch {
 	case err != nil, u.Scheme != "", u.Host != "", u.Opaque != "", u.User != nil,
 		strings.HasPrefix(next, "//"), strings.ContainsAny(next, `\`),
-		u.Path != adminPath && !strings.HasPrefix(u.Path, adminPath+"/"):
+		u.Path != adminpath.Prefix && !strings.HasPrefix(u.Path, adminpath.Prefix+"/"):
 		return adminHome
 	}
 	return next

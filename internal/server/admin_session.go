@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
@@ -27,8 +28,6 @@ const (
 	userKey = "admin_user"
 	// csrfKey is the Echo context key of the request's CSRF token.
 	csrfKey = "csrf"
-	// adminPath scopes the admin cookies, so that API requests never carry them.
-	adminPath = "/admin"
 )
 
 // newSessions returns the admin session manager. Sessions live in
@@ -48,7 +47,7 @@ func newSessions(pool *pgxpool.Pool, secure bool) *scs.SessionManager {
 	// The table holds token hashes, so a copy of it opens no session.
 	m.HashTokenInStore = true
 	m.Cookie.Name = "edihub_session"
-	m.Cookie.Path = adminPath
+	m.Cookie.Path = adminpath.Prefix
 	m.Cookie.HttpOnly = true
 	m.Cookie.SameSite = http.SameSiteLaxMode
 	m.Cookie.Secure = secure
@@ -100,7 +99,7 @@ func (s *Server) adminPages() []echo.MiddlewareFunc {
 			TokenLookup:    "form:_csrf,header:" + echo.HeaderXCSRFToken,
 			ContextKey:     csrfKey,
 			CookieName:     "edihub_csrf",
-			CookiePath:     adminPath,
+			CookiePath:     adminpath.Prefix,
 			CookieHTTPOnly: true,
 			CookieSameSite: http.SameSiteLaxMode,
 			CookieSecure:   s.cfg.CookieSecure,
@@ -185,7 +184,7 @@ func signInFirst(c echo.Context) error {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return errSignInFirst
 	}
-	return c.Redirect(http.StatusSeeOther, adminPath+"/login?next="+url.QueryEscape(r.URL.RequestURI()))
+	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Login)+"?next="+url.QueryEscape(r.URL.RequestURI()))
 }
 
 // requireAdmin refuses viewers; it guards every route that changes things.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -76,5 +77,5 @@ func (s *Server) adminSaveMessageType(c echo.Context) error {
 
 // savedURL is the editor of a type just saved as version.
 func savedURL(id int64, version int32) string {
-	return fmt.Sprintf("%s/message-types/%d?saved=%d", adminPath, id, version)
+	return fmt.Sprintf("%s?saved=%d", adminpath.Path(adminpath.MessageType, id), version)
 }

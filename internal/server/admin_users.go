@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/web"
@@ -35,7 +36,7 @@ func (s *Server) adminCreateUser(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, adminPath+"/users?created="+url.QueryEscape(form.Email))
+	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Users)+"?created="+url.QueryEscape(form.Email))
 }
 
 // renderUsers shows the users page. created names a user just created; it

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/web"
@@ -91,7 +92,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 // page and the admin pages) rather than the API, whose clients read
 // problem+json.
 func isPage(path string) bool {
-	return path == "/" || path == adminPath || strings.HasPrefix(path, adminPath+"/")
+	return path == "/" || path == adminpath.Prefix || strings.HasPrefix(path, adminpath.Prefix+"/")
 }
 
 // problemOf maps an error to the answer a client gets: the one mapping of

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/web"
 )
@@ -29,25 +30,26 @@ func (s *Server) routes() {
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))
 	api.GET("/openapi.yaml", s.openAPIDocument)
 
-	admin := e.Group(adminPath, s.adminPages()...)
-	admin.GET("/login", s.adminLoginForm)
-	admin.POST("/login", s.adminLogin)
+	// Pages and redirects link to these routes through adminpath.Path.
+	admin := e.Group(adminpath.Prefix, s.adminPages()...)
+	admin.GET(adminpath.Login, s.adminLoginForm)
+	admin.POST(adminpath.Login, s.adminLogin)
 	signedIn := admin.Group("", s.requireUser)
-	signedIn.GET("", s.adminDashboard)
-	signedIn.POST("/logout", s.adminLogout)
-	signedIn.GET("/audit", s.adminAudit)
-	signedIn.GET("/messages/:id", s.adminMessage)
-	signedIn.GET("/blocked/:id", s.adminBlocked)
-	signedIn.POST("/blocked/:id/release", s.adminReleaseBlocked, requireAdmin)
-	signedIn.GET("/message-types", s.adminMessageTypes)
-	signedIn.GET("/message-types/new", s.adminNewMessageType, requireAdmin)
-	signedIn.POST("/message-types", s.adminCreateMessageType, requireAdmin)
-	signedIn.POST("/message-types/new/preview", s.adminPreviewNewMessageType, requireAdmin)
-	signedIn.GET("/message-types/:id", s.adminMessageType, requireAdmin)
-	signedIn.POST("/message-types/:id", s.adminSaveMessageType, requireAdmin)
-	signedIn.POST("/message-types/:id/preview", s.adminPreviewMessageType, requireAdmin)
-	signedIn.GET("/users", s.adminUsers)
-	signedIn.POST("/users", s.adminCreateUser, requireAdmin)
+	signedIn.GET(adminpath.Dashboard, s.adminDashboard)
+	signedIn.POST(adminpath.Logout, s.adminLogout)
+	signedIn.GET(adminpath.Audit, s.adminAudit)
+	signedIn.GET(adminpath.Message, s.adminMessage)
+	signedIn.GET(adminpath.Blocked, s.adminBlocked)
+	signedIn.POST(adminpath.BlockedRelease, s.adminReleaseBlocked, requireAdmin)
+	signedIn.GET(adminpath.MessageTypes, s.adminMessageTypes)
+	signedIn.GET(adminpath.NewMessageType, s.adminNewMessageType, requireAdmin)
+	signedIn.POST(adminpath.MessageTypes, s.adminCreateMessageType, requireAdmin)
+	signedIn.POST(adminpath.NewMessageTypePreview, s.adminPreviewNewMessageType, requireAdmin)
+	signedIn.GET(adminpath.MessageType, s.adminMessageType, requireAdmin)
+	signedIn.POST(adminpath.MessageType, s.adminSaveMessageType, requireAdmin)
+	signedIn.POST(adminpath.MessageTypePreview, s.adminPreviewMessageType, requireAdmin)
+	signedIn.GET(adminpath.Users, s.adminUsers)
+	signedIn.POST(adminpath.Users, s.adminCreateUser, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog.
