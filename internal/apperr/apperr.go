@@ -1,7 +1,8 @@
-// Package apperr holds the errors edihub shows to its users: a kind that
-// decides the HTTP status or exit code in one place, a stable type name that
-// clients may branch on, and a human detail. Internal causes stay in Err and
-// are logged, never shown.
+// Package apperr holds the errors edihub shows to its users: a kind, which
+// the server maps to an HTTP status in one place (internal/server/errors.go),
+// a stable type name that clients may branch on, and a human detail. The
+// CLI prints the detail; its exit code does not depend on the kind. Internal
+// causes stay in Err and are logged, never shown.
 package apperr
 
 import (
