@@ -35,7 +35,8 @@ type Env struct {
 const usage = `usage: edihub <command> [arguments]
 
 commands:
-  serve                       apply pending migrations, then serve HTTP on LISTEN_ADDR
+  serve                       apply pending migrations, then serve HTTP on LISTEN_ADDR and run delivery workers
+  worker                      apply pending migrations, then run delivery workers only
   migrate                     apply pending migrations and exit
   tenant create SLUG [--name NAME]
   env create --tenant SLUG NAME
@@ -43,6 +44,7 @@ commands:
   message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
+  destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
   demo                        create a demo tenant, API key and admin login
 
 Every command reads DATABASE_URL (default ` + config.DefaultDatabaseURL + `).`
@@ -79,11 +81,13 @@ func Run(ctx context.Context, env Env) error {
 	switch cmd {
 	case "serve":
 		return serve(ctx, env, cfg, log, args)
+	case "worker":
+		return worker(ctx, cfg, log, args)
 	case "migrate":
 		return migrate(ctx, cfg, log, args)
 	case "demo":
 		return demo(ctx, env, cfg, args)
-	case "tenant", "env", "apikey", "message-type", "integration", "user":
+	case "tenant", "env", "apikey", "message-type", "integration", "user", "destination":
 		return create(ctx, env, cfg, cmd, args)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprintln(env.Stdout, usage)

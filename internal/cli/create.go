@@ -40,6 +40,8 @@ func create(ctx context.Context, env Env, cfg config.Config, noun string, args [
 		act, err = integrationCreate(name, args[1:])
 	case "user":
 		act, err = userCreate(name, args[1:], env)
+	case "destination":
+		act, err = destinationCreate(name, args[1:], cfg)
 	}
 	if err != nil {
 		return err
@@ -164,6 +166,34 @@ func integrationCreate(name string, args []string) (action, error) {
 			return []string{id}, err
 		}
 		return []string{id, secret}, err
+	}, nil
+}
+
+func destinationCreate(name string, args []string, cfg config.Config) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var spec provision.DestinationSpec
+	fs.StringVar(&spec.TenantSlug, "tenant", "", "tenant slug")
+	fs.StringVar(&spec.EnvironmentSlug, "env", "", "environment name")
+	fs.StringVar(&spec.URL, "url", "", "where messages are POSTed")
+	fs.Func("message-type", "a message type code the destination takes (repeatable; default: every type)", func(code string) error {
+		spec.MessageTypeCodes = append(spec.MessageTypeCodes, code)
+		return nil
+	})
+	fs.StringVar(&spec.Secret, "secret", "", "the whsec_ signing secret (default: generate one)")
+	concurrency := fs.Int("concurrency", provision.DefaultMaxConcurrency, "deliveries one worker process runs at once to this destination")
+	if _, err := positionals(fs, args); err != nil {
+		return nil, err
+	}
+	if err := required(fs, "tenant", "env", "url"); err != nil {
+		return nil, err
+	}
+	if *concurrency < 1 || *concurrency > 100 {
+		return nil, usageErrorf("%s: --concurrency must be from 1 to 100", name)
+	}
+	spec.MaxConcurrency = int32(*concurrency)
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		id, secret, err := s.CreateDestination(ctx, spec, cfg.Delivery.Egress)
+		return []string{strconv.FormatInt(id, 10), secret}, err
 	}, nil
 }
 

@@ -13,17 +13,19 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/server"
 )
 
-// serve migrates, then serves until ctx is cancelled (SIGTERM), then lets
-// in-flight requests finish.
+// serve migrates, then serves and runs delivery workers until ctx is
+// cancelled (SIGTERM), then lets in-flight requests and attempts finish.
 func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf("serve takes no arguments; it is configured through environment variables")
@@ -62,7 +64,44 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval)
 	sweeper.OnSweep = m.ObserveSweep
 	go sweeper.Run(ctx)
-	return server.New(cfg, pool, log, server.WithMetrics(m)).Serve(ctx, ln)
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m)
+	if err != nil {
+		return err
+	}
+	// Either stopping stops the other: a server that cannot serve does not
+	// leave workers running, nor the other way round.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return runner.Run(gctx) })
+	g.Go(func() error { return server.New(cfg, pool, log, server.WithMetrics(m)).Serve(gctx, ln) })
+	return g.Wait()
+}
+
+// worker migrates, then runs delivery workers only until ctx is cancelled,
+// then lets running attempts finish: more machines sharing the database
+// deliver more at once.
+func worker(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("worker takes no arguments; it is configured through environment variables")
+	}
+	pool, err := connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := applyMigrations(ctx, pool, log); err != nil {
+		return err
+	}
+	m := metrics.New(pool)
+	if cfg.MetricsAddr != "" {
+		if err := serveMetrics(ctx, cfg.MetricsAddr, m, log); err != nil {
+			return err
+		}
+	}
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m)
+	if err != nil {
+		return err
+	}
+	return runner.Run(ctx)
 }
 
 // serveMetrics serves /metrics on its own listener, kept apart from the

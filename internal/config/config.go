@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lefia/edihub/internal/egress"
 )
 
 // DefaultDatabaseURL is used when DATABASE_URL is unset: the local PostgreSQL
@@ -40,6 +42,25 @@ type Config struct {
 	// browsers send them over HTTPS only. edihub itself serves plain HTTP
 	// (TLS ends at a proxy in front of it), so it cannot tell on its own.
 	CookieSecure bool
+	// Delivery holds the settings of the delivery workers.
+	Delivery Delivery
+}
+
+// Delivery is how messages are handed on to destinations.
+type Delivery struct {
+	// AllowedCIDRs opens address ranges that destinations may not use
+	// otherwise (loopback, private, link-local); see package egress.
+	Egress egress.Policy
+	// Timeout bounds one HTTP attempt, from connecting to the answer.
+	Timeout time.Duration
+	// MaxAttempts is how many attempts a delivery gets before it is failed.
+	MaxAttempts int
+	// RetryBase is the wait after the first failed attempt; each further
+	// failure doubles it, up to a cap, with jitter.
+	RetryBase time.Duration
+	// SyncInterval is how often a worker process looks for new, changed or
+	// removed destinations to run queues for.
+	SyncInterval time.Duration
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a
@@ -80,10 +101,34 @@ func Load(getenv func(string) string) (Config, error) {
 		}
 		cfg.CookieSecure = b
 	}
+	cfg.Delivery = delivery(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
 	}
 	return cfg, errors.Join(errs...)
+}
+
+func delivery(getenv func(string) string, errs *[]error) Delivery {
+	d := Delivery{
+		Timeout:      positiveDuration(getenv, "DELIVERY_TIMEOUT", 30*time.Second, errs),
+		RetryBase:    positiveDuration(getenv, "DELIVERY_RETRY_BASE", 30*time.Second, errs),
+		SyncInterval: positiveDuration(getenv, "DELIVERY_SYNC_INTERVAL", 5*time.Second, errs),
+		MaxAttempts:  12,
+	}
+	if v := getenv("DELIVERY_MAX_ATTEMPTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			*errs = append(*errs, fmt.Errorf("DELIVERY_MAX_ATTEMPTS=%q: want a number from 1 to 100", v))
+		} else {
+			d.MaxAttempts = n
+		}
+	}
+	policy, err := egress.ParsePolicy(getenv("DESTINATION_ALLOWED_CIDRS"))
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("DESTINATION_ALLOWED_CIDRS: %w", err))
+	}
+	d.Egress = policy
+	return d
 }
 
 func withDefault(v, def string) string {

@@ -51,6 +51,44 @@ type BlockedCopy struct {
 	ReleaseReason     *string
 }
 
+type Delivery struct {
+	ID            int64
+	TenantID      int64
+	EnvironmentID int64
+	MessageID     int64
+	DestinationID int64
+	MessageTypeID int64
+	Status        string
+	Attempts      int32
+	CreatedAt     time.Time
+	LastAttemptAt *time.Time
+	DeliveredAt   *time.Time
+}
+
+type DeliveryAttempt struct {
+	ID              int64
+	DeliveryID      int64
+	Attempt         int32
+	StartedAt       time.Time
+	DurationMs      int32
+	ResponseStatus  *int32
+	Error           string
+	ResponseSnippet string
+}
+
+type Destination struct {
+	ID             int64
+	TenantID       int64
+	EnvironmentID  int64
+	Url            string
+	MessageTypeIds []int64
+	Secret         string
+	Paused         bool
+	MaxConcurrency int32
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
 type Environment struct {
 	ID        int64
 	TenantID  int64

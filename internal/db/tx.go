@@ -16,6 +16,12 @@ type Beginner interface {
 // Any error, or a panic, rolls everything back, so a failed request leaves
 // nothing half-written.
 func WithTx(ctx context.Context, conn Beginner, fn func(q *Queries) error) error {
+	return WithPgxTx(ctx, conn, func(tx pgx.Tx) error { return fn(New(tx)) })
+}
+
+// WithPgxTx is WithTx for work that needs the transaction itself besides
+// the queries, such as inserting River jobs in it.
+func WithPgxTx(ctx context.Context, conn Beginner, fn func(tx pgx.Tx) error) error {
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -25,7 +31,7 @@ func WithTx(ctx context.Context, conn Beginner, fn func(q *Queries) error) error
 		// it releases the connection. Its own error adds nothing useful.
 		_ = tx.Rollback(context.WithoutCancel(ctx))
 	}()
-	if err := fn(New(tx)); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/apperr"
@@ -28,8 +29,9 @@ import (
 
 // Service stores received messages.
 type Service struct {
-	pool   *pgxpool.Pool
-	keyTTL time.Duration
+	pool       *pgxpool.Pool
+	keyTTL     time.Duration
+	deliveries Deliveries
 	// canonicalising admits one payload per core to canonicalisation. The
 	// work is CPU-bound, so running more of it at once than there are cores
 	// only interleaves it, while every run holds a buffer as large as its
@@ -38,9 +40,16 @@ type Service struct {
 	canonicalising chan struct{}
 }
 
-// New returns a Service; keyTTL is how long an Idempotency-Key is kept.
-func New(pool *pgxpool.Pool, keyTTL time.Duration) *Service {
-	return &Service{pool: pool, keyTTL: keyTTL, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
+// Deliveries writes the deliveries of new messages, in the transaction
+// that stores them (delivery.Service).
+type Deliveries interface {
+	EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64) (int, error)
+}
+
+// New returns a Service; keyTTL is how long an Idempotency-Key is kept, and
+// deliveries writes the deliveries of every message it stores.
+func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries) *Service {
+	return &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
 }
 
 // ContentKeyPrefix starts the idempotency key of a request whose key is its
@@ -143,11 +152,10 @@ type message struct {
 // answer for the client. A returned error is either an *apperr.Error for
 // the client or a database failure; either way nothing was stored.
 //
-// Each outcome costs as few round trips as its guarantees allow: a new
-// message or a fingerprint duplicate is one statement, and so one implicit
-// transaction; a replayed Idempotency-Key is one statement; only a first
-// use of a key needs an explicit transaction, to claim the key, store the
-// message and keep the answer together.
+// Each outcome costs as few round trips as its guarantees allow: the
+// decision is one statement, in the transaction that also writes a new
+// message's deliveries (storeTx); a replayed Idempotency-Key is one
+// statement on its own.
 func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	m, err := s.prepare(ctx, req)
 	if err != nil {
@@ -157,7 +165,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	if m.IdempotencyKey != "" {
 		res, err = s.receiveWithKey(ctx, m)
 	} else {
-		res, err = receiveByFingerprint(ctx, db.New(s.pool), m)
+		res, err = s.receiveByFingerprint(ctx, m)
 	}
 	res.MessageType = m.messageType.Code
 	return res, err
@@ -282,3 +290,25 @@ var errRetry = errors.New("retry")
 
 // maxAttempts bounds retries after lost races; two suffice in practice.
 const maxAttempts = 5
+
+// storeTx runs decide, which stores at most one new message, in one
+// transaction with the new message's deliveries. Every path that stores a
+// message goes through here, so a message never commits without its
+// deliveries, and a duplicate, which stores none, gets none.
+func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) (Result, error)) (Result, error) {
+	var res Result
+	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		if res, err = decide(db.New(tx)); err != nil {
+			return err
+		}
+		if res.Outcome != Created {
+			return nil
+		}
+		if _, err := s.deliveries.EnqueueTx(ctx, tx, res.MessageID); err != nil {
+			return fmt.Errorf("write deliveries of message %d: %w", res.MessageID, err)
+		}
+		return nil
+	})
+	return res, err
+}

@@ -24,9 +24,8 @@ func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error)
 		if err != nil || replayed {
 			return res, err
 		}
-		err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-			res, err = s.claimAndStore(ctx, q, m, k)
-			return err
+		res, err = s.storeTx(ctx, func(q *db.Queries) (Result, error) {
+			return s.claimAndStore(ctx, q, m, k)
 		})
 		if err != errRetry {
 			return res, err

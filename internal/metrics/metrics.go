@@ -5,6 +5,7 @@ package metrics
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,10 @@ type Metrics struct {
 	KeysSwept prometheus.Counter
 	// SweepFailures counts sweeps that failed and will be retried.
 	SweepFailures prometheus.Counter
+	// Deliveries counts delivery attempts by outcome (delivered, retry,
+	// failed), and DeliveryDuration times them.
+	Deliveries       *prometheus.CounterVec
+	DeliveryDuration prometheus.Histogram
 }
 
 // New creates the metrics and registers the pool's statistics, the Go
@@ -58,9 +63,18 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_retention_sweep_failures_total",
 			Help: "Retention sweeps that failed; the next one retries.",
 		}),
+		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_delivery_attempts_total",
+			Help: "Delivery attempts by outcome: delivered, retry (will be tried again) or failed (no attempts left).",
+		}, []string{"outcome"}),
+		DeliveryDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "edihub_delivery_attempt_duration_seconds",
+			Help:    "Time from sending a delivery to its answer, a timeout or a connection error.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
 	}
 	m.registry.MustRegister(m.Ingest, m.RequestDuration, m.KeysSwept, m.SweepFailures,
-		newPoolCollector(pool),
+		m.Deliveries, m.DeliveryDuration, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -69,6 +83,12 @@ func New(pool *pgxpool.Pool) *Metrics {
 // Handler serves the metrics in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// ObserveDelivery counts one delivery attempt.
+func (m *Metrics) ObserveDelivery(outcome string, duration time.Duration) {
+	m.Deliveries.WithLabelValues(outcome).Inc()
+	m.DeliveryDuration.Observe(duration.Seconds())
 }
 
 // ObserveSweep counts one retention sweep: the keys it deleted and whether

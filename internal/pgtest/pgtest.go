@@ -98,6 +98,7 @@ func (migrator) Hash() (string, error) {
 		return "", err
 	}
 	h := common.NewRecursiveHash()
+	h.AddField("river", migrations.RiverVersion)
 	for _, name := range files {
 		content, err := fs.ReadFile(migrations.FS, name)
 		if err != nil {

@@ -17,12 +17,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
@@ -32,12 +34,16 @@ const MaxReasonLength = 1000
 
 // Service reads blocked copies and releases them.
 type Service struct {
-	pool *pgxpool.Pool
-	q    *db.Queries
+	pool       *pgxpool.Pool
+	q          *db.Queries
+	deliveries *delivery.Service
 }
 
-// New returns a Service on pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool, q: db.New(pool)} }
+// New returns a Service on pool; deliveries writes the deliveries of every
+// copy it releases, as ingest does for the messages it stores.
+func New(pool *pgxpool.Pool, deliveries *delivery.Service) *Service {
+	return &Service{pool: pool, q: db.New(pool), deliveries: deliveries}
+}
 
 // Copy is a kept blocked copy as its page shows it.
 type Copy struct {
@@ -131,7 +137,8 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 		return 0, err
 	}
 	var newID int64
-	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	err = db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
 		c, err := q.BlockedCopyLockForRelease(ctx, db.BlockedCopyLockForReleaseParams{
 			ID: id, ScopeTenantID: u.Scope().TenantFilter(),
 		})
@@ -146,6 +153,9 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 		}
 		if newID, err = q.BlockedCopyInsertMessage(ctx, id); err != nil {
 			return fmt.Errorf("store blocked copy %d as a message: %w", id, err)
+		}
+		if _, err := s.deliveries.EnqueueTx(ctx, tx, newID); err != nil {
+			return fmt.Errorf("write deliveries of message %d: %w", newID, err)
 		}
 		n, err := q.BlockedCopyMarkReleased(ctx, db.BlockedCopyMarkReleasedParams{
 			ID: id, ReleasedMessageID: newID, ReleasedBy: u.ID, ReleaseReason: reason,

@@ -14,6 +14,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -39,7 +40,8 @@ func setup(t *testing.T) *testBundle {
 	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "SHOP_ORDER", Fields: []string{"id"}})
 	admin := testfactory.User(t, pool, &testfactory.UserOpts{Tenant: "acme"})
 
-	in := ingest.New(pool, time.Hour)
+	deliveries := delivery.NewService(pool, 3)
+	in := ingest.New(pool, time.Hour, deliveries)
 	receive := func(payload string) ingest.Result {
 		res, err := in.Receive(ctx, ingest.Request{
 			TenantID: tenant.ID, EnvironmentID: env.ID, MessageTypeID: mt.ID, Payload: []byte(payload),
@@ -53,7 +55,7 @@ func setup(t *testing.T) *testBundle {
 	require.Equal(t, ingest.DuplicateFingerprint, receive(`{"id": "A-1", "total": "12.50", "note": "corrected"}`).Outcome)
 
 	b := &testBundle{
-		pool: pool, svc: release.New(pool), original: first.MessageID, admin: admin,
+		pool: pool, svc: release.New(pool, deliveries), original: first.MessageID, admin: admin,
 	}
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM blocked_copies`).Scan(&b.copyID))
 	return b

@@ -70,7 +70,8 @@ func newProvider(db *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create migration lock: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithSessionLocker(locker))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS,
+		goose.WithSessionLocker(locker), goose.WithGoMigrations(migrations.Go...))
 	if err != nil {
 		return nil, fmt.Errorf("load migrations: %w", err)
 	}

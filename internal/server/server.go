@@ -20,6 +20,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/dashboard"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/inspect"
 	"github.com/lefia/edihub/internal/metrics"
@@ -70,11 +71,12 @@ func WithClock(now func() time.Time) Option {
 
 // New builds a server with every route registered.
 func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option) *Server {
+	deliveries := delivery.NewService(pool, cfg.Delivery.MaxAttempts)
 	s := &Server{
 		cfg:    cfg,
 		pool:   pool,
 		log:    log,
-		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL),
+		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries),
 		echo:   echo.New(),
 		now:    time.Now,
 
@@ -85,7 +87,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		provision: provision.New(pool),
 		types:     typeeditor.New(pool),
 		dashboard: dashboard.New(pool),
-		release:   release.New(pool),
+		release:   release.New(pool, deliveries),
 	}
 	for _, opt := range opts {
 		opt(s)

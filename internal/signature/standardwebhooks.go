@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -103,4 +106,20 @@ func parseStandardWebhooksSignature(value string) (swSignatures, error) {
 		}
 	}
 	return parsed, nil
+}
+
+// SignStandardWebhooks returns the webhook-signature value ("v1,<base64>") for a message edihub sends
+// itself: the HMAC-SHA256 of "id.timestamp.body" under a whsec_ secret, as verifyStandardWebhooks
+// checks it and as receivers using a Standard Webhooks library check it. A public key (whpk_)
+// cannot sign.
+func SignStandardWebhooks(secret, id string, timestamp int64, body []byte) (string, error) {
+	k, err := parseKey(StandardWebhooks, secret)
+	if err != nil {
+		return "", err
+	}
+	if k.hmac == nil {
+		return "", fmt.Errorf("%w: a %s public key verifies signatures but cannot make them", ErrInvalidSecret, StandardWebhooks)
+	}
+	mac := sign(k.hmac, []byte(id), dot, strconv.AppendInt(nil, timestamp, 10), dot, body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac), nil
 }

@@ -107,3 +107,17 @@ func TestStandardWebhooksSignatureLimit(t *testing.T) {
 	_, err = Verify(StandardWebhooks, []string{v.Valid.Secret}, header, []byte(v.Valid.Body), v.signedAt(t))
 	requireVerifyError(t, err, CheckMalformedHeader, swSignatureHeader)
 }
+
+// TestSignStandardWebhooksMatchesTheVector signs the reference vector's content and gets the
+// reference signature, so receivers using any Standard Webhooks library accept what edihub sends.
+func TestSignStandardWebhooksMatchesTheVector(t *testing.T) {
+	t.Parallel()
+	v := loadSWVector(t)
+	seconds := v.signedAt(t).Unix()
+	got, err := SignStandardWebhooks(v.Valid.Secret, v.Valid.Headers["webhook-id"], seconds, []byte(v.Valid.Body))
+	require.NoError(t, err)
+	require.Equal(t, v.Valid.Headers["webhook-signature"], got)
+
+	_, err = SignStandardWebhooks("not-a-whsec-secret", "id", seconds, nil)
+	require.ErrorIs(t, err, ErrInvalidSecret)
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -59,7 +60,7 @@ func TestReplayAgreesWithIngest(t *testing.T) {
 		{env: sandbox.ID, belnr: "A", docnum: "11", at: 49 * h},
 	}
 
-	in := ingest.New(pool, time.Hour)
+	in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3))
 	r := newReplay(mt.ID, paths, int32(window))
 	stored := map[int64]time.Duration{} // message id → arrival in the stream
 	for i, a := range stream {

@@ -18,6 +18,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -39,7 +40,7 @@ func setup(t *testing.T) *testBundle {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	b := &testBundle{
-		pool: pool, ingest: ingest.New(pool, time.Hour),
+		pool: pool, ingest: ingest.New(pool, time.Hour, delivery.NewService(pool, 3)),
 		types: typeeditor.New(pool), admin: auth.User{ID: 42, Email: "admin@acme.example", Role: auth.RoleAdmin},
 	}
 	_, b.env = testfactory.TenantWithEnvironment(t, pool, "acme")

@@ -1,0 +1,187 @@
+package delivery_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/signature"
+)
+
+// testBundle is a database with tenant acme, environments production and
+// sandbox, the message types ORDERS05 and INVOIC02, and the services that
+// store messages and their deliveries.
+type testBundle struct {
+	pool       *pgxpool.Pool
+	prov       *provision.Service
+	ingest     *ingest.Service
+	deliveries *delivery.Service
+	tenantID   int64
+	envs       map[string]int64
+	types      map[string]db.MessageType
+	cfg        config.Delivery
+}
+
+func setup(t *testing.T) *testBundle {
+	t.Helper()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	prov := provision.New(pool)
+	tenant, err := prov.CreateTenant(ctx, "acme", "")
+	require.NoError(t, err)
+	b := &testBundle{pool: pool, prov: prov, tenantID: tenant.ID, envs: map[string]int64{}, types: map[string]db.MessageType{}}
+	for _, slug := range []string{"production", "sandbox"} {
+		env, err := prov.CreateEnvironment(ctx, "acme", slug)
+		require.NoError(t, err)
+		b.envs[slug] = env.ID
+	}
+	for _, code := range []string{"ORDERS05", "INVOIC02"} {
+		mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{Code: code, Fields: []string{"id"}})
+		require.NoError(t, err)
+		b.types[code] = mt
+	}
+	policy, err := egress.ParsePolicy("127.0.0.0/8,::1/128")
+	require.NoError(t, err)
+	b.cfg = config.Delivery{
+		Egress: policy, Timeout: 5 * time.Second, MaxAttempts: 3, RetryBase: 50 * time.Millisecond,
+		SyncInterval: 100 * time.Millisecond,
+	}
+	b.deliveries = delivery.NewService(pool, b.cfg.MaxAttempts)
+	b.ingest = ingest.New(pool, time.Hour, b.deliveries)
+	return b
+}
+
+// destination creates a destination in env for the given types (none: all).
+func (b *testBundle) destination(t *testing.T, env, url string, types ...string) int64 {
+	t.Helper()
+	id, _, err := b.prov.CreateDestination(context.Background(), provision.DestinationSpec{
+		TenantSlug: "acme", EnvironmentSlug: env, URL: url, MessageTypeCodes: types,
+		Secret: testSecret, MaxConcurrency: 4,
+	}, b.cfg.Egress)
+	require.NoError(t, err)
+	return id
+}
+
+const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// receive stores a message of type code in env, with the given id (the
+// type's duplicate key).
+func (b *testBundle) receive(t *testing.T, env, code, id string) ingest.Result {
+	t.Helper()
+	payload, err := json.Marshal(map[string]string{"id": id})
+	require.NoError(t, err)
+	mt := b.types[code]
+	res, err := b.ingest.Receive(context.Background(), ingest.Request{
+		TenantID: b.tenantID, EnvironmentID: b.envs[env], MessageType: &mt, Docnum: "D-" + id, Payload: payload,
+		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+	})
+	require.NoError(t, err)
+	return res
+}
+
+func (b *testBundle) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+// run starts a Runner (a worker process) until the test ends.
+func (b *testBundle) run(t *testing.T) {
+	t.Helper()
+	runner, err := delivery.NewRunner(b.pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+}
+
+// receiver is a destination's HTTP endpoint. It verifies every request's
+// Standard Webhooks signature and counts requests by webhook-id; answer
+// decides the status it replies with.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	byID   map[string]int
+	last   map[string]*http.Request
+	bodies map[string][]byte
+	bad    []string // why requests failed verification
+	answer func(r *http.Request) int
+}
+
+func newReceiver(t *testing.T, answer func(r *http.Request) int) *receiver {
+	t.Helper()
+	rc := &receiver{byID: map[string]int{}, last: map[string]*http.Request{}, bodies: map[string][]byte{}, answer: answer}
+	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	rc.mu.Lock()
+	if err != nil {
+		rc.bad = append(rc.bad, err.Error())
+	} else if _, err := signature.Verify(signature.StandardWebhooks, testSecret, r.Header, body, time.Now()); err != nil {
+		rc.bad = append(rc.bad, err.Error())
+	}
+	id := r.Header.Get("webhook-id")
+	rc.byID[id]++
+	rc.last[id] = r
+	rc.bodies[id] = body
+	rc.mu.Unlock()
+	status := http.StatusOK
+	if rc.answer != nil {
+		status = rc.answer(r)
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, "answer "+strconv.Itoa(status))
+}
+
+// counts returns a copy of the requests counted by webhook-id.
+func (rc *receiver) counts() map[string]int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	out := make(map[string]int, len(rc.byID))
+	for id, n := range rc.byID {
+		out[id] = n
+	}
+	return out
+}
+
+func (rc *receiver) total() int {
+	n := 0
+	for _, c := range rc.counts() {
+		n += c
+	}
+	return n
+}
+
+// provisionSpec is a production destination for every type at url with a
+// concurrency limit.
+func provisionSpec(url string, concurrency int32) provision.DestinationSpec {
+	return provision.DestinationSpec{
+		TenantSlug: "acme", EnvironmentSlug: "production", URL: url, Secret: testSecret, MaxConcurrency: concurrency,
+	}
+}

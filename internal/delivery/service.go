@@ -1,0 +1,101 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// Service writes deliveries and changes what River does with them: new
+// messages' deliveries, pausing and resuming destinations.
+type Service struct {
+	pool        *pgxpool.Pool
+	river       *river.Client[pgx.Tx]
+	maxAttempts int
+}
+
+// NewService returns a Service whose jobs get maxAttempts attempts. Its
+// River client only inserts jobs and pauses queues; workers run elsewhere
+// (Runner).
+func NewService(pool *pgxpool.Pool, maxAttempts int) *Service {
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	if err != nil {
+		// River validates only the configuration, which is constant here.
+		panic(fmt.Sprintf("river rejects an insert-only client: %v", err))
+	}
+	return &Service{pool: pool, river: client, maxAttempts: maxAttempts}
+}
+
+// EnqueueTx writes, inside tx, one delivery and its job for each of the
+// messages and each destination that takes it, and returns how many. It is
+// called in the transaction that stores the messages, so they commit or roll
+// back together. Deliveries that already exist are not written again.
+func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64) (int, error) {
+	if len(messageIDs) == 0 {
+		return 0, nil
+	}
+	rows, err := db.New(tx).DeliveryCreateForMessages(ctx, messageIDs)
+	if err != nil {
+		return 0, fmt.Errorf("create deliveries: %w", err)
+	}
+	if len(rows) == 0 {
+		return 0, nil
+	}
+	jobs := make([]river.InsertManyParams, len(rows))
+	for i, r := range rows {
+		jobs[i] = river.InsertManyParams{Args: Args{DeliveryID: r.ID}, InsertOpts: insertOpts(r.DestinationID, s.maxAttempts)}
+	}
+	if _, err := s.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
+		return 0, fmt.Errorf("queue deliveries: %w", err)
+	}
+	return len(rows), nil
+}
+
+// SetPaused pauses or resumes a destination within scope (nil: every
+// tenant). The flag and the destination's River queue change in one
+// transaction: a paused queue is fetched from by no worker process, and a
+// resumed one at once. A destination outside scope is not found.
+func (s *Service) SetPaused(ctx context.Context, scopeTenantID *int64, destinationID int64, paused bool) error {
+	return db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := db.New(tx).DestinationSetPaused(ctx, db.DestinationSetPausedParams{
+			ID: destinationID, Paused: paused, ScopeTenantID: scopeTenantID,
+		})
+		if db.IsNotFound(err) {
+			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", destinationID)
+		}
+		if err != nil {
+			return fmt.Errorf("set destination %d paused: %w", destinationID, err)
+		}
+		return s.pauseQueueTx(ctx, tx, destinationID, paused)
+	})
+}
+
+// pauseQueueTx sets the paused state of a destination's queue, creating
+// the queue's row first: River keeps a queue's state in a row that only
+// exists once some worker process has run the queue.
+func (s *Service) pauseQueueTx(ctx context.Context, tx pgx.Tx, destinationID int64, paused bool) error {
+	name := QueueName(destinationID)
+	if _, err := s.river.Driver().UnwrapExecutor(tx).QueueCreateOrSetUpdatedAt(ctx, &riverdriver.QueueCreateOrSetUpdatedAtParams{
+		Name: name, Metadata: []byte("{}"),
+	}); err != nil {
+		return fmt.Errorf("create queue %s: %w", name, err)
+	}
+	var err error
+	if paused {
+		err = s.river.QueuePauseTx(ctx, tx, name, nil)
+	} else {
+		err = s.river.QueueResumeTx(ctx, tx, name, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("pause or resume queue %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/signature"
+)
+
+// snippetBytes bounds the part of an answer's body kept with an attempt:
+// enough for an error message, never a whole document.
+const snippetBytes = 1024
+
+// pausedRecheck is how long a job that finds its destination paused waits
+// before it looks again. Pausing also pauses the destination's queue, so
+// this only catches a job fetched in the moment the pause was committed.
+const pausedRecheck = 30 * time.Second
+
+// Outcomes of an attempt, as counted by the metrics.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeRetry     = "retry"
+	OutcomeFailed    = "failed"
+)
+
+// Observer is told the outcome of every attempt; the metrics implement it.
+type Observer interface {
+	ObserveDelivery(outcome string, duration time.Duration)
+}
+
+// worker makes one attempt of a delivery per run of its job.
+type worker struct {
+	river.WorkerDefaults[Args]
+	pool     *pgxpool.Pool
+	client   *http.Client
+	timeout  time.Duration
+	observer Observer
+}
+
+func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, observer Observer) *worker {
+	transport := &http.Transport{
+		// No proxy from the environment: the egress policy checks the
+		// address edihub connects to, which must be the destination's.
+		Proxy:                 nil,
+		DialContext:           policy.Dialer(timeout).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &worker{
+		pool: pool,
+		client: &http.Client{
+			Transport: transport,
+			Timeout:   timeout,
+			// A redirect is an answer that is not 2xx; following it would send
+			// the message to an address nobody configured.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		timeout:  timeout,
+		observer: observer,
+	}
+}
+
+// Timeout gives a job its HTTP timeout plus the time to record the attempt.
+func (w *worker) Timeout(*river.Job[Args]) time.Duration { return w.timeout + 30*time.Second }
+
+// Work makes one attempt and records it. A 2xx answer marks the delivery
+// delivered and completes the job in the same transaction; anything else
+// is returned as an error, so that River retries the job after the backoff
+// of retryPolicy, until the last attempt marks the delivery failed.
+func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	d, err := db.New(w.pool).DeliveryGetForAttempt(ctx, job.Args.DeliveryID)
+	if db.IsNotFound(err) {
+		return river.JobCancel(fmt.Errorf("delivery %d does not exist", job.Args.DeliveryID))
+	}
+	if err != nil {
+		return fmt.Errorf("load delivery %d: %w", job.Args.DeliveryID, err)
+	}
+	switch {
+	case d.Status == StatusDelivered:
+		// An admin's retry can queue a job for a delivery that another job
+		// has made meanwhile: there is nothing left to do.
+		return nil
+	case d.Paused:
+		return river.JobSnooze(pausedRecheck)
+	}
+
+	a := w.attempt(ctx, d)
+	status := StatusPending
+	switch {
+	case a.delivered():
+		status = StatusDelivered
+	case job.Attempt >= job.MaxAttempts:
+		status = StatusFailed
+	}
+	// The attempt is recorded even when the job's context was cancelled by
+	// a hard stop: the request happened, and the job goes back to the queue.
+	recordCtx := context.WithoutCancel(ctx)
+	err = db.WithPgxTx(recordCtx, w.pool, func(tx pgx.Tx) error {
+		if err := db.New(tx).DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
+			DeliveryID: d.ID, Attempt: int32(job.Attempt), Status: status, StartedAt: &a.started,
+			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
+		}); err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		if status != StatusDelivered {
+			return nil
+		}
+		_, err := river.JobCompleteTx[*riverpgxv5.Driver](recordCtx, tx, job)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if w.observer != nil {
+		outcome := map[string]string{StatusDelivered: OutcomeDelivered, StatusPending: OutcomeRetry, StatusFailed: OutcomeFailed}[status]
+		w.observer.ObserveDelivery(outcome, a.duration)
+	}
+	if status == StatusDelivered {
+		return nil
+	}
+	return errors.New(a.err)
+}
+
+// attempt is what one HTTP attempt found out.
+type attempt struct {
+	started  time.Time
+	duration time.Duration
+	status   *int32 // nil when no answer came
+	err      string
+	snippet  string
+}
+
+func (a attempt) delivered() bool { return a.status != nil && *a.status >= 200 && *a.status < 300 }
+
+func (w *worker) attempt(ctx context.Context, d db.DeliveryGetForAttemptRow) attempt {
+	a := attempt{started: time.Now()}
+	defer func() { a.duration = time.Since(a.started) }()
+	req, err := w.request(ctx, d, a.started)
+	if err != nil {
+		a.err = err.Error()
+		return a
+	}
+	resp, err := w.client.Do(req)
+	a.duration = time.Since(a.started)
+	if err != nil {
+		a.err = err.Error()
+		return a
+	}
+	defer resp.Body.Close()
+	code := int32(resp.StatusCode)
+	a.status = &code
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, snippetBytes))
+	a.snippet = strings.ToValidUTF8(string(body), string(utf8.RuneError))
+	if !a.delivered() {
+		a.err = "the destination answered " + resp.Status
+	} else if readErr != nil {
+		// The status is the destination's receipt; a body cut short
+		// afterwards does not undo it.
+		a.snippet += " (answer cut short: " + readErr.Error() + ")"
+	}
+	return a
+}
+
+// request builds the signed POST of a delivery's stored payload.
+func (w *worker) request(ctx context.Context, d db.DeliveryGetForAttemptRow, now time.Time) (*http.Request, error) {
+	body := []byte(d.Payload)
+	id := WebhookID(d.MessageID, d.DestinationID)
+	timestamp := now.Unix()
+	sig, err := signature.SignStandardWebhooks(d.Secret, id, timestamp, body)
+	if err != nil {
+		return nil, fmt.Errorf("sign: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, strings.NewReader(d.Payload))
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "edihub")
+	h.Set("webhook-id", id)
+	h.Set("webhook-timestamp", strconv.FormatInt(timestamp, 10))
+	h.Set("webhook-signature", sig)
+	h.Set("Edihub-Message-Id", strconv.FormatInt(d.MessageID, 10))
+	h.Set("Edihub-Message-Type", d.MessageTypeCode)
+	if d.Docnum != nil {
+		h.Set("Edihub-Docnum", *d.Docnum)
+	}
+	return req, nil
+}

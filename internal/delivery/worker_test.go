@@ -1,0 +1,207 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/egress"
+)
+
+// waitSettled waits until no delivery is pending, or fails the test.
+func (b *testBundle) waitSettled(t *testing.T, within time.Duration) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'pending'`) == 0
+	}, within, 50*time.Millisecond, "every delivery is made or failed")
+}
+
+func TestDeliversTheSignedPayloadOncePerDestination(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, second := newReceiver(t, nil), newReceiver(t, nil)
+	firstID := b.destination(t, "production", first.srv.URL+"/hook")
+	secondID := b.destination(t, "production", second.srv.URL+"/hook", "ORDERS05")
+	var messages []int64
+	for i := range 5 {
+		messages = append(messages, b.receive(t, "production", "ORDERS05", strconv.Itoa(i)).MessageID)
+	}
+	b.run(t)
+	b.waitSettled(t, 20*time.Second)
+
+	require.Equal(t, 10, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered' AND attempts = 1`))
+	for _, rc := range []*receiver{first, second} {
+		require.Empty(t, rc.bad, "every request carries a valid signature")
+		require.Len(t, rc.counts(), 5)
+	}
+	id := delivery.WebhookID(messages[0], firstID)
+	require.Equal(t, 1, first.counts()[id])
+	require.NotEqual(t, id, delivery.WebhookID(messages[0], secondID))
+	req := first.last[id]
+	require.Equal(t, http.MethodPost, req.Method)
+	require.Equal(t, "/hook", req.URL.Path)
+	require.Equal(t, "application/json", req.Header.Get("Content-Type"))
+	require.Equal(t, strconv.FormatInt(messages[0], 10), req.Header.Get("Edihub-Message-Id"))
+	require.Equal(t, "ORDERS05", req.Header.Get("Edihub-Message-Type"))
+	require.Equal(t, "D-0", req.Header.Get("Edihub-Docnum"))
+	require.Equal(t, `{"id":"0"}`, string(first.bodies[id]), "the stored payload bytes")
+
+	var status int
+	var snippet string
+	require.NoError(t, b.pool.QueryRow(context.Background(), `
+		SELECT a.response_status, a.response_snippet FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+		WHERE d.message_id = $1 AND d.destination_id = $2`, messages[0], firstID).Scan(&status, &snippet))
+	require.Equal(t, http.StatusOK, status)
+	require.Equal(t, "answer 200", snippet)
+}
+
+func TestFailedAttemptsAreRetriedWithTheSameWebhookIDThenFail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var calls atomic.Int64
+	flaky := newReceiver(t, func(*http.Request) int {
+		if calls.Add(1) == 1 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusOK
+	})
+	broken := newReceiver(t, func(*http.Request) int { return http.StatusInternalServerError })
+	flakyID := b.destination(t, "production", flaky.srv.URL)
+	brokenID := b.destination(t, "production", broken.srv.URL)
+	msg := b.receive(t, "production", "ORDERS05", "1").MessageID
+	b.run(t)
+	b.waitSettled(t, 30*time.Second)
+
+	require.Equal(t, map[string]int{delivery.WebhookID(msg, flakyID): 2}, flaky.counts(), "one retry, same webhook-id")
+	require.Equal(t, map[string]int{delivery.WebhookID(msg, brokenID): 3}, broken.counts(), "MaxAttempts attempts, same webhook-id")
+
+	var status string
+	var attempts int
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT status, attempts FROM deliveries WHERE destination_id = $1`, flakyID).Scan(&status, &attempts))
+	require.Equal(t, delivery.StatusDelivered, status)
+	require.Equal(t, 2, attempts)
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT status, attempts FROM deliveries WHERE destination_id = $1`, brokenID).Scan(&status, &attempts))
+	require.Equal(t, delivery.StatusFailed, status)
+	require.Equal(t, 3, attempts)
+	require.Equal(t, 3, b.count(t, `
+		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+		WHERE d.destination_id = $1 AND a.response_status = 500 AND a.error = 'the destination answered 500 Internal Server Error'`, brokenID))
+}
+
+func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release := make(chan struct{})
+	var inFlight, maxInFlight atomic.Int64
+	hanging := newReceiver(t, func(r *http.Request) int {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			m := maxInFlight.Load()
+			if n <= m || maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return http.StatusOK
+	})
+	fast := newReceiver(t, nil)
+	hangingID, _, err := b.prov.CreateDestination(context.Background(), provisionSpec(hanging.srv.URL, 2), b.cfg.Egress)
+	require.NoError(t, err)
+	b.destination(t, "production", fast.srv.URL)
+	for i := range 10 {
+		b.receive(t, "production", "ORDERS05", strconv.Itoa(i))
+	}
+	b.run(t)
+	t.Cleanup(func() { close(release) })
+
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id <> $1 AND status = 'delivered'`, hangingID) == 10
+	}, 20*time.Second, 50*time.Millisecond, "the answering destination gets every message while the other hangs")
+	require.Equal(t, 10, fast.total())
+	require.Equal(t, 10, b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'pending'`, hangingID))
+	require.Eventually(t, func() bool { return maxInFlight.Load() == 2 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, 2, hanging.total(), "the hanging destination never gets more than its limit at once")
+}
+
+func TestPausedDestinationGetsNothingUntilResumed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rc := newReceiver(t, nil)
+	id := b.destination(t, "production", rc.srv.URL)
+	require.NoError(t, b.deliveries.SetPaused(context.Background(), nil, id, true))
+	b.receive(t, "production", "ORDERS05", "1")
+	b.run(t)
+	// The queue is paused before any worker runs it; nothing may arrive
+	// during several fetch intervals.
+	time.Sleep(2 * time.Second)
+	require.Zero(t, rc.total())
+
+	require.NoError(t, b.deliveries.SetPaused(context.Background(), nil, id, false))
+	b.waitSettled(t, 20*time.Second)
+	require.Equal(t, 1, rc.total())
+
+	other := b.tenantID + 1000
+	err := b.deliveries.SetPaused(context.Background(), &other, id, true)
+	require.ErrorContains(t, err, "does not exist", "another tenant's destination is not found")
+}
+
+func TestTwoWorkerProcessesDeliverEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, second := newReceiver(t, nil), newReceiver(t, nil)
+	b.destination(t, "production", first.srv.URL)
+	b.destination(t, "production", second.srv.URL)
+	const messages = 40
+	var wg sync.WaitGroup
+	for i := range messages {
+		wg.Go(func() { b.receive(t, "production", "ORDERS05", fmt.Sprint(i)) })
+	}
+	b.run(t)
+	b.run(t)
+	wg.Wait()
+	b.waitSettled(t, 30*time.Second)
+
+	for _, rc := range []*receiver{first, second} {
+		counts := rc.counts()
+		require.Len(t, counts, messages, "every message reaches every destination")
+		for id, n := range counts {
+			require.Equal(t, 1, n, "webhook-id %s delivered once", id)
+		}
+	}
+	require.Equal(t, 2*messages, b.count(t, `SELECT count(*) FROM delivery_attempts`))
+}
+
+func TestConnectionsToRefusedAddressesAreNotMade(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rc := newReceiver(t, nil)
+	// The destination was allowed when it was created; the workers' policy
+	// no longer opens loopback, as after a DNS change or a tightened
+	// DESTINATION_ALLOWED_CIDRS.
+	id := b.destination(t, "production", rc.srv.URL)
+	closed, err := egress.ParsePolicy("")
+	require.NoError(t, err)
+	b.cfg.Egress = closed
+	b.receive(t, "production", "ORDERS05", "1")
+	b.run(t)
+	b.waitSettled(t, 20*time.Second)
+
+	require.Zero(t, rc.total())
+	require.Equal(t, b.cfg.MaxAttempts, b.count(t, `
+		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+		WHERE d.destination_id = $1 AND a.response_status IS NULL AND a.error LIKE '%address not allowed%loopback%'`, id))
+}

@@ -1,0 +1,154 @@
+// Package egress decides which addresses edihub may open connections to
+// when it delivers messages. A destination URL is chosen by a tenant's
+// admin, so without a check it could point edihub at its own loopback
+// services, the private network it runs in, or a cloud metadata endpoint
+// (server-side request forgery). The check is made on the IP address a
+// connection is actually opened to, in the dialer, so a name that resolved
+// to a public address when the destination was created and to a private one
+// later (DNS rebinding) is still refused.
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// ErrForbidden is wrapped by every refusal of an address.
+var ErrForbidden = errors.New("egress: address not allowed")
+
+// blocked are ranges that no public service lives in, beyond what netip's
+// predicates (loopback, private, link-local, unspecified, multicast)
+// already name: shared address space for carrier-grade NAT, the IETF
+// protocol assignments, the benchmarking range, documentation ranges, the
+// old 6to4 relay anycast and "this network".
+var blocked = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("192.0.2.0/24"),
+	netip.MustParsePrefix("192.88.99.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("198.51.100.0/24"),
+	netip.MustParsePrefix("203.0.113.0/24"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("2001:db8::/32"),
+	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach IPv4 private space
+}
+
+// Policy says which addresses connections may go to: every public address,
+// plus the ranges an operator opened explicitly.
+type Policy struct {
+	allowed []netip.Prefix
+}
+
+// ParsePolicy reads DESTINATION_ALLOWED_CIDRS: comma-separated CIDR ranges
+// that are allowed even though they are loopback, private or otherwise
+// refused (a test receiver on 127.0.0.1, a destination on the company
+// network). Empty allows only public addresses.
+func ParsePolicy(cidrs string) (Policy, error) {
+	var p Policy
+	for field := range strings.SplitSeq(cidrs, ",") {
+		field = strings.TrimSpace(field)
+		if field == "" {
+			continue
+		}
+		prefix, err := netip.ParsePrefix(field)
+		if err != nil {
+			return Policy{}, fmt.Errorf("%q is not a CIDR range such as 10.0.0.0/8: %w", field, err)
+		}
+		p.allowed = append(p.allowed, prefix.Masked())
+	}
+	return p, nil
+}
+
+// Check returns nil when a connection to addr is allowed, else an error
+// wrapping ErrForbidden that names the address and why.
+func (p Policy) Check(addr netip.Addr) error {
+	addr = addr.Unmap()
+	for _, prefix := range p.allowed {
+		if prefix.Contains(addr) {
+			return nil
+		}
+	}
+	if reason := restricted(addr); reason != "" {
+		return fmt.Errorf("%w: %s is a %s address (DESTINATION_ALLOWED_CIDRS can open it)", ErrForbidden, addr, reason)
+	}
+	return nil
+}
+
+func restricted(addr netip.Addr) string {
+	switch {
+	case addr.IsLoopback():
+		return "loopback"
+	case addr.IsPrivate():
+		return "private"
+	case addr.IsLinkLocalUnicast(), addr.IsLinkLocalMulticast():
+		// 169.254.169.254 and fe80::, where cloud metadata services answer.
+		return "link-local"
+	case addr.IsUnspecified():
+		return "unspecified"
+	case addr.IsMulticast(), addr.IsInterfaceLocalMulticast():
+		return "multicast"
+	}
+	for _, prefix := range blocked {
+		if prefix.Contains(addr) {
+			return "reserved"
+		}
+	}
+	return ""
+}
+
+// CheckURL validates a destination URL: http or https, a host, no user
+// information, and every address the host resolves to allowed now. The
+// dialer checks again at every connection.
+func (p Policy) CheckURL(ctx context.Context, resolver *net.Resolver, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("the URL cannot be parsed: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("the URL must start with http:// or https://")
+	}
+	if u.User != nil {
+		return fmt.Errorf("the URL must not carry a user name or password")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return fmt.Errorf("the URL has no host")
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		return p.Check(addr)
+	}
+	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return fmt.Errorf("the host %q cannot be resolved: %w", host, err)
+	}
+	for _, addr := range addrs {
+		if err := p.Check(addr); err != nil {
+			return fmt.Errorf("the host %q resolves to a refused address: %w", host, err)
+		}
+	}
+	return nil
+}
+
+// Dialer returns a dialer that refuses, after name resolution and before
+// connecting, every address the policy does not allow.
+func (p Policy) Dialer(timeout time.Duration) *net.Dialer {
+	return &net.Dialer{
+		Timeout: timeout,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: %q is not an IP address and port", ErrForbidden, address)
+			}
+			return p.Check(ap.Addr())
+		},
+	}
+}

@@ -1,0 +1,91 @@
+package egress_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/egress"
+)
+
+func TestCheckRefusesInternalAddresses(t *testing.T) {
+	t.Parallel()
+	p, err := egress.ParsePolicy("")
+	require.NoError(t, err)
+	for _, addr := range []string{
+		"127.0.0.1", "::1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "fe80::1",
+		"0.0.0.0", "::", "100.64.0.1", "fd00:ec2::254", "::ffff:127.0.0.1", "::ffff:169.254.169.254", "224.0.0.1",
+	} {
+		err := p.Check(netip.MustParseAddr(addr))
+		require.ErrorIs(t, err, egress.ErrForbidden, addr)
+	}
+	for _, addr := range []string{"93.184.215.14", "8.8.8.8", "2606:4700::1111"} {
+		require.NoError(t, p.Check(netip.MustParseAddr(addr)), addr)
+	}
+}
+
+func TestAllowedCIDRsOpenOnlyTheirRanges(t *testing.T) {
+	t.Parallel()
+	p, err := egress.ParsePolicy(" 127.0.0.0/8, 10.0.0.0/16 ")
+	require.NoError(t, err)
+	require.NoError(t, p.Check(netip.MustParseAddr("127.0.0.1")))
+	require.NoError(t, p.Check(netip.MustParseAddr("::ffff:127.0.0.1")))
+	require.NoError(t, p.Check(netip.MustParseAddr("10.0.9.9")))
+	require.ErrorIs(t, p.Check(netip.MustParseAddr("10.1.0.1")), egress.ErrForbidden)
+	require.ErrorIs(t, p.Check(netip.MustParseAddr("169.254.169.254")), egress.ErrForbidden)
+
+	_, err = egress.ParsePolicy("10.0.0.0/33")
+	require.ErrorContains(t, err, "10.0.0.0/33")
+}
+
+func TestCheckURL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	p, err := egress.ParsePolicy("")
+	require.NoError(t, err)
+	for raw, want := range map[string]string{
+		"ftp://example.com/":             "http:// or https://",
+		"http://user:pw@93.184.215.14/":  "user name",
+		"http:///path":                   "no host",
+		"http://127.0.0.1:8080/hook":     "loopback",
+		"http://[::1]/hook":              "loopback",
+		"http://169.254.169.254/latest/": "link-local",
+		"http://localhost:9/hook":        "loopback",
+		"https://10.0.0.5/hook":          "private",
+	} {
+		err := p.CheckURL(ctx, net.DefaultResolver, raw)
+		require.ErrorContains(t, err, want, raw)
+	}
+	require.NoError(t, p.CheckURL(ctx, net.DefaultResolver, "https://93.184.215.14/hook"))
+}
+
+// TestDialerChecksTheAddressItConnectsTo proves that the check happens at
+// connection time on the resolved address: a name (as a rebinding attacker
+// would use) that resolves to loopback is refused by the dialer itself.
+func TestDialerChecksTheAddressItConnectsTo(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	t.Cleanup(srv.Close)
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	url := "http://localhost:" + port + "/"
+
+	closed, err := egress.ParsePolicy("")
+	require.NoError(t, err)
+	client := &http.Client{Transport: &http.Transport{DialContext: closed.Dialer(0).DialContext}}
+	_, err = client.Get(url)
+	require.ErrorIs(t, err, egress.ErrForbidden)
+
+	open, err := egress.ParsePolicy("127.0.0.0/8,::1/128")
+	require.NoError(t, err)
+	client = &http.Client{Transport: &http.Transport{DialContext: open.Dialer(0).DialContext}}
+	resp, err := client.Get(url)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
