@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/cli"
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
 )
 
@@ -204,6 +208,36 @@ func TestIntegrationCreate(t *testing.T) {
 	requireUsageError(t, run(t, url, nil, "", base...), "--scheme is required")
 }
 
+func TestDestinationCreate(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05").err)
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "INVOIC02").err)
+	base := []string{"destination", "create", "--tenant", "acme", "--env", "production"}
+	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
+
+	r := run(t, url, loopback, "", append(base, "--url", "http://127.0.0.1:9000/hook",
+		"--message-type", "ORDERS05", "--message-type", "INVOIC02")...)
+	require.NoError(t, r.err)
+	require.Len(t, r.lines(), 2, "the id, then the generated secret")
+	require.Regexp(t, `^[0-9]+$`, r.lines()[0])
+	require.True(t, strings.HasPrefix(r.lines()[1], "whsec_"))
+
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	r = run(t, url, loopback, "", append(base, "--url", "http://127.0.0.1:9000/other", "--secret", secret)...)
+	require.NoError(t, r.err)
+	require.Equal(t, secret, r.lines()[1], "a given secret is kept")
+
+	requireFailure(t, run(t, url, nil, "", append(base, "--url", "http://127.0.0.1:9000/hook")...), "loopback")
+	requireFailure(t, run(t, url, nil, "", append(base, "--url", "http://169.254.169.254/latest")...), "link-local")
+	requireFailure(t, run(t, url, loopback, "", append(base, "--url", "ftp://127.0.0.1/")...), "http://")
+	requireFailure(t, run(t, url, loopback, "", append(base, "--url", "http://127.0.0.1/", "--secret", "short")...), "whsec_")
+	requireFailure(t, run(t, url, loopback, "", append(base, "--url", "http://127.0.0.1/", "--message-type", "NOPE")...),
+		`message type "NOPE" does not exist`)
+	requireUsageError(t, run(t, url, nil, "", base...), "--url is required")
+	requireUsageError(t, run(t, url, nil, "", append(base, "--url", "http://127.0.0.1/", "--concurrency", "0")...), "--concurrency")
+}
+
 func TestUserCreate(t *testing.T) {
 	t.Parallel()
 	url := migrated(t)
@@ -241,7 +275,7 @@ func TestUnknownCommandAndHelp(t *testing.T) {
 	r := run(t, "", nil, "", "help")
 	require.NoError(t, r.err)
 	for _, cmd := range []string{"serve", "migrate", "tenant create", "env create", "apikey create",
-		"message-type create", "integration create", "user create", "demo"} {
+		"message-type create", "integration create", "user create", "destination create", "worker", "demo"} {
 		require.Contains(t, r.stdout, cmd)
 	}
 }
@@ -302,6 +336,17 @@ func TestDemoThenServe(t *testing.T) {
 	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
 	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
 
+	// A destination for the demo's environment: serve's workers hand the
+	// message on to it.
+	delivered := make(chan http.Header, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		delivered <- r.Header.Clone()
+	}))
+	t.Cleanup(receiver.Close)
+	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
+	require.NoError(t, run(t, url, loopback, "", "destination", "create", "--tenant", "acme", "--env", "production",
+		"--url", receiver.URL).err)
+
 	metricsAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
@@ -310,7 +355,8 @@ func TestDemoThenServe(t *testing.T) {
 		served <- cli.Run(ctx, cli.Env{
 			Args: []string{"serve"},
 			Getenv: func(k string) string {
-				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": metricsAddr}[k]
+				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": metricsAddr,
+					"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8", "DELIVERY_SYNC_INTERVAL": "100ms"}[k]
 			},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
 			Listening: func(a net.Addr) { addr <- a },
@@ -334,15 +380,31 @@ func TestDemoThenServe(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	select {
+	case h := <-delivered:
+		require.Equal(t, "ORDERS05", h.Get("Edihub-Message-Type"))
+		require.NotEmpty(t, h.Get("webhook-signature"))
+	case <-time.After(20 * time.Second):
+		t.Fatal("the message was not delivered")
+	}
 
-	// The metrics listener counts what the API did.
-	resp, err = http.Get("http://" + metricsAddr + "/metrics")
-	require.NoError(t, err)
-	exposition, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(t, err)
-	require.Contains(t, string(exposition), `outcome="accepted"`)
-	require.Contains(t, string(exposition), "edihub_db_pool_max_connections")
+	// The metrics listener counts what the API and the workers did.
+	scrape := func() string {
+		resp, err := http.Get("http://" + metricsAddr + "/metrics")
+		require.NoError(t, err)
+		exposition, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		return string(exposition)
+	}
+	require.Eventually(t, func() bool {
+		return strings.Contains(scrape(), `edihub_delivery_attempts_total{outcome="delivered"} 1`)
+	}, 10*time.Second, 50*time.Millisecond)
+	exposition := scrape()
+	require.Contains(t, exposition, `outcome="accepted"`)
+	require.Contains(t, exposition, "edihub_db_pool_max_connections")
+	require.Contains(t, exposition, "edihub_deliveries_pending 0")
+	require.Contains(t, exposition, "edihub_delivery_oldest_pending_seconds 0")
 
 	cancel()
 	select {
@@ -360,4 +422,60 @@ func freeAddr(t *testing.T) string {
 	require.NoError(t, err)
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// worker runs delivery workers only: it delivers what is stored, then stops
+// cleanly when its context ends.
+func TestWorker(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	delivered := make(chan string, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		delivered <- r.Header.Get("Edihub-Docnum")
+	}))
+	t.Cleanup(receiver.Close)
+	vars := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8", "DELIVERY_SYNC_INTERVAL": "100ms"}
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05").err)
+	require.NoError(t, run(t, url, vars, "", "destination", "create", "--tenant", "acme", "--env", "production",
+		"--url", receiver.URL).err)
+	key := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production")
+	require.NoError(t, key.err)
+
+	// A message stored by the API of another process (here: in-process).
+	pool := pgtest.PoolFor(t, url)
+	var tenantID, envID, typeID int64
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT t.id, e.id, mt.id FROM tenants t
+		JOIN environments e ON e.tenant_id = t.id JOIN message_types mt ON mt.tenant_id = t.id`).Scan(&tenantID, &envID, &typeID))
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	require.NoError(t, err)
+	_, err = ingest.New(pool, time.Hour, delivery.NewService(pool, cfg.Delivery.MaxAttempts)).Receive(context.Background(), ingest.Request{
+		TenantID: tenantID, EnvironmentID: envID, MessageTypeID: typeID, Docnum: "0000000064132944", Payload: []byte(`{}`),
+		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
+	})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() {
+		env := map[string]string{"DATABASE_URL": url}
+		for k, v := range vars {
+			env[k] = v
+		}
+		stopped <- cli.Run(ctx, cli.Env{Args: []string{"worker"}, Getenv: func(k string) string { return env[k] },
+			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
+	}()
+	select {
+	case docnum := <-delivered:
+		require.Equal(t, "0000000064132944", docnum)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker delivered nothing")
+	}
+	cancel()
+	select {
+	case err := <-stopped:
+		require.NoError(t, err, "worker stops cleanly when its context ends")
+	case <-time.After(10 * time.Second):
+		t.Fatal("worker did not stop")
+	}
+	requireUsageError(t, run(t, url, nil, "", "worker", "extra"), "worker takes no arguments")
 }

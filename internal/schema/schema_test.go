@@ -4,10 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/schema"
+	"github.com/lefia/edihub/migrations"
 )
 
 func TestMigrateEmptyDatabaseThenNoOp(t *testing.T) {
@@ -55,4 +58,20 @@ func TestAuditEventsAreAppendOnly(t *testing.T) {
 	require.ErrorContains(t, err, "append-only")
 	_, err = pool.Exec(ctx, `DELETE FROM audit_events`)
 	require.ErrorContains(t, err, "append-only")
+}
+
+// River's tables are at the newest version the River library knows: an
+// upgrade of River that brings a schema change needs an edihub migration
+// to the new version (see migrations.RiverVersion).
+func TestRiverSchemaIsWhatTheLibraryExpects(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	migrator, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+	require.NoError(t, err)
+	all := migrator.AllVersions()
+	require.Equal(t, all[len(all)-1].Version, migrations.RiverVersion, "add a migration to River's newest schema version")
+	res, err := migrator.Validate(ctx, nil)
+	require.NoError(t, err)
+	require.True(t, res.OK, "River's migrations are all applied: %v", res.Messages)
 }

@@ -97,6 +97,11 @@ func TestBackendsKilledUnderLoad(t *testing.T) {
 	t.Parallel()
 	b := serveReal(t, nil, io.Discard)
 	b.messageType(t, "ORDERS05", nil, nil)
+	b.messageType(t, "INVOIC02", nil, nil)
+	// Every ORDERS05 is owed to two of these three destinations.
+	b.destination(t, "http://127.0.0.1:9/all")
+	b.destination(t, "http://127.0.0.1:9/orders", "ORDERS05")
+	b.destination(t, "http://127.0.0.1:9/invoices", "INVOIC02")
 	dbName := b.pool.Config().ConnConfig.Database
 	admin := pgtest.PoolFor(t, pgtest.ServerURL())
 
@@ -141,8 +146,30 @@ func TestBackendsKilledUnderLoad(t *testing.T) {
 	}
 	require.Equal(t, run.statuses[http.StatusServiceUnavailable], run.retry, "every 503 carries Retry-After")
 	run.requireExactlyOnce(t, b)
+	requireDeliveries(t, b, 2)
 
 	requireRecovers(t, b)
+}
+
+// requireDeliveries checks that every stored message has its deliveries
+// (perMessage of them), each with exactly one River job, and that no
+// delivery or job exists without its message: the message, its deliveries
+// and their jobs commit together or not at all.
+func requireDeliveries(t *testing.T, b *testBundle, perMessage int) {
+	t.Helper()
+	b = &testBundle{pool: pgtest.PoolFor(t, b.pool.Config().ConnString())}
+	require.Zero(t, b.count(t, `SELECT count(*) FROM messages m
+		WHERE (SELECT count(*) FROM deliveries d WHERE d.message_id = m.id) <> $1`, perMessage),
+		"every message has its deliveries")
+	require.Equal(t, perMessage*b.count(t, `SELECT count(*) FROM messages`), b.count(t, `SELECT count(*) FROM deliveries`))
+	require.Zero(t, b.count(t, `SELECT count(*) FROM deliveries d WHERE NOT EXISTS (SELECT FROM messages m WHERE m.id = d.message_id)`),
+		"no delivery without its message")
+	require.Zero(t, b.count(t, `SELECT count(*) FROM deliveries d
+		WHERE (SELECT count(*) FROM river_job j WHERE j.kind = 'delivery' AND (j.args->>'delivery_id')::bigint = d.id) <> 1`),
+		"every delivery has exactly one job")
+	require.Zero(t, b.count(t, `SELECT count(*) FROM river_job j
+		WHERE NOT EXISTS (SELECT FROM deliveries d WHERE d.id = (j.args->>'delivery_id')::bigint)`),
+		"no job without its delivery")
 }
 
 // Shutdown under load: requests in flight finish, new ones are refused, Serve

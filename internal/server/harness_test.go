@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/server"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -62,6 +63,19 @@ func (b *testBundle) messageType(t *testing.T, code string, fields []string, win
 	return testfactory.MessageType(t, b.pool, &testfactory.MessageTypeOpts{
 		Tenant: b.tenant, Code: code, Fields: fields, WindowHours: windowHours,
 	}).ID
+}
+
+// destination creates a destination in the bundle's production
+// environment for the given message types (none: every type).
+func (b *testBundle) destination(t *testing.T, url string, types ...string) int64 {
+	t.Helper()
+	loopback, err := egress.ParsePolicy("127.0.0.0/8")
+	require.NoError(t, err)
+	id, _, err := b.prov.CreateDestination(context.Background(), provision.DestinationSpec{
+		TenantSlug: b.tenant, EnvironmentSlug: "production", URL: url, MessageTypeCodes: types, MaxConcurrency: 1,
+	}, loopback)
+	require.NoError(t, err)
+	return id
 }
 
 // response is an answer with its body read.
