@@ -15,3 +15,9 @@ SELECT id, paused, max_concurrency FROM destinations ORDER BY id;
 UPDATE destinations SET paused = @paused, updated_at = now()
 WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING id, tenant_id, paused;
+
+-- DestinationFindByURL finds an environment's destination with a URL, so
+-- that the demo creates its destination once.
+-- name: DestinationFindByURL :one
+SELECT id FROM destinations WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url
+ORDER BY id LIMIT 1;

@@ -73,8 +73,19 @@ if [ -z "${DATABASE_URL:-}" ]; then
 fi
 
 go build -o bin/edihub ./cmd/edihub
+go build -o bin/edihub-receiver ./cmd/edihub-receiver
+
+# A small receiver on loopback stands for the system messages are delivered
+# to; the demo's destination points at it, and loopback must be opened for
+# destinations on purpose.
+receiver_addr="${RECEIVER_ADDR:-127.0.0.1:8099}"
+export DESTINATION_ALLOWED_CIDRS="${DESTINATION_ALLOWED_CIDRS:-127.0.0.1/32}"
+bin/edihub-receiver -addr "$receiver_addr" &
+receiver_pid=$!
+trap 'kill "$receiver_pid" 2>/dev/null' EXIT
+
 bin/edihub migrate
-demo="$(bin/edihub demo)"
+demo="$(bin/edihub demo --destination "http://$receiver_addr/edi")"
 api_key="$(sed -n 's/^api_key=//p' <<<"$demo")"
 email="$(sed -n 's/^admin_email=//p' <<<"$demo")"
 password="$(sed -n 's/^admin_password=//p' <<<"$demo")"
@@ -92,5 +103,8 @@ Post the sample SAP order (run it twice: the second answer is the duplicate):
     -H "Authorization: Bearer $api_key" -H "Content-Type: application/json" \\
     --data @docs/samples/receive_message_envelope.json
 
+Each new message is delivered to the demo's destination, edihub-receiver on
+http://$receiver_addr/edi, which prints a "delivery" line below for it.
+
 MSG
-exec bin/edihub serve
+bin/edihub serve

@@ -321,10 +321,19 @@ func TestServeWarnsOfRefusedKeyPaths(t *testing.T) {
 func TestDemoThenServe(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	first := run(t, url, nil, "", "demo")
+	// The demo's destination: serve's workers hand the message on to it.
+	delivered := make(chan http.Header, 10)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		delivered <- r.Header.Clone()
+	}))
+	t.Cleanup(receiver.Close)
+	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
+	first := run(t, url, loopback, "", "demo", "--destination", receiver.URL)
 	require.NoError(t, first.err)
-	second := run(t, url, nil, "", "demo")
+	second := run(t, url, loopback, "", "demo", "--destination", receiver.URL)
 	require.NoError(t, second.err, "re-running the demo is safe")
+	require.Contains(t, first.stdout, "destination_id=")
+	require.Equal(t, first.lines()[5], second.lines()[5], "the destination is created once")
 
 	values := map[string]string{}
 	for _, line := range second.lines() {
@@ -335,17 +344,6 @@ func TestDemoThenServe(t *testing.T) {
 	require.Equal(t, "acme", values["tenant"])
 	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
 	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
-
-	// A destination for the demo's environment: serve's workers hand the
-	// message on to it.
-	delivered := make(chan http.Header, 10)
-	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		delivered <- r.Header.Clone()
-	}))
-	t.Cleanup(receiver.Close)
-	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
-	require.NoError(t, run(t, url, loopback, "", "destination", "create", "--tenant", "acme", "--env", "production",
-		"--url", receiver.URL).err)
 
 	metricsAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())

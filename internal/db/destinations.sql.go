@@ -9,6 +9,26 @@ import (
 	"context"
 )
 
+const destinationFindByURL = `-- name: DestinationFindByURL :one
+SELECT id FROM destinations WHERE tenant_id = $1 AND environment_id = $2 AND url = $3
+ORDER BY id LIMIT 1
+`
+
+type DestinationFindByURLParams struct {
+	TenantID      int64
+	EnvironmentID int64
+	Url           string
+}
+
+// DestinationFindByURL finds an environment's destination with a URL, so
+// that the demo creates its destination once.
+func (q *Queries) DestinationFindByURL(ctx context.Context, arg DestinationFindByURLParams) (int64, error) {
+	row := q.db.QueryRow(ctx, destinationFindByURL, arg.TenantID, arg.EnvironmentID, arg.Url)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const destinationInsert = `-- name: DestinationInsert :one
 INSERT INTO destinations (tenant_id, environment_id, url, message_type_ids, secret, max_concurrency)
 VALUES ($1, $2, $3, $4::bigint[], $5, $6)

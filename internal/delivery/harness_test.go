@@ -39,7 +39,7 @@ type testBundle struct {
 	cfg        config.Delivery
 }
 
-func setup(t *testing.T) *testBundle {
+func setup(t testing.TB) *testBundle {
 	t.Helper()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
@@ -69,7 +69,7 @@ func setup(t *testing.T) *testBundle {
 }
 
 // destination creates a destination in env for the given types (none: all).
-func (b *testBundle) destination(t *testing.T, env, url string, types ...string) int64 {
+func (b *testBundle) destination(t testing.TB, env, url string, types ...string) int64 {
 	t.Helper()
 	id, _, err := b.prov.CreateDestination(context.Background(), provision.DestinationSpec{
 		TenantSlug: "acme", EnvironmentSlug: env, URL: url, MessageTypeCodes: types,
@@ -83,7 +83,7 @@ const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 // receive stores a message of type code in env, with the given id (the
 // type's duplicate key).
-func (b *testBundle) receive(t *testing.T, env, code, id string) ingest.Result {
+func (b *testBundle) receive(t testing.TB, env, code, id string) ingest.Result {
 	t.Helper()
 	payload, err := json.Marshal(map[string]string{"id": id})
 	require.NoError(t, err)
@@ -96,7 +96,7 @@ func (b *testBundle) receive(t *testing.T, env, code, id string) ingest.Result {
 	return res
 }
 
-func (b *testBundle) count(t *testing.T, query string, args ...any) int {
+func (b *testBundle) count(t testing.TB, query string, args ...any) int {
 	t.Helper()
 	var n int
 	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
@@ -104,7 +104,7 @@ func (b *testBundle) count(t *testing.T, query string, args ...any) int {
 }
 
 // run starts a Runner (a worker process) until the test ends.
-func (b *testBundle) run(t *testing.T) {
+func (b *testBundle) run(t testing.TB) {
 	t.Helper()
 	runner, err := delivery.NewRunner(b.pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
@@ -124,15 +124,16 @@ type receiver struct {
 	srv    *httptest.Server
 	mu     sync.Mutex
 	byID   map[string]int
+	first  map[string]time.Time // when each webhook-id first arrived
 	last   map[string]*http.Request
 	bodies map[string][]byte
 	bad    []string // why requests failed verification
 	answer func(r *http.Request) int
 }
 
-func newReceiver(t *testing.T, answer func(r *http.Request) int) *receiver {
+func newReceiver(t testing.TB, answer func(r *http.Request) int) *receiver {
 	t.Helper()
-	rc := &receiver{byID: map[string]int{}, last: map[string]*http.Request{}, bodies: map[string][]byte{}, answer: answer}
+	rc := &receiver{byID: map[string]int{}, first: map[string]time.Time{}, last: map[string]*http.Request{}, bodies: map[string][]byte{}, answer: answer}
 	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.srv.Close)
 	return rc
@@ -147,6 +148,9 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		rc.bad = append(rc.bad, err.Error())
 	}
 	id := r.Header.Get("webhook-id")
+	if rc.byID[id] == 0 {
+		rc.first[id] = time.Now()
+	}
 	rc.byID[id]++
 	rc.last[id] = r
 	rc.bodies[id] = body

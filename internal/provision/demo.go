@@ -5,10 +5,14 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"fmt"
+	"net"
 
 	"github.com/lefia/edihub/internal/apikey"
+	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/signature"
 )
 
 // The demo's fixed names, printed by `edihub demo` and used in the README.
@@ -35,13 +39,17 @@ type Demo struct {
 	APIKey        string
 	AdminEmail    string
 	AdminPassword string
+	// DestinationID is the demo's destination, when a receiver URL was given.
+	DestinationID int64
 }
 
 // Demo creates the demo tenant, its environments, message types and a global
 // admin, leaving whatever already exists in place, so running it again is
 // safe. Each run prints a new API key and a new admin password, because
-// stored secrets are hashes and cannot be shown twice.
-func (s *Service) Demo(ctx context.Context) (Demo, error) {
+// stored secrets are hashes and cannot be shown twice. With a receiverURL
+// (allowed by policy), the production environment also gets a destination
+// there, created once.
+func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Policy) (Demo, error) {
 	key, err := apikey.Generate()
 	if err != nil {
 		return Demo{}, err
@@ -79,9 +87,39 @@ func (s *Service) Demo(ctx context.Context) (Demo, error) {
 		}); err != nil {
 			return fmt.Errorf("store demo api key: %w", err)
 		}
-		return ensureAdmin(ctx, q, pw)
+		if err := ensureAdmin(ctx, q, pw); err != nil {
+			return err
+		}
+		if receiverURL == "" {
+			return nil
+		}
+		demo.DestinationID, err = ensureDestination(ctx, q, t, prod, receiverURL, policy)
+		return err
 	})
 	return demo, err
+}
+
+// ensureDestination creates a destination for every type at url unless
+// the environment has one there.
+func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, url string, policy egress.Policy) (int64, error) {
+	id, err := q.DestinationFindByURL(ctx, db.DestinationFindByURLParams{TenantID: t.ID, EnvironmentID: e.ID, Url: url})
+	if err == nil || !db.IsNotFound(err) {
+		return id, err
+	}
+	if err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
+		return 0, apperr.New(apperr.Invalid, "invalid-field", "demo receiver URL %q: %v", url, err)
+	}
+	secret, err := signature.GenerateSecret(signature.StandardWebhooks)
+	if err != nil {
+		return 0, err
+	}
+	id, err = q.DestinationInsert(ctx, db.DestinationInsertParams{
+		TenantID: t.ID, EnvironmentID: e.ID, Url: url, MessageTypeIds: []int64{}, Secret: secret, MaxConcurrency: DefaultMaxConcurrency,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create demo destination: %w", err)
+	}
+	return id, nil
 }
 
 func ensureTenant(ctx context.Context, q *db.Queries, slug, name string) (db.Tenant, error) {
