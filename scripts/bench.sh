@@ -13,11 +13,14 @@
 #     peak memory against the bytes in flight;
 #  5. runs the Go micro benchmarks of the fingerprint and the content hash
 #     next to the floor of hashing the raw bytes;
-#  6. prints one table (written to bin/bench/report.md as well).
+#  6. measures delivery to a local receiver: deliveries per second and the
+#     lag from ingest answer to first attempt (internal/delivery);
+#  7. prints one table (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
-# BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client).
+# BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client),
+# BENCH_DELIVERY_MESSAGES (2000).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -30,6 +33,7 @@ duration="${BENCH_DURATION:-10s}"
 warmup="${BENCH_WARMUP:-2s}"
 payload_size="${BENCH_PAYLOAD:-2048}"
 large_requests="${BENCH_LARGE_REQUESTS:-5}"
+delivery_messages="${BENCH_DELIVERY_MESSAGES:-2000}"
 out=bin/bench
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 
@@ -127,6 +131,12 @@ step "Go micro benchmarks"
 # shows as an outlier rather than as the result.
 go test -run '^$' -bench . -benchmem -count 3 ./internal/fingerprint/ ./internal/canon/ | tee "$out/micro.txt" >&2
 
+step "delivery: to a local receiver, one worker process, $delivery_messages messages"
+# End to end (ingest from 8 clients while the worker delivers: lag from each
+# ingest answer to the first attempt's arrival) and drain (messages stored
+# first, then delivered).
+go test -run '^$' -bench 'BenchmarkDelivery' -benchtime "${delivery_messages}x" ./internal/delivery/ | tee "$out/delivery.txt" >&2
+
 step "report"
 {
   echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
@@ -137,5 +147,6 @@ step "report"
   echo
   echo '```'
   grep -E '^(Benchmark|cpu:)' "$out/micro.txt"
+  grep -E '^Benchmark' "$out/delivery.txt"
   echo '```'
 } | tee "$out/report.md"
