@@ -49,11 +49,7 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		return 0, "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		t, err := tenant(ctx, q, spec.TenantSlug)
-		if err != nil {
-			return err
-		}
-		e, err := environment(ctx, q, t, spec.EnvironmentSlug)
+		t, e, err := tenantEnvironment(ctx, q, spec.TenantSlug, spec.EnvironmentSlug)
 		if err != nil {
 			return err
 		}

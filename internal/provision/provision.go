@@ -45,6 +45,16 @@ func tenant(ctx context.Context, q *db.Queries, slug string) (db.Tenant, error) 
 	return t, nil
 }
 
+// tenantEnvironment loads a tenant and one of its environments by slug.
+func tenantEnvironment(ctx context.Context, q *db.Queries, tenantSlug, envSlug string) (db.Tenant, db.Environment, error) {
+	t, err := tenant(ctx, q, tenantSlug)
+	if err != nil {
+		return t, db.Environment{}, err
+	}
+	e, err := environment(ctx, q, t, envSlug)
+	return t, e, err
+}
+
 // environment loads a tenant's environment by slug.
 func environment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (db.Environment, error) {
 	e, err := q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: t.ID, Slug: slug})

@@ -62,11 +62,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, tenantSlug, envSlug string) 
 		return "", err
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		t, err := tenant(ctx, q, tenantSlug)
-		if err != nil {
-			return err
-		}
-		e, err := environment(ctx, q, t, envSlug)
+		t, e, err := tenantEnvironment(ctx, q, tenantSlug, envSlug)
 		if err != nil {
 			return err
 		}

@@ -98,11 +98,7 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 		return "", "", err
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		t, err := tenant(ctx, q, spec.TenantSlug)
-		if err != nil {
-			return err
-		}
-		e, err := environment(ctx, q, t, spec.EnvironmentSlug)
+		t, e, err := tenantEnvironment(ctx, q, spec.TenantSlug, spec.EnvironmentSlug)
 		if err != nil {
 			return err
 		}
