@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -204,4 +205,52 @@ func TestConnectionsToRefusedAddressesAreNotMade(t *testing.T) {
 	require.Equal(t, b.cfg.MaxAttempts, b.count(t, `
 		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
 		WHERE d.destination_id = $1 AND a.response_status IS NULL AND a.error LIKE '%address not allowed%loopback%'`, id))
+}
+
+// On shutdown an attempt that does not finish within the shutdown time is
+// cancelled, recorded, and goes back to the queue; the next worker process
+// delivers it.
+func TestShutdownReturnsUnfinishedAttemptsToTheQueue(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var hang atomic.Bool
+	hang.Store(true)
+	arrived := make(chan struct{}, 10)
+	rc := newReceiver(t, func(r *http.Request) int {
+		arrived <- struct{}{}
+		if hang.Load() {
+			<-r.Context().Done()
+		}
+		return http.StatusOK
+	})
+	id := b.destination(t, "production", rc.srv.URL)
+	b.receive(t, "production", "ORDERS05", "1")
+
+	runner, err := delivery.NewRunner(b.pool, b.cfg, 500*time.Millisecond, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no attempt started")
+	}
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the workers did not stop after the shutdown time")
+	}
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'pending' AND attempts = 1`, id))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM delivery_attempts WHERE response_status IS NULL AND error <> ''`),
+		"the cut attempt is recorded")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_job WHERE queue = $1 AND state IN ('available', 'retryable')`, delivery.QueueName(id)),
+		"the job is back in the queue")
+
+	hang.Store(false)
+	b.run(t)
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered' AND attempts = 2`))
 }
