@@ -45,7 +45,7 @@ commands:
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
   destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
-  demo                        create a demo tenant, API key and admin login
+  demo [--destination URL]    create a demo tenant, API key and admin login (and a destination at URL)
 
 Every command reads DATABASE_URL (default ` + config.DefaultDatabaseURL + `).`
 
