@@ -41,3 +41,16 @@ WHERE deliveries.id = @delivery_id;
 -- name: DeliveryPendingStats :one
 SELECT count(*) AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
 FROM deliveries WHERE status = 'pending';
+
+-- DeliveryRequeueFailed puts failed deliveries back to pending, for a new
+-- round of attempts: one delivery (id) or every failed one (id NULL),
+-- optionally of one destination, within the scope (NULL: every tenant). It
+-- returns those it changed; a delivery that is not failed is left alone, so
+-- two admins retrying at once queue it once.
+-- name: DeliveryRequeueFailed :many
+UPDATE deliveries SET status = 'pending'
+WHERE status = 'failed'
+  AND (sqlc.narg(id)::bigint IS NULL OR id = sqlc.narg(id))
+  AND (sqlc.narg(destination_id)::bigint IS NULL OR destination_id = sqlc.narg(destination_id))
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING id, destination_id;

@@ -45,6 +45,7 @@ commands:
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
   destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
+  delivery retry ID | --all-failed [--destination ID]   queue failed deliveries again; prints how many
   demo [--destination URL]    create a demo tenant, API key and admin login (and a destination at URL)
 
 Every command reads DATABASE_URL (default ` + config.DefaultDatabaseURL + `).`
@@ -83,6 +84,8 @@ func Run(ctx context.Context, env Env) error {
 		return serve(ctx, env, cfg, log, args)
 	case "worker":
 		return worker(ctx, cfg, log, args)
+	case "delivery":
+		return deliveryRetry(ctx, env, cfg, args)
 	case "migrate":
 		return migrate(ctx, cfg, log, args)
 	case "demo":

@@ -275,7 +275,7 @@ func TestUnknownCommandAndHelp(t *testing.T) {
 	r := run(t, "", nil, "", "help")
 	require.NoError(t, r.err)
 	for _, cmd := range []string{"serve", "migrate", "tenant create", "env create", "apikey create",
-		"message-type create", "integration create", "user create", "destination create", "worker", "demo"} {
+		"message-type create", "integration create", "user create", "destination create", "worker", "delivery retry", "demo"} {
 		require.Contains(t, r.stdout, cmd)
 	}
 }
@@ -476,4 +476,14 @@ func TestWorker(t *testing.T) {
 		t.Fatal("worker did not stop")
 	}
 	requireUsageError(t, run(t, url, nil, "", "worker", "extra"), "worker takes no arguments")
+
+	r := run(t, url, nil, "", "delivery", "retry", "--all-failed")
+	require.NoError(t, r.err)
+	require.Equal(t, []string{"0"}, r.lines(), "nothing failed, nothing queued")
+	r = run(t, url, nil, "", "delivery", "retry", "1")
+	require.NoError(t, r.err)
+	require.Equal(t, []string{"0"}, r.lines(), "a delivered delivery is not queued again")
+	requireUsageError(t, run(t, url, nil, "", "delivery", "retry"), "one delivery id")
+	requireUsageError(t, run(t, url, nil, "", "delivery", "retry", "x"), "not a delivery id")
+	requireUsageError(t, run(t, url, nil, "", "delivery", "retry", "1", "--destination", "2"), "one delivery id")
 }

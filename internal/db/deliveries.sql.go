@@ -150,3 +150,48 @@ func (q *Queries) DeliveryRecordAttempt(ctx context.Context, arg DeliveryRecordA
 	)
 	return err
 }
+
+const deliveryRequeueFailed = `-- name: DeliveryRequeueFailed :many
+UPDATE deliveries SET status = 'pending'
+WHERE status = 'failed'
+  AND ($1::bigint IS NULL OR id = $1)
+  AND ($2::bigint IS NULL OR destination_id = $2)
+  AND ($3::bigint IS NULL OR tenant_id = $3)
+RETURNING id, destination_id
+`
+
+type DeliveryRequeueFailedParams struct {
+	ID            *int64
+	DestinationID *int64
+	ScopeTenantID *int64
+}
+
+type DeliveryRequeueFailedRow struct {
+	ID            int64
+	DestinationID int64
+}
+
+// DeliveryRequeueFailed puts failed deliveries back to pending, for a new
+// round of attempts: one delivery (id) or every failed one (id NULL),
+// optionally of one destination, within the scope (NULL: every tenant). It
+// returns those it changed; a delivery that is not failed is left alone, so
+// two admins retrying at once queue it once.
+func (q *Queries) DeliveryRequeueFailed(ctx context.Context, arg DeliveryRequeueFailedParams) ([]DeliveryRequeueFailedRow, error) {
+	rows, err := q.db.Query(ctx, deliveryRequeueFailed, arg.ID, arg.DestinationID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryRequeueFailedRow
+	for rows.Next() {
+		var i DeliveryRequeueFailedRow
+		if err := rows.Scan(&i.ID, &i.DestinationID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -46,17 +46,49 @@ func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64)
 	if err != nil {
 		return 0, fmt.Errorf("create deliveries: %w", err)
 	}
-	if len(rows) == 0 {
-		return 0, nil
-	}
 	jobs := make([]river.InsertManyParams, len(rows))
 	for i, r := range rows {
-		jobs[i] = river.InsertManyParams{Args: Args{DeliveryID: r.ID}, InsertOpts: insertOpts(r.DestinationID, s.maxAttempts)}
+		jobs[i] = s.job(r.ID, r.DestinationID)
+	}
+	return s.queueTx(ctx, tx, jobs)
+}
+
+// Retry gives failed deliveries a new round of attempts: the one with id,
+// or with id nil every failed one (of destinationID when not nil), within
+// scope (nil: every tenant). It returns how many it queued; deliveries that
+// are not failed are not touched.
+func (s *Service) Retry(ctx context.Context, scopeTenantID, id, destinationID *int64) (int, error) {
+	var n int
+	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := db.New(tx).DeliveryRequeueFailed(ctx, db.DeliveryRequeueFailedParams{
+			ID: id, DestinationID: destinationID, ScopeTenantID: scopeTenantID,
+		})
+		if err != nil {
+			return fmt.Errorf("requeue failed deliveries: %w", err)
+		}
+		jobs := make([]river.InsertManyParams, len(rows))
+		for i, r := range rows {
+			jobs[i] = s.job(r.ID, r.DestinationID)
+		}
+		n, err = s.queueTx(ctx, tx, jobs)
+		return err
+	})
+	return n, err
+}
+
+// job is the River job that makes a delivery, on its destination's queue.
+func (s *Service) job(deliveryID, destinationID int64) river.InsertManyParams {
+	return river.InsertManyParams{Args: Args{DeliveryID: deliveryID}, InsertOpts: insertOpts(destinationID, s.maxAttempts)}
+}
+
+func (s *Service) queueTx(ctx context.Context, tx pgx.Tx, jobs []river.InsertManyParams) (int, error) {
+	if len(jobs) == 0 {
+		return 0, nil
 	}
 	if _, err := s.river.InsertManyFastTx(ctx, tx, jobs); err != nil {
 		return 0, fmt.Errorf("queue deliveries: %w", err)
 	}
-	return len(rows), nil
+	return len(jobs), nil
 }
 
 // SetPaused pauses or resumes a destination within scope (nil: every

@@ -254,3 +254,50 @@ func TestShutdownReturnsUnfinishedAttemptsToTheQueue(t *testing.T) {
 	b.waitSettled(t, 30*time.Second)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered' AND attempts = 2`))
 }
+
+func TestRetryGivesFailedDeliveriesANewRound(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var up atomic.Bool
+	rc := newReceiver(t, func(*http.Request) int {
+		if up.Load() {
+			return http.StatusOK
+		}
+		return http.StatusBadGateway
+	})
+	first := b.destination(t, "production", rc.srv.URL+"/first")
+	second := b.destination(t, "production", rc.srv.URL+"/second")
+	b.receive(t, "production", "ORDERS05", "1")
+	b.receive(t, "production", "ORDERS05", "2")
+	b.run(t)
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'failed' AND attempts = 3`))
+	up.Store(true)
+	ctx := context.Background()
+
+	var one int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT min(id) FROM deliveries WHERE destination_id = $1`, first).Scan(&one))
+	otherTenant := b.tenantID + 1000
+	n, err := b.deliveries.Retry(ctx, &otherTenant, &one, nil)
+	require.NoError(t, err)
+	require.Zero(t, n, "another tenant's delivery is not touched")
+	n, err = b.deliveries.Retry(ctx, &b.tenantID, &one, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	n, err = b.deliveries.Retry(ctx, nil, &one, nil)
+	require.NoError(t, err)
+	require.Zero(t, n, "a delivery already queued again is not queued twice")
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE id = $1 AND status = 'delivered' AND attempts = 4`, one))
+
+	n, err = b.deliveries.Retry(ctx, nil, nil, &second)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "every failed delivery of one destination")
+	n, err = b.deliveries.Retry(ctx, nil, nil, nil)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "every failed delivery left")
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered'`))
+	require.Equal(t, 8, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'delivery'`),
+		"one job per delivery and round: four at first, four retries")
+}
