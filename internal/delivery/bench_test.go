@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -22,8 +21,7 @@ import (
 func BenchmarkDelivery(b *testing.B) {
 	tb := setup(b)
 	rc := newReceiver(b, nil)
-	destination, _, err := tb.prov.CreateDestination(context.Background(), provisionSpec(rc.srv.URL, 32), tb.cfg.Egress)
-	require.NoError(b, err)
+	destination := tb.limitedDestination(b, rc.srv.URL, 32)
 	tb.run(b)
 	// Let the worker find the destination's queue before the clock starts.
 	time.Sleep(3 * tb.cfg.SyncInterval)
@@ -75,8 +73,7 @@ func BenchmarkDelivery(b *testing.B) {
 func BenchmarkDeliveryDrain(b *testing.B) {
 	tb := setup(b)
 	rc := newReceiver(b, nil)
-	_, _, err := tb.prov.CreateDestination(context.Background(), provisionSpec(rc.srv.URL, 32), tb.cfg.Egress)
-	require.NoError(b, err)
+	tb.limitedDestination(b, rc.srv.URL, 32)
 	for i := range b.N {
 		tb.receive(b, "production", "ORDERS05", fmt.Sprint(i))
 	}

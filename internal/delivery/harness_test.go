@@ -21,8 +21,8 @@ import (
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/signature"
+	"github.com/lefia/edihub/internal/testfactory"
 )
 
 // testBundle is a database with tenant acme, environments production and
@@ -30,7 +30,6 @@ import (
 // store messages and their deliveries.
 type testBundle struct {
 	pool       *pgxpool.Pool
-	prov       *provision.Service
 	ingest     *ingest.Service
 	deliveries *delivery.Service
 	tenantID   int64
@@ -41,26 +40,19 @@ type testBundle struct {
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
-	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	prov := provision.New(pool)
-	tenant, err := prov.CreateTenant(ctx, "acme", "")
-	require.NoError(t, err)
-	b := &testBundle{pool: pool, prov: prov, tenantID: tenant.ID, envs: map[string]int64{}, types: map[string]db.MessageType{}}
-	for _, slug := range []string{"production", "sandbox"} {
-		env, err := prov.CreateEnvironment(ctx, "acme", slug)
-		require.NoError(t, err)
-		b.envs[slug] = env.ID
+	tenant, production := testfactory.TenantWithEnvironment(t, pool, "acme")
+	sandbox := testfactory.Environment(t, pool, &testfactory.EnvironmentOpts{Slug: "sandbox"})
+	b := &testBundle{
+		pool: pool, tenantID: tenant.ID,
+		envs:  map[string]int64{"production": production.ID, "sandbox": sandbox.ID},
+		types: map[string]db.MessageType{},
 	}
 	for _, code := range []string{"ORDERS05", "INVOIC02"} {
-		mt, err := prov.CreateMessageType(ctx, "acme", provision.MessageTypeSpec{Code: code, Fields: []string{"id"}})
-		require.NoError(t, err)
-		b.types[code] = mt
+		b.types[code] = testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: code, Fields: []string{"id"}})
 	}
-	policy, err := egress.ParsePolicy("127.0.0.0/8,::1/128")
-	require.NoError(t, err)
 	b.cfg = config.Delivery{
-		Egress: policy, Timeout: 5 * time.Second, MaxAttempts: 3, RetryBase: 50 * time.Millisecond,
+		Egress: loopback(t), Timeout: 5 * time.Second, MaxAttempts: 3, RetryBase: 50 * time.Millisecond,
 		SyncInterval: 100 * time.Millisecond,
 	}
 	b.deliveries = delivery.NewService(pool, b.cfg.MaxAttempts)
@@ -68,14 +60,29 @@ func setup(t testing.TB) *testBundle {
 	return b
 }
 
+// loopback is the egress policy of the tests, whose receivers listen on
+// loopback.
+func loopback(t testing.TB) egress.Policy {
+	t.Helper()
+	policy, err := egress.ParsePolicy("127.0.0.0/8,::1/128")
+	require.NoError(t, err)
+	return policy
+}
+
 // destination creates a destination in env for the given types (none: all).
 func (b *testBundle) destination(t testing.TB, env, url string, types ...string) int64 {
 	t.Helper()
-	id, _, err := b.prov.CreateDestination(context.Background(), provision.DestinationSpec{
-		TenantSlug: "acme", EnvironmentSlug: env, URL: url, MessageTypeCodes: types,
-		Secret: testSecret, MaxConcurrency: 4,
-	}, b.cfg.Egress)
-	require.NoError(t, err)
+	id, _ := testfactory.Destination(t, b.pool, testfactory.DestinationOpts{
+		Environment: env, URL: url, MessageTypes: types, Secret: testSecret,
+	})
+	return id
+}
+
+// limitedDestination creates a production destination for every type
+// with a concurrency limit.
+func (b *testBundle) limitedDestination(t testing.TB, url string, concurrency int32) int64 {
+	t.Helper()
+	id, _ := testfactory.Destination(t, b.pool, testfactory.DestinationOpts{URL: url, Secret: testSecret, Concurrency: concurrency})
 	return id
 }
 
@@ -180,12 +187,4 @@ func (rc *receiver) total() int {
 		n += c
 	}
 	return n
-}
-
-// provisionSpec is a production destination for every type at url with a
-// concurrency limit.
-func provisionSpec(url string, concurrency int32) provision.DestinationSpec {
-	return provision.DestinationSpec{
-		TenantSlug: "acme", EnvironmentSlug: "production", URL: url, Secret: testSecret, MaxConcurrency: concurrency,
-	}
 }

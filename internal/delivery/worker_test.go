@@ -120,8 +120,7 @@ func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
 		return http.StatusOK
 	})
 	fast := newReceiver(t, nil)
-	hangingID, _, err := b.prov.CreateDestination(context.Background(), provisionSpec(hanging.srv.URL, 2), b.cfg.Egress)
-	require.NoError(t, err)
+	hangingID := b.limitedDestination(t, hanging.srv.URL, 2)
 	b.destination(t, "production", fast.srv.URL)
 	for i := range 10 {
 		b.receive(t, "production", "ORDERS05", strconv.Itoa(i))

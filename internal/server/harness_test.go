@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/config"
-	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/server"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -69,12 +68,7 @@ func (b *testBundle) messageType(t *testing.T, code string, fields []string, win
 // environment for the given message types (none: every type).
 func (b *testBundle) destination(t *testing.T, url string, types ...string) int64 {
 	t.Helper()
-	loopback, err := egress.ParsePolicy("127.0.0.0/8")
-	require.NoError(t, err)
-	id, _, err := b.prov.CreateDestination(context.Background(), provision.DestinationSpec{
-		TenantSlug: b.tenant, EnvironmentSlug: "production", URL: url, MessageTypeCodes: types, MaxConcurrency: 1,
-	}, loopback)
-	require.NoError(t, err)
+	id, _ := testfactory.Destination(t, b.pool, testfactory.DestinationOpts{Tenant: b.tenant, URL: url, MessageTypes: types})
 	return id
 }
 

@@ -1,8 +1,8 @@
 // Package testfactory creates the records tests start from: tenants,
-// environments, message types, API keys, integrations and users, each with
-// defaults, so that a test names only what it cares about. Records are
-// created through provision, as the CLI creates them, audit events
-// included. Tests only import it.
+// environments, message types, API keys, integrations, destinations and
+// users, each with defaults, so that a test names only what it cares about.
+// Records are created through provision, as the CLI creates them, audit
+// events included. Tests only import it.
 package testfactory
 
 import (
@@ -14,6 +14,7 @@ import (
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/provision"
 )
 
@@ -128,6 +129,35 @@ func Integration(tb testing.TB, pool *pgxpool.Pool, opts IntegrationOpts) (id, s
 		TenantSlug: or(opts.Tenant, TenantSlug), EnvironmentSlug: or(opts.Environment, EnvironmentSlug),
 		MessageTypeCode: or(opts.MessageType, MessageTypeCode), Scheme: opts.Scheme, Secret: opts.Secret,
 	})
+	require.NoError(tb, err)
+	return id, secret
+}
+
+// DestinationOpts are a destination's settings; empty fields take the
+// defaults.
+type DestinationOpts struct {
+	Tenant       string   // default TenantSlug
+	Environment  string   // default EnvironmentSlug
+	URL          string   // required; loopback addresses are allowed here
+	MessageTypes []string // default none: every type
+	Secret       string   // default a generated one
+	Concurrency  int32    // default 4
+}
+
+// Destination creates a destination and returns its id and secret. Tests
+// deliver to local receivers, so loopback is allowed, as
+// DESTINATION_ALLOWED_CIDRS=127.0.0.0/8 allows it.
+func Destination(tb testing.TB, pool *pgxpool.Pool, opts DestinationOpts) (id int64, secret string) {
+	tb.Helper()
+	loopback, err := egress.ParsePolicy("127.0.0.0/8,::1/128")
+	require.NoError(tb, err)
+	if opts.Concurrency == 0 {
+		opts.Concurrency = provision.DefaultMaxConcurrency
+	}
+	id, secret, err = provision.New(pool).CreateDestination(context.Background(), provision.DestinationSpec{
+		TenantSlug: or(opts.Tenant, TenantSlug), EnvironmentSlug: or(opts.Environment, EnvironmentSlug),
+		URL: opts.URL, MessageTypeCodes: opts.MessageTypes, Secret: opts.Secret, MaxConcurrency: opts.Concurrency,
+	}, loopback)
 	require.NoError(tb, err)
 	return id, secret
 }
