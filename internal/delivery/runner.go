@@ -68,6 +68,10 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 // attempt starts, running ones may finish within the shutdown time.
 func (r *Runner) Run(ctx context.Context) error {
 	if err := r.syncQueues(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped before the workers started: nothing runs to finish.
+			return nil
+		}
 		return err
 	}
 	// The client gets a context of its own: ending ctx must let running
