@@ -65,7 +65,7 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	check := "signature not checked"
 	if rc.secret != "" {
-		if _, err := signature.Verify(signature.StandardWebhooks, rc.secret, r.Header, body, time.Now()); err != nil {
+		if _, err := signature.Verify(signature.StandardWebhooks, []string{rc.secret}, r.Header, body, time.Now()); err != nil {
 			http.Error(w, "bad signature: "+err.Error(), http.StatusUnauthorized)
 			fmt.Fprintf(rc.out, "refused %s: %v\n", r.Header.Get("webhook-id"), err)
 			return

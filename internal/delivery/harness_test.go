@@ -151,7 +151,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	if err != nil {
 		rc.bad = append(rc.bad, err.Error())
-	} else if _, err := signature.Verify(signature.StandardWebhooks, testSecret, r.Header, body, time.Now()); err != nil {
+	} else if _, err := signature.Verify(signature.StandardWebhooks, []string{testSecret}, r.Header, body, time.Now()); err != nil {
 		rc.bad = append(rc.bad, err.Error())
 	}
 	id := r.Header.Get("webhook-id")

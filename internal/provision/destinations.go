@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
@@ -45,8 +46,8 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		if secret, err = signature.GenerateSecret(signature.StandardWebhooks); err != nil {
 			return 0, "", err
 		}
-	} else if err := signature.ValidateSecret(signature.StandardWebhooks, secret); err != nil {
-		return 0, "", apperr.New(apperr.Invalid, "invalid-field", "%v", err)
+	} else if err := validateSigningSecret(secret); err != nil {
+		return 0, "", err
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		t, e, err := tenantEnvironment(ctx, q, spec.TenantSlug, spec.EnvironmentSlug)
@@ -77,4 +78,17 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		return 0, "", err
 	}
 	return id, secret, nil
+}
+
+// validateSigningSecret accepts a Standard Webhooks secret edihub can sign
+// with: "whsec_" and the base64 of an HMAC key. A receiver's public key
+// (whpk_) or a bare key would verify, but could not sign.
+func validateSigningSecret(secret string) error {
+	if !strings.HasPrefix(secret, "whsec_") {
+		return apperr.New(apperr.Invalid, "invalid-field", "the signing secret must start with whsec_ (a Standard Webhooks HMAC secret)")
+	}
+	if err := signature.ValidateSecret(signature.StandardWebhooks, secret); err != nil {
+		return apperr.New(apperr.Invalid, "invalid-field", "%v", err)
+	}
+	return nil
 }
