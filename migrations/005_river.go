@@ -21,7 +21,7 @@ const RiverVersion = 8
 // Go holds the migrations written in Go, merged by version with the SQL
 // files.
 var Go = []*goose.Migration{
-	goose.NewGoMigration(4,
+	goose.NewGoMigration(5,
 		&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, RiverVersion) }},
 		&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, -1) }},
 	),
