@@ -33,6 +33,17 @@ WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(sco
 ORDER BY e.created_at DESC, e.id DESC
 LIMIT @page_size;
 
+-- AuditEventLoginLock makes one sign-in at a time, per email and per remote
+-- address, count the failures before it, check its password and record its
+-- failure: the lock is held to the end of the transaction, so concurrent
+-- sign-ins on any replica see each other's failures and the throttle cannot
+-- be outrun. Emails and addresses have key spaces of their own (1 and 2),
+-- always taken in that order, so two sign-ins never wait for each other in
+-- a circle.
+-- name: AuditEventLoginLock :exec
+SELECT pg_advisory_xact_lock(1, hashtext(lower(@email::text))),
+       pg_advisory_xact_lock(2, hashtext(@remote_addr::text));
+
 -- AuditEventLoginFailures counts the failed sign-ins of the last window for
 -- an email or from a remote address; the action is a literal so that the
 -- partial indexes of migration 002 apply.

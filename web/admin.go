@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/inspect"
 )
 
@@ -95,9 +96,9 @@ func filterURL(f audit.Filter) templ.SafeURL { return templ.URL(f.URL()) }
 func short(key string) string {
 	const n = 12
 	if len(key) <= n+1 {
-		return key
+		return identifier.Visible(key)
 	}
-	return key[:n] + "…"
+	return identifier.Visible(key[:n]) + "…"
 }
 
 func scopeText(u auth.User) string {
@@ -137,11 +138,14 @@ func sourceText(s auditevent.SourceDetail) string {
 	return text
 }
 
+// orNone shows an identifier, or "none". Control and bidirectional
+// characters show as escapes, so that a docnum cannot pose as another or
+// reorder the text around it.
 func orNone(s string) string {
 	if s == "" {
 		return "none"
 	}
-	return s
+	return identifier.Visible(s)
 }
 
 // claimText says whether retransmissions are matched against this message;

@@ -24,6 +24,8 @@ const (
 	Unavailable                          // a dependency is down; retry later
 	Forbidden                            // signed in, but not allowed to do this
 	TooManyRequests                      // throttled; wait before trying again
+	Timeout                              // the work ran past its time limit and was stopped
+	ClientClosed                         // the client went away before the answer
 )
 
 // Error is a user-facing error.

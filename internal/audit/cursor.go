@@ -40,6 +40,12 @@ func DecodeCursor(s string) (Cursor, error) {
 	if err1 != nil || err2 != nil || n <= 0 {
 		return Cursor{}, errBadCursor
 	}
-	// PostgreSQL stores microseconds, so the round trip is exact.
-	return Cursor{Time: time.UnixMicro(us).UTC(), ID: n}, nil
+	// PostgreSQL stores microseconds, so the round trip is exact. A time
+	// outside years 1 to 9999 was made by no page link, and beyond
+	// PostgreSQL's range it would fail the query rather than match nothing.
+	t := time.UnixMicro(us).UTC()
+	if t.Year() < 1 || t.Year() > 9999 {
+		return Cursor{}, errBadCursor
+	}
+	return Cursor{Time: t, ID: n}, nil
 }

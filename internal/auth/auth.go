@@ -11,9 +11,11 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/password"
 )
 
 // Roles an admin user may have.
@@ -65,6 +67,24 @@ func (u User) TenantForNewUser(requested string) (string, error) {
 		"you can create users in tenant %q only", u.TenantSlug)
 }
 
+// ErrEmailTaken answers a tenant's admin whose new user's email address is
+// already a user's. Addresses are unique across the hub, because a sign-in
+// names no tenant, so the holder may be a user of another tenant; the answer
+// is the same wherever the address is taken and says nothing of its holder.
+var ErrEmailTaken = apperr.New(apperr.Conflict, "email-unavailable",
+	"this email address cannot be given to a new user: use another one, or ask a global administrator")
+
+// NewUserConflict is what u is told when a user u creates clashes with one
+// that exists: a global admin sees every user and gets conflict as it is; a
+// tenant's admin gets ErrEmailTaken, which reveals nothing outside the
+// tenant.
+func (u User) NewUserConflict(conflict error) error {
+	if u.TenantID == nil {
+		return conflict
+	}
+	return ErrEmailTaken
+}
+
 // ErrAdminOnly refuses a change to a user whose role is viewer.
 var ErrAdminOnly = apperr.New(apperr.Forbidden, "forbidden", "this needs the admin role; viewers can only read")
 
@@ -100,10 +120,16 @@ func (s Scope) Allows(tenantID int64) bool {
 // Service checks sign-ins and loads users.
 type Service struct {
 	pool *pgxpool.Pool
+	// checks admits MaxConcurrentChecks password checks at a time.
+	checks *semaphore.Weighted
+	// checkPassword is password.Check; tests count the checks through it.
+	checkPassword func(pw, hash string) error
 }
 
 // New returns a Service on pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+func New(pool *pgxpool.Pool) *Service {
+	return &Service{pool: pool, checks: semaphore.NewWeighted(MaxConcurrentChecks), checkPassword: password.Check}
+}
 
 // ErrNoUser means the user of a session no longer exists.
 var ErrNoUser = errors.New("user does not exist")

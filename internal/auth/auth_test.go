@@ -2,12 +2,17 @@ package auth_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -114,4 +119,95 @@ func TestLoginThrottleWindow(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.User(ctx, id)
 	require.ErrorIs(t, err, auth.ErrNoUser)
+}
+
+// checkCounter wraps the real password check and records how many checks
+// ran and the most that ran at once.
+type checkCounter struct {
+	running, peak, total atomic.Int64
+}
+
+func (c *checkCounter) check(pw, hash string) error {
+	now := c.running.Add(1)
+	defer c.running.Add(-1)
+	for {
+		peak := c.peak.Load()
+		if now <= peak || c.peak.CompareAndSwap(peak, now) {
+			break
+		}
+	}
+	c.total.Add(1)
+	return password.Check(pw, hash)
+}
+
+// signInsAtOnce starts n sign-ins together and returns their errors.
+func signInsAtOnce(svc *auth.Service, n int, email, remoteAddr func(i int) string) []error {
+	errs := make([]error, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = svc.Login(context.Background(), email(i), "wrong password, long enough", remoteAddr(i))
+		})
+	}
+	close(start)
+	wg.Wait()
+	return errs
+}
+
+// 24 wrong passwords at once for one account from one address: the
+// throttle's count, check and record are one decision, so at most
+// MaxFailures passwords are checked; the others are refused unchecked.
+func TestConcurrentWrongPasswordsAreCheckedAtMostMaxFailuresTimes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	testfactory.User(t, pool, &testfactory.UserOpts{Email: "ada@acme.example"})
+	svc := auth.New(pool)
+	var counter checkCounter
+	auth.SetPasswordCheck(svc, counter.check)
+
+	errs := signInsAtOnce(svc, 24, func(int) string { return "ada@acme.example" }, func(int) string { return "192.0.2.7" })
+	answers := map[string]int{}
+	for _, err := range errs {
+		ae, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		answers[ae.Type]++
+	}
+	checked := int(counter.total.Load())
+	require.LessOrEqual(t, checked, auth.MaxFailures, "answers %v", answers)
+	require.Equal(t, checked, answers["invalid-credentials"], "answers %v", answers)
+	require.Equal(t, 24-checked, answers["too-many-attempts"]+answers["sign-in-busy"], "answers %v", answers)
+	var recorded int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM audit_events WHERE action = 'user.login_failed'`).Scan(&recorded))
+	require.Equal(t, checked, recorded, "every checked failure is recorded, refused ones are not")
+	t.Logf("24 concurrent wrong passwords: %d checked, answers %v", checked, answers)
+	require.LessOrEqual(t, counter.peak.Load(), int64(auth.MaxConcurrentChecks))
+}
+
+// 24 sign-ins at once for different emails from different addresses, none
+// throttled: at most MaxConcurrentChecks Argon2id checks (64 MiB each) run
+// at a time, and an unknown email costs a check like a known one.
+func TestConcurrentPasswordChecksAreCapped(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	svc := auth.New(pool)
+	var counter checkCounter
+	auth.SetPasswordCheck(svc, counter.check)
+
+	errs := signInsAtOnce(svc, 24,
+		func(i int) string { return fmt.Sprintf("nobody%d@acme.example", i) },
+		func(i int) string { return fmt.Sprintf("192.0.2.%d", i) })
+	checked := 0
+	for _, err := range errs {
+		if errors.Is(err, auth.ErrInvalidCredentials) {
+			checked++
+		} else {
+			require.ErrorIs(t, err, auth.ErrBusy, "a sign-in is checked or told the server is busy")
+		}
+	}
+	require.Positive(t, checked)
+	require.Equal(t, int64(checked), counter.total.Load(), "every unknown email cost one check")
+	require.LessOrEqual(t, counter.peak.Load(), int64(auth.MaxConcurrentChecks), "never more checks at once than the cap")
 }

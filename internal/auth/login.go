@@ -44,9 +44,29 @@ var timingHash = sync.OnceValues(func() (string, error) {
 	return password.Hash("edihub-no-such-user")
 })
 
+// MaxConcurrentChecks bounds the password checks running at once in one
+// process. An Argon2id check holds 64 MiB for its duration, so without a
+// bound a burst of sign-ins, with or without an account, is a burst of
+// memory; with it, memory for checks stays under MaxConcurrentChecks × 64 MiB.
+const MaxConcurrentChecks = 2
+
+// checkQueueWait is how long a sign-in waits for a free check before it is
+// refused with ErrBusy: long enough for a few checks ahead of it.
+const checkQueueWait = 3 * time.Second
+
+// ErrBusy refuses a sign-in that found every password check taken for
+// checkQueueWait; trying again shortly works.
+var ErrBusy = apperr.New(apperr.Unavailable, "sign-in-busy",
+	"too many sign-ins are being checked right now: try again in a moment")
+
 // Login checks an email and password from remoteAddr and records the
 // outcome in the audit trail. It returns the user on success,
-// ErrInvalidCredentials, ErrThrottled, or a database error.
+// ErrInvalidCredentials, ErrThrottled, ErrBusy, or a database error.
+//
+// The throttle's decision is atomic: under locks per email and per address
+// (AuditEventLoginLock), one sign-in at a time counts the recent failures,
+// checks the password and records a failure, so that concurrent wrong
+// passwords are checked at most MaxFailures times per window, not once each.
 func (s *Service) Login(ctx context.Context, email, pw, remoteAddr string) (User, error) {
 	email = strings.TrimSpace(email)
 	if email == "" || pw == "" {
@@ -55,51 +75,78 @@ func (s *Service) Login(ctx context.Context, email, pw, remoteAddr string) (User
 	if len(email) > maxRecordedEmail {
 		email = email[:maxRecordedEmail]
 	}
-	q := db.New(s.pool)
-	failures, err := q.AuditEventLoginFailures(ctx, db.AuditEventLoginFailuresParams{
-		WindowSeconds: FailureWindow.Seconds(), Email: email, RemoteAddr: remoteAddr,
+	waitCtx, cancel := context.WithTimeout(ctx, checkQueueWait)
+	defer cancel()
+	if err := s.checks.Acquire(waitCtx, 1); err != nil {
+		if ctx.Err() != nil {
+			return User{}, ctx.Err()
+		}
+		return User{}, ErrBusy
+	}
+	defer s.checks.Release(1)
+
+	var u User
+	var refused error
+	err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		if err := q.AuditEventLoginLock(ctx, db.AuditEventLoginLockParams{Email: email, RemoteAddr: remoteAddr}); err != nil {
+			return fmt.Errorf("lock sign-ins: %w", err)
+		}
+		failures, err := q.AuditEventLoginFailures(ctx, db.AuditEventLoginFailuresParams{
+			WindowSeconds: FailureWindow.Seconds(), Email: email, RemoteAddr: remoteAddr,
+		})
+		if err != nil {
+			return fmt.Errorf("count failed sign-ins: %w", err)
+		}
+		if failures >= MaxFailures {
+			refused = ErrThrottled
+			return nil
+		}
+		// A failure is recorded and committed like a success: it is what
+		// the next sign-in counts.
+		u, refused, err = s.check(ctx, q, email, pw, remoteAddr)
+		return err
 	})
 	if err != nil {
-		return User{}, fmt.Errorf("count failed sign-ins: %w", err)
+		return User{}, err
 	}
-	if failures >= MaxFailures {
-		return User{}, ErrThrottled
-	}
+	return u, refused
+}
 
+// check compares pw with the password of email's user and records the
+// outcome. A wrong password or an unknown email is refused with
+// ErrInvalidCredentials after the same Argon2id work; err is for failures
+// of the check itself.
+func (s *Service) check(ctx context.Context, q *db.Queries, email, pw, remoteAddr string) (u User, refused, err error) {
 	row, err := q.UserGetByEmail(ctx, email)
 	switch {
 	case db.IsNotFound(err):
 		hash, err := timingHash()
 		if err != nil {
-			return User{}, err
+			return User{}, nil, err
 		}
-		_ = password.Check(pw, hash) // only spends the time a real check takes
-		return User{}, fail(ctx, q, email, remoteAddr, "unknown_email")
+		_ = s.checkPassword(pw, hash) // only spends the time a real check takes
+		return User{}, ErrInvalidCredentials, fail(ctx, q, email, remoteAddr, "unknown_email")
 	case err != nil:
-		return User{}, fmt.Errorf("load user: %w", err)
+		return User{}, nil, fmt.Errorf("load user: %w", err)
 	}
-	if err := password.Check(pw, row.PasswordHash); errors.Is(err, password.ErrMismatch) {
-		return User{}, fail(ctx, q, email, remoteAddr, "wrong_password")
+	if err := s.checkPassword(pw, row.PasswordHash); errors.Is(err, password.ErrMismatch) {
+		return User{}, ErrInvalidCredentials, fail(ctx, q, email, remoteAddr, "wrong_password")
 	} else if err != nil {
-		return User{}, err
+		return User{}, nil, err
 	}
-
-	u, err := loadUser(ctx, q, row.ID)
+	u, err = loadUser(ctx, q, row.ID)
 	if err != nil {
-		return User{}, err
+		return User{}, nil, err
 	}
-	return u, auditevent.Record(ctx, q, u.Actor(), u.TenantID, auditevent.LoggedIn,
+	return u, nil, auditevent.Record(ctx, q, u.Actor(), u.TenantID, auditevent.LoggedIn,
 		map[string]any{"email": u.Email, "remote_addr": remoteAddr})
 }
 
 // fail records a failed sign-in outside any tenant (the email may belong to
-// no one) and returns ErrInvalidCredentials.
+// no one).
 func fail(ctx context.Context, q *db.Queries, email, remoteAddr, reason string) error {
-	if err := auditevent.Record(ctx, q, auditevent.ActorAnonymous, nil, auditevent.LoginFailed,
-		map[string]any{"email": email, "remote_addr": remoteAddr, "reason": reason}); err != nil {
-		return err
-	}
-	return ErrInvalidCredentials
+	return auditevent.Record(ctx, q, auditevent.ActorAnonymous, nil, auditevent.LoginFailed,
+		map[string]any{"email": email, "remote_addr": remoteAddr, "reason": reason})
 }
 
 // Logout records that u signed out; the caller destroys the session.

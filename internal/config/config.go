@@ -31,9 +31,12 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// after SIGTERM before the server stops waiting for them.
 	ShutdownTimeout time.Duration
-	// RequestTimeout bounds the work of one request, database included.
+	// RequestTimeout bounds the work of one API request, database included.
 	RequestTimeout time.Duration
-	LogFormat      string // "text" or "json"
+	// AdminRequestTimeout bounds the work of one admin page or form post;
+	// the impact replay of the message-type editor is the slowest of them.
+	AdminRequestTimeout time.Duration
+	LogFormat           string // "text" or "json"
 	// SweepInterval is how often expired idempotency keys are deleted, and
 	// SweepBatchSize how many one statement deletes.
 	SweepInterval  time.Duration
@@ -76,6 +79,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
+	cfg.AdminRequestTimeout = positiveDuration(getenv, "ADMIN_REQUEST_TIMEOUT", 60*time.Second, &errs)
 	cfg.TrustedProxies = networks(getenv, "TRUSTED_PROXIES", "127.0.0.1/32,::1/128", &errs)
 	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
 	cfg.SweepBatchSize = 1000

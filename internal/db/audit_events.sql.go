@@ -246,3 +246,25 @@ func (q *Queries) AuditEventLoginFailures(ctx context.Context, arg AuditEventLog
 	err := row.Scan(&count)
 	return count, err
 }
+
+const auditEventLoginLock = `-- name: AuditEventLoginLock :exec
+SELECT pg_advisory_xact_lock(1, hashtext(lower($1::text))),
+       pg_advisory_xact_lock(2, hashtext($2::text))
+`
+
+type AuditEventLoginLockParams struct {
+	Email      string
+	RemoteAddr string
+}
+
+// AuditEventLoginLock makes one sign-in at a time, per email and per remote
+// address, count the failures before it, check its password and record its
+// failure: the lock is held to the end of the transaction, so concurrent
+// sign-ins on any replica see each other's failures and the throttle cannot
+// be outrun. Emails and addresses have key spaces of their own (1 and 2),
+// always taken in that order, so two sign-ins never wait for each other in
+// a circle.
+func (q *Queries) AuditEventLoginLock(ctx context.Context, arg AuditEventLoginLockParams) error {
+	_, err := q.db.Exec(ctx, auditEventLoginLock, arg.Email, arg.RemoteAddr)
+	return err
+}

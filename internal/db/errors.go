@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -34,12 +35,25 @@ func IsUnavailable(err error) bool {
 	if err == nil || errors.Is(err, pgx.ErrNoRows) || errors.Is(err, context.Canceled) {
 		return false
 	}
+	// A connection that could not be opened is unavailability whatever the
+	// server said when it refused: a database that does not allow
+	// connections (55000), too many clients (53300), a shutdown (57P01) or
+	// a start-up (57P03) all end in a FATAL error at connect time, which
+	// must not be mistaken for a statement the server rejected.
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch pgErr.Code[:2] {
-		case "08", // connection exception
-			"53", // insufficient resources, including too many connections
-			"57": // operator intervention: admin shutdown, crash shutdown, cannot connect now
+		switch {
+		case pgErr.Code == "57014":
+			// query_canceled: a statement cancelled on request or by
+			// statement_timeout hit a time limit; it is not an outage.
+			return false
+		case strings.HasPrefix(pgErr.Code, "08"), // connection exception
+			strings.HasPrefix(pgErr.Code, "53"), // insufficient resources, including too many connections
+			strings.HasPrefix(pgErr.Code, "57"): // operator intervention: admin shutdown, crash shutdown, cannot connect now
 			return true
 		}
 		return false
@@ -47,9 +61,8 @@ func IsUnavailable(err error) bool {
 	// Failures to talk to the server at all: refused or dropped connections,
 	// timeouts while dialling or acquiring a pooled connection, a connection
 	// that broke mid-transaction.
-	var connectErr *pgconn.ConnectError
 	var netErr net.Error
-	return errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+	return errors.As(err, &netErr) ||
 		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		pgconn.SafeToRetry(err) || pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -65,13 +65,6 @@ func ParseRaw(body []byte) (Envelope, error) {
 	if err := CheckJSON(body); err != nil {
 		return Envelope{}, err
 	}
-	env := Envelope{Payload: body, Docnum: DetectDocnum(body)}
-	return env, checkDocnum(env.Docnum)
-}
-
-func checkDocnum(docnum string) error {
-	if len(docnum) > MaxDocnumLength {
-		return apperr.New(apperr.Invalid, "invalid-field", "docnum is longer than %d bytes", MaxDocnumLength)
-	}
-	return nil
+	docnum, err := detectedDocnum(body)
+	return Envelope{Payload: body, Docnum: docnum}, err
 }

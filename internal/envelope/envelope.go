@@ -9,6 +9,8 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/identifier"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
 // MaxDocnumLength is the longest docnum accepted; an IDoc DOCNUM has 16.
@@ -28,8 +30,7 @@ var docnumPaths = []string{"EDI_DC40.DOCNUM", "IDOC.EDI_DC40.DOCNUM", "*.IDOC.ED
 // Parse validates body and extracts its members. Members other than the
 // three it knows are ignored, so senders may add their own. The payload is a
 // slice of body, which the caller must therefore not modify.
-func Parse(body []byte) (Envelope, error) {
-	var env Envelope
+func Parse(body []byte) (env Envelope, err error) {
 	if err := CheckJSON(body); err != nil {
 		return env, err
 	}
@@ -63,6 +64,12 @@ func Parse(body []byte) (Envelope, error) {
 	case mt.Type != gjson.String || mt.Str == "":
 		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
 	}
+	// A message type that cannot be a code is refused before it is looked
+	// up, logged or counted, so that huge or hostile values never reach a
+	// log line or a metrics label.
+	if problem := identifier.Problem(mt.Str, messagetype.MaxCodeLength); problem != "" {
+		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
+	}
 	// Short strings are copied, so that they do not keep the body alive.
 	env.MessageType = strings.Clone(mt.Str)
 
@@ -77,11 +84,31 @@ func Parse(body []byte) (Envelope, error) {
 			return env, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
 		}
 		env.Docnum = strings.Clone(d.Str)
+		if err := CheckDocnum("docnum", env.Docnum); err != nil {
+			return env, err
+		}
 	}
 	if env.Docnum == "" {
-		env.Docnum = DetectDocnum(env.Payload)
+		env.Docnum, err = detectedDocnum(env.Payload)
 	}
-	return env, checkDocnum(env.Docnum)
+	return env, err
+}
+
+// detectedDocnum is the docnum of an IDoc control record in payload, checked.
+func detectedDocnum(payload []byte) (string, error) {
+	docnum := DetectDocnum(payload)
+	return docnum, CheckDocnum("the payload's EDI_DC40.DOCNUM", docnum)
+}
+
+// CheckDocnum refuses a docnum that could not be stored or shown as it is:
+// too long, invalid UTF-8, or holding a control or bidirectional character.
+// Such a message can never be stored, so the sender is told so (400)
+// rather than invited to retry. where names the docnum's source.
+func CheckDocnum(where, docnum string) error {
+	if problem := identifier.Problem(docnum, MaxDocnumLength); problem != "" {
+		return apperr.New(apperr.Invalid, "invalid-field", "%s is %s", where, problem)
+	}
+	return nil
 }
 
 // DetectDocnum returns the DOCNUM of an IDoc control record in payload, or

@@ -104,6 +104,13 @@ func TestParseErrors(t *testing.T) {
 		{"no payload", `{"message_type":"A"}`, "missing-field", "payload"},
 		{"numeric docnum", `{"message_type":"A","docnum":64132944,"payload":{}}`, "invalid-field", "docnum"},
 		{"long docnum", `{"message_type":"A","docnum":"` + strings.Repeat("9", 256) + `","payload":{}}`, "invalid-field", "docnum"},
+		{"NUL in the docnum", `{"message_type":"A","docnum":"a\u0000b","payload":{}}`, "invalid-field", "docnum is holding the invisible or control character U+0000"},
+		{"right-to-left override in the docnum", `{"message_type":"A","docnum":"4711\u202Egpj","payload":{}}`, "invalid-field", "U+202E"},
+		{"escape in the docnum", `{"message_type":"A","docnum":"\u001b[31m4711","payload":{}}`, "invalid-field", "U+001B"},
+		{"line break in the docnum", `{"message_type":"A","docnum":"4711\r\n4712","payload":{}}`, "invalid-field", "U+000D"},
+		{"NUL in the payload's DOCNUM", `{"message_type":"A","payload":{"EDI_DC40":{"DOCNUM":"1\u00002"}}}`, "invalid-field", "the payload's EDI_DC40.DOCNUM"},
+		{"message type of a megabyte", `{"message_type":"` + strings.Repeat("M", 1<<20) + `","payload":{}}`, "invalid-field", "message_type is longer than 64 bytes"},
+		{"NUL in the message type", `{"message_type":"ORDERS\u000005","payload":{}}`, "invalid-field", "message_type is holding"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +121,7 @@ func TestParseErrors(t *testing.T) {
 			require.Equal(t, apperr.Invalid, ae.Kind)
 			require.Equal(t, tt.wantType, ae.Type)
 			require.Contains(t, ae.Detail, tt.wantDetail)
+			require.Less(t, len(ae.Detail), 200, "a detail never repeats a long value")
 		})
 	}
 }

@@ -5,6 +5,7 @@ package messagetype
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -21,13 +22,21 @@ const MaxWindowHours = 87600
 // MaxFields bounds the paths per type; a business key has a handful.
 const MaxFields = 32
 
+// MaxCodeLength is the longest message type code, in bytes.
+const MaxCodeLength = 64
+
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
-// ValidateCode checks a message type code such as ORDERS05.
+// ValidateCode checks a message type code such as ORDERS05. The answer
+// repeats the code only when it is short enough to read.
 func ValidateCode(code string) error {
 	if !codePattern.MatchString(code) {
+		shown := fmt.Sprintf(" %q", code)
+		if len(code) > MaxCodeLength {
+			shown = ""
+		}
 		return apperr.New(apperr.Invalid, "invalid-field",
-			"message type code %q is not valid: use 1 to 64 letters, digits, '_', '.' or '-'", code)
+			"message type code%s is not valid: use 1 to %d letters, digits, '_', '.' or '-'", shown, MaxCodeLength)
 	}
 	return nil
 }

@@ -19,7 +19,16 @@ const (
 	OutcomeDuplicateKey         = "duplicate_key"
 	OutcomeDuplicateFingerprint = "duplicate_fingerprint"
 	OutcomeRejected             = "rejected"
+	// A request stopped by REQUEST_TIMEOUT, and one whose client left
+	// before the answer: neither was decided, and neither is a rejection.
+	OutcomeTimedOut     = "timed_out"
+	OutcomeClientClosed = "client_closed"
 )
+
+// UnknownMessageType is the message_type label of every request naming a
+// code its tenant does not have: labels take configured codes only, so the
+// number of series stays bounded by the configuration, not by clients.
+const UnknownMessageType = "unknown"
 
 // Metrics holds every collector, registered on a registry of its own so
 // that tests can create as many as they like.

@@ -178,3 +178,18 @@ func TestBrowserTenantUserCannotOpenAnotherTenantsData(t *testing.T) {
 	require.Equal(t, 1, eval[int](t, b, fmt.Sprintf(`document.querySelectorAll('a.original[href="/admin/messages/%d"]').length`, site.otherOriginal)),
 		"the tenant's own duplicate is listed, on the last page shown")
 }
+
+// A docnum holding a right-to-left override and an escape sequence, stored
+// before intake refused them, shows in a real browser as escapes: the text
+// after it keeps its order, and nothing is hidden.
+func TestBrowserShowsInvisibleCharactersEscaped(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	_, err := site.pool.Exec(t.Context(), `UPDATE messages SET docnum = $1 WHERE id = $2`, "4711\u202Egpj.exe\x1b[2J", site.original)
+	require.NoError(t, err)
+	email := site.user(t, "root@example.com", auth.RoleAdmin, "")
+	b := newBrowser(t)
+	b.signIn(t, site.url, fmt.Sprintf("/admin/messages/%d", site.original), email)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#message-docnum`)))
+	require.Equal(t, `4711\u202egpj.exe\x1b[2J`, eval[string](t, b, `document.querySelector('#message-docnum').textContent`))
+}

@@ -124,4 +124,7 @@ func (c *adminClient) login(email string) {
 	c.get("/admin/login")
 	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
 	require.Equal(c.t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	// As a browser does, follow the redirect, whose page holds the CSRF
+	// token that sign-in renewed.
+	c.get(resp.header.Get("Location"))
 }

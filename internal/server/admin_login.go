@@ -43,6 +43,9 @@ func (s *Server) adminLogin(c echo.Context) error {
 	if err := s.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session token: %w", err)
 	}
+	// The CSRF token is renewed with the session: one known before sign-in
+	// is worthless after it.
+	newCSRFToken(ctx, s.sessions)
 	s.sessions.Put(ctx, sessionUserKey, u.ID)
 	if err := s.saveSession(c); err != nil {
 		return err

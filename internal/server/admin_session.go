@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
@@ -26,8 +28,10 @@ const (
 	sessionUserKey = "user_id"
 	// userKey is the Echo context key of the signed-in auth.User.
 	userKey = "admin_user"
-	// csrfKey is the Echo context key of the request's CSRF token.
-	csrfKey = "csrf"
+	// csrfKey is the Echo context key of the request's CSRF token, and
+	// csrfSessionKey the session value that holds it.
+	csrfKey        = "csrf"
+	csrfSessionKey = "csrf_token"
 )
 
 // newSessions returns the admin session manager. Sessions live in
@@ -79,11 +83,12 @@ func (s *Server) expireSessions(ctx context.Context) {
 }
 
 // adminPages is the middleware of every /admin route: a small body limit
-// (forms only), no caching of pages that show customer data, the session,
+// (forms only), form fields that text columns can hold, no caching of pages that show customer data, the session,
 // and the CSRF check on every unsafe method.
 func (s *Server) adminPages() []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
 		middleware.BodyLimit("64K"),
+		plainForm,
 		func(next echo.HandlerFunc) echo.HandlerFunc {
 			return func(c echo.Context) error {
 				c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
@@ -91,25 +96,59 @@ func (s *Server) adminPages() []echo.MiddlewareFunc {
 			}
 		},
 		s.loadSession,
-		middleware.CSRFWithConfig(middleware.CSRFConfig{
-			// Forms post the token as _csrf; htmx sends it as a header
-			// (hx-headers on <body>). Echo also lets a same-origin request
-			// through by its Sec-Fetch-Site header and refuses a cross-site
-			// one, the way current browsers allow.
-			TokenLookup:    "form:_csrf,header:" + echo.HeaderXCSRFToken,
-			ContextKey:     csrfKey,
-			CookieName:     "edihub_csrf",
-			CookiePath:     adminpath.Prefix,
-			CookieHTTPOnly: true,
-			CookieSameSite: http.SameSiteLaxMode,
-			CookieSecure:   s.cfg.CookieSecure,
-			ErrorHandler:   func(error, echo.Context) error { return errCSRF },
-		}),
+		s.protectForms(),
 	}
 }
 
 var errCSRF = apperr.New(apperr.Forbidden, "csrf-token-invalid",
 	"this form has expired or did not come from edihub: reload the page and try again")
+
+// protectForms guards every unsafe request of the admin pages against
+// cross-site request forgery, twice. Current browsers say where a request
+// comes from (Sec-Fetch-Site, Origin), and Go's CrossOriginProtection
+// refuses one from another site. And every session holds a random token of
+// its own, kept server-side in the session and written into each form (and
+// into htmx's headers): a request whose token is not its session's is
+// refused. A token is good for one session only, so a token and cookie
+// that an attacker obtained in a session of their own and planted in a
+// victim's browser open nothing, as they would with a token checked
+// against a cookie.
+func (s *Server) protectForms() echo.MiddlewareFunc {
+	crossOrigin := http.NewCrossOriginProtection()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx := c.Request().Context()
+			token := s.sessions.GetString(ctx, csrfSessionKey)
+			switch r := c.Request(); r.Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions:
+				if token == "" {
+					token = newCSRFToken(ctx, s.sessions)
+					if err := s.saveSession(c); err != nil {
+						return err
+					}
+				}
+			default:
+				sent := r.Header.Get(echo.HeaderXCSRFToken)
+				if sent == "" {
+					sent = c.FormValue("_csrf")
+				}
+				if crossOrigin.Check(r) != nil || token == "" ||
+					subtle.ConstantTimeCompare([]byte(sent), []byte(token)) != 1 {
+					return errCSRF
+				}
+			}
+			c.Set(csrfKey, token)
+			return next(c)
+		}
+	}
+}
+
+// newCSRFToken gives the session a new random CSRF token and returns it.
+func newCSRFToken(ctx context.Context, sessions *scs.SessionManager) string {
+	token := rand.Text()
+	sessions.Put(ctx, csrfSessionKey, token)
+	return token
+}
 
 // loadSession reads the request's session from the store. With an idle
 // timeout every request moves the session's expiry on; that is saved here,

@@ -95,7 +95,7 @@ func TestCookiesAreSecureWhenConfigured(t *testing.T) {
 	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	c := b.client(t)
 	resp := c.get("/admin/login")
-	require.True(t, cookieNamed(t, resp, "edihub_csrf").Secure)
+	require.True(t, cookieNamed(t, resp, "edihub_session").Secure, "the session holding the sign-in form's CSRF token")
 	resp = c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.True(t, cookieNamed(t, resp, "edihub_session").Secure)
@@ -185,6 +185,74 @@ func TestFormsNeedTheCSRFToken(t *testing.T) {
 	resp := c.submit("/admin/users", newUser)
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM users`))
+}
+
+// A CSRF token is bound to its session: a token and the cookies that an
+// attacker obtained in a session of their own, planted in a signed-in
+// admin's browser, do not let a forged form through. With a token checked
+// against a cookie (double submit), this pair passed.
+func TestPlantedCSRFTokenAndCookiesAreRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	victim := b.client(t)
+	victim.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
+
+	attacker := b.client(t)
+	attacker.get("/admin/login")
+	require.NotEmpty(t, attacker.csrf)
+	site, err := url.Parse(b.url + "/admin/")
+	require.NoError(t, err)
+	for _, ck := range attacker.http.Jar.Cookies(site) {
+		if ck.Name != "edihub_session" {
+			victim.http.Jar.SetCookies(site, []*http.Cookie{{Name: ck.Name, Value: ck.Value, Path: "/admin"}})
+		}
+	}
+	victim.csrf = attacker.csrf
+	resp := victim.submit("/admin/users", url.Values{"email": {"mallory@evil.example"}, "password": {testfactory.Password}, "role": {"admin"}})
+	require.Equal(t, http.StatusForbidden, resp.status, "%s", resp.body)
+	require.Zero(t, b.count(t, `SELECT count(*) FROM users WHERE email = 'mallory@evil.example'`))
+
+	// The token of the victim's own session still works.
+	victim.get("/admin/users")
+	resp = victim.submit("/admin/users", url.Values{"email": {"new@acme.example"}, "password": {testfactory.Password}, "role": {"viewer"}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+}
+
+// Email addresses are unique across the hub, since a sign-in names no
+// tenant. A tenant's admin who picks an address another tenant's user holds
+// gets the same answer as for an address of their own tenant, naming
+// neither the holder nor its tenant, and nothing is created.
+func TestEmailConflictsRevealNothingOutsideTheTenant(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	testfactory.Tenant(t, b.pool, &testfactory.TenantOpts{Slug: "globex", Name: "Globex"})
+	b.user(t, "ceo@globex.example", auth.RoleAdmin, "globex")
+	b.user(t, "clerk@acme.example", auth.RoleViewer, "acme")
+	c := b.client(t)
+	c.login(b.user(t, "boss@acme.example", auth.RoleAdmin, "acme"))
+
+	var answers []string
+	for _, email := range []string{"ceo@globex.example", "CEO@globex.example", "clerk@acme.example"} {
+		c.get("/admin/users")
+		resp := c.submit("/admin/users", url.Values{"email": {email}, "password": {testfactory.Password}, "role": {"admin"}})
+		require.Equal(t, http.StatusConflict, resp.status, "%s", resp.body)
+		problem := problemOf(t, string(resp.body))
+		require.Contains(t, problem, "this email address cannot be given to a new user")
+		require.NotContains(t, problem, "exists")
+		require.NotContains(t, problem, "globex")
+		answers = append(answers, problem)
+	}
+	require.Equal(t, answers[0], answers[2], "another tenant's address and one's own get the same answer")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM users WHERE lower(email) = 'ceo@globex.example'`))
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM users`))
+}
+
+// problemOf returns the problem shown on a page.
+func problemOf(t *testing.T, page string) string {
+	t.Helper()
+	m := regexp.MustCompile(`class="problem"[^>]*>([^<]*)<`).FindStringSubmatch(page)
+	require.NotNil(t, m, "the page shows a problem: %s", page)
+	return m[1]
 }
 
 func TestViewersCannotChangeAnything(t *testing.T) {

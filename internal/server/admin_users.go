@@ -29,6 +29,9 @@ func (s *Server) adminCreateUser(c echo.Context) error {
 	_, err = s.provision.CreateUser(c.Request().Context(), provision.UserSpec{
 		Email: form.Email, Role: form.Role, TenantSlug: tenant, Password: c.FormValue("password"), Actor: u.Actor(),
 	})
+	if ae, ok := apperr.As(err); ok && ae.Kind == apperr.Conflict {
+		err = u.NewUserConflict(err)
+	}
 	if ae, ok := apperr.As(err); ok && ae.Err == nil {
 		form.Problem = ae.Detail
 		return s.renderUsers(c, statusOfKind[ae.Kind], form, "")

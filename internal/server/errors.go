@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -57,6 +56,21 @@ var statusOfKind = map[apperr.Kind]int{
 	apperr.Unavailable:          http.StatusServiceUnavailable,
 	apperr.Forbidden:            http.StatusForbidden,
 	apperr.TooManyRequests:      http.StatusTooManyRequests,
+	apperr.Timeout:              http.StatusGatewayTimeout,
+	apperr.ClientClosed:         statusClientClosedRequest,
+}
+
+// statusClientClosedRequest is the status a request gets in logs and
+// metrics when its client left before the answer (nginx's 499): no client
+// reads it, and it keeps departed clients apart from server errors.
+const statusClientClosedRequest = 499
+
+// statusText is the title of a problem: the standard text of its status.
+func statusText(status int) string {
+	if status == statusClientClosedRequest {
+		return "Client Closed Request"
+	}
+	return http.StatusText(status)
 }
 
 // handleError is the one place where an error becomes an HTTP answer. The
@@ -100,13 +114,13 @@ func isPage(path string) bool {
 func problemOf(err error) problem {
 	if ae, ok := apperr.As(err); ok {
 		status := statusOfKind[ae.Kind]
-		return problem{Type: ae.Type, Title: http.StatusText(status), Status: status, Detail: ae.Detail}
+		return problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail}
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return problem{Type: typeOfStatus(he.Code), Title: http.StatusText(he.Code), Status: he.Code, Detail: httpErrorDetail(he)}
 	}
-	if db.IsUnavailable(err) || errors.Is(err, context.DeadlineExceeded) {
+	if db.IsUnavailable(err) {
 		return problem{
 			Type: "database-unavailable", Title: http.StatusText(http.StatusServiceUnavailable),
 			Status: http.StatusServiceUnavailable,
@@ -120,17 +134,23 @@ func problemOf(err error) problem {
 }
 
 // logFailure logs what the client is not shown: the internal cause of a
-// user-facing error, and every server-side failure.
+// user-facing error, and every server-side failure. A request stopped by its
+// time limit is a warning and a departed client only information: neither
+// is a fault of the server that someone must be woken for.
 func (s *Server) logFailure(err error, p problem, c echo.Context) {
 	ae, userFacing := apperr.As(err)
 	switch {
+	case userFacing && ae.Kind == apperr.ClientClosed:
+		s.log.Info("client closed the request", "error", bounded(ae.Err.Error()), "request_id", requestID(c))
+	case userFacing && ae.Kind == apperr.Timeout:
+		s.log.Warn("request timed out", "error", bounded(ae.Err.Error()), "request_id", requestID(c))
 	case userFacing && ae.Err != nil:
-		s.log.Warn("request failed", "type", ae.Type, "error", ae.Err, "request_id", requestID(c))
+		s.log.Warn("request failed", "type", ae.Type, "error", bounded(ae.Err.Error()), "request_id", requestID(c))
 	case userFacing:
 	case p.Type == "database-unavailable":
-		s.log.Error("database unavailable", "error", err, "request_id", requestID(c))
+		s.log.Error("database unavailable", "error", bounded(err.Error()), "request_id", requestID(c))
 	case p.Status >= http.StatusInternalServerError:
-		s.log.Error("internal error", "error", err, "request_id", requestID(c))
+		s.log.Error("internal error", "error", bounded(err.Error()), "request_id", requestID(c))
 	}
 }
 

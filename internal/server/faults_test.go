@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/config"
@@ -259,4 +260,64 @@ func requireRecovers(t *testing.T, b *testBundle) {
 	require.Eventually(t, func() bool {
 		return b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"after","payload":{}}`)).status == http.StatusCreated
 	}, 10*time.Second, 100*time.Millisecond, "the server stores messages again by itself")
+}
+
+// A database that refuses connections is unavailable however it refuses: a
+// FATAL error at connect time (too many clients, shutting down, starting up,
+// connections not allowed) is a 503 with Retry-After, like /readyz's 503,
+// never a 500. Each refusal comes from a stand-in server speaking the
+// PostgreSQL protocol, since a shared server cannot be put into these states.
+func TestDatabaseRefusingConnectionsIs503(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(func(string) string { return "" })
+	require.NoError(t, err)
+	for _, sqlstate := range []string{"53300", "57P01", "57P03", "55000"} {
+		t.Run(sqlstate, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.PoolFor(t, pgtest.RefusingServerURL(t, sqlstate))
+			srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewTextHandler(io.Discard, nil))).Handler())
+			t.Cleanup(srv.Close)
+			b := &testBundle{url: srv.URL, apiKey: "edh_any"}
+			requireUnavailable(t, b)
+		})
+	}
+}
+
+// A real database with ALLOW_CONNECTIONS false refuses every new
+// connection with FATAL 55000: receive-message answers 503 with
+// Retry-After, as /readyz does, and stores again once connections are
+// allowed.
+func TestDatabaseNotAllowingConnectionsIs503(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	name := b.pool.Config().ConnConfig.Database
+	admin := pgtest.PoolFor(t, pgtest.ServerURL())
+	allow := func(allowed bool) {
+		_, err := admin.Exec(context.Background(), fmt.Sprintf("ALTER DATABASE %s ALLOW_CONNECTIONS %t",
+			pgx.Identifier{name}.Sanitize(), allowed))
+		require.NoError(t, err)
+	}
+	allow(false)
+	t.Cleanup(func() { allow(true) })
+	_, err := admin.Exec(context.Background(),
+		`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, name)
+	require.NoError(t, err)
+
+	requireUnavailable(t, b)
+	ready := do(t, http.MethodGet, b.url+"/readyz", nil, nil)
+	require.Equal(t, http.StatusServiceUnavailable, ready.status)
+
+	allow(true)
+	requireRecovers(t, b)
+}
+
+// requireUnavailable posts a message and requires the answer of an
+// unreachable database.
+func requireUnavailable(t *testing.T, b *testBundle) {
+	t.Helper()
+	resp := b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{}}`))
+	require.Equal(t, http.StatusServiceUnavailable, resp.status, "%s", resp.body)
+	require.Equal(t, "database-unavailable", resp.json(t)["type"])
+	require.NotEmpty(t, resp.header.Get("Retry-After"))
 }

@@ -26,16 +26,44 @@ func metricValue(t *testing.T, exposition, series string) float64 {
 	return v
 }
 
+// observed is a server whose metrics and JSON log lines the test reads.
+type observed struct {
+	*testBundle
+	metrics *metrics.Metrics
+	logs    *syncBuffer
+}
+
+// observedServer starts a server configured by vars that counts into
+// metrics and logs into a buffer the test reads.
+func observedServer(t *testing.T, vars map[string]string) *observed {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	require.NoError(t, err)
+	o := &observed{metrics: metrics.New(pool), logs: &syncBuffer{}}
+	srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewJSONHandler(o.logs, nil)), server.WithMetrics(o.metrics)).Handler())
+	t.Cleanup(srv.Close)
+	o.testBundle = provisionBundle(t, pool, srv.URL)
+	return o
+}
+
+// scrape returns the metrics as Prometheus would read them.
+func (o *observed) scrape() string {
+	rec := httptest.NewRecorder()
+	o.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	return rec.Body.String()
+}
+
+// ingestSeries names one series of edihub_ingest_requests_total.
+func ingestSeries(messageType, outcome, reason, tenant, env string) string {
+	return `edihub_ingest_requests_total{endpoint="receive-message",environment_id="` + env +
+		`",message_type="` + messageType + `",outcome="` + outcome + `",reason="` + reason + `",tenant_id="` + tenant + `"}`
+}
+
 func TestIngestMetricsAndLogs(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.Pool(t)
-	cfg, err := config.Load(func(string) string { return "" })
-	require.NoError(t, err)
-	m := metrics.New(pool)
-	logs := &syncBuffer{}
-	srv := httptest.NewServer(server.New(cfg, pool, slog.New(slog.NewJSONHandler(logs, nil)), server.WithMetrics(m)).Handler())
-	t.Cleanup(srv.Close)
-	b := provisionBundle(t, pool, srv.URL)
+	o := observedServer(t, nil)
+	b, pool, logs := o.testBundle, o.pool, o.logs
 	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
 
 	body := envelopeFor(t, "ORDERS05", "orders05.json")
@@ -47,20 +75,15 @@ func TestIngestMetricsAndLogs(t *testing.T) {
 	wrong := &testBundle{url: b.url, apiKey: "edh_wrong"}
 	require.Equal(t, http.StatusUnauthorized, wrong.post(t, body).status)
 
-	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	text := rec.Body.String()
+	text := o.scrape()
 
 	var tenant, env string
 	require.NoError(t, pool.QueryRow(t.Context(), `SELECT tenant_id::text, id::text FROM environments`).Scan(&tenant, &env))
-	series := func(messageType, outcome, reason string, tenant, env string) string {
-		return `edihub_ingest_requests_total{endpoint="receive-message",environment_id="` + env +
-			`",message_type="` + messageType + `",outcome="` + outcome + `",reason="` + reason + `",tenant_id="` + tenant + `"}`
-	}
+	series := ingestSeries
 	require.Equal(t, 2.0, metricValue(t, text, series("ORDERS05", "accepted", "", tenant, env)))
 	require.Equal(t, 1.0, metricValue(t, text, series("ORDERS05", "duplicate_fingerprint", "", tenant, env)))
 	require.Equal(t, 1.0, metricValue(t, text, series("ORDERS05", "duplicate_key", "", tenant, env)))
-	require.Equal(t, 1.0, metricValue(t, text, series("NOPE", "rejected", "unknown-message-type", tenant, env)))
+	require.Equal(t, 1.0, metricValue(t, text, series("unknown", "rejected", "unknown-message-type", tenant, env)))
 	require.Equal(t, 1.0, metricValue(t, text, series("", "rejected", "unauthorized", "", "")))
 	require.Equal(t, 2.0, metricValue(t, text,
 		`edihub_http_request_duration_seconds_count{method="POST",route="/api/edi-hub/receive-message",status="200"}`))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/metrics"
 )
@@ -18,8 +19,11 @@ type ingestReport struct {
 	tenantID      int64
 	environmentID int64
 	messageType   string
-	messageID     int64
-	outcome       ingest.Outcome
+	// typeKnown says that messageType is one of the tenant's configured
+	// codes; only those become metrics labels.
+	typeKnown bool
+	messageID int64
+	outcome   ingest.Outcome
 }
 
 const ingestReportKey = "edihub.ingest_report"
@@ -42,14 +46,14 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			r := &ingestReport{endpoint: endpoint}
 			c.Set(ingestReportKey, r)
-			err := next(c)
+			err := interrupted(c, next(c))
 
 			outcome, reason := outcomeLabel(r.outcome), ""
 			if err != nil {
-				outcome, reason = metrics.OutcomeRejected, problemOf(err).Type
+				outcome, reason = failureLabel(err), problemOf(err).Type
 			}
 			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
-				r.messageType, outcome, reason).Inc()
+				r.typeLabel(), outcome, reason).Inc()
 			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "ingest",
 				slog.Int64("tenant_id", r.tenantID), slog.Int64("environment_id", r.environmentID),
 				slog.String("message_type", r.messageType), slog.Int64("message_id", r.messageID),
@@ -58,6 +62,16 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 			return err
 		}
 	}
+}
+
+// typeLabel is the message_type label of the request: its code when the
+// tenant has that type, metrics.UnknownMessageType for any other code, so
+// that a client sending made-up codes cannot grow the series without end.
+func (r *ingestReport) typeLabel() string {
+	if r.messageType != "" && !r.typeKnown {
+		return metrics.UnknownMessageType
+	}
+	return r.messageType
 }
 
 // observeLatency records every request's duration by route pattern, so
@@ -86,6 +100,20 @@ func outcomeLabel(o ingest.Outcome) string {
 		return metrics.OutcomeDuplicateFingerprint
 	}
 	return ""
+}
+
+// failureLabel is the outcome of a request that failed: stopped by its time
+// limit, abandoned by its client, or rejected.
+func failureLabel(err error) string {
+	if ae, ok := apperr.As(err); ok {
+		switch ae.Kind {
+		case apperr.Timeout:
+			return metrics.OutcomeTimedOut
+		case apperr.ClientClosed:
+			return metrics.OutcomeClientClosed
+		}
+	}
+	return metrics.OutcomeRejected
 }
 
 func idLabel(id int64) string {

@@ -43,6 +43,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 		return apperr.New(apperr.Unprocessable, "unknown-message-type",
 			"message type %q is not configured for this tenant", env.MessageType)
 	}
+	report.typeKnown = true
 	res, err := s.ingest.Receive(c.Request().Context(), ingest.Request{
 		TenantID:       who.tenantID,
 		EnvironmentID:  who.environmentID,
@@ -66,6 +67,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 func writeResult(c echo.Context, res ingest.Result) error {
 	report := reportOf(c)
 	report.messageType, report.messageID, report.outcome = res.MessageType, res.MessageID, res.Outcome
+	report.typeKnown = true
 	status := http.StatusCreated
 	if res.Outcome != ingest.Created {
 		status = http.StatusOK

@@ -2,6 +2,9 @@ package server
 
 import (
 	"log/slog"
+	"net/http"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -25,13 +28,13 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
-	api := e.Group("/api", middleware.ContextTimeout(s.cfg.RequestTimeout))
+	api := e.Group("/api", timeLimit(s.cfg.RequestTimeout), plainQuery)
 	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage))
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))
 	api.GET("/openapi.yaml", s.openAPIDocument)
 
 	// Pages and redirects link to these routes through adminpath.Path.
-	admin := e.Group(adminpath.Prefix, s.adminPages()...)
+	admin := e.Group(adminpath.Prefix, append([]echo.MiddlewareFunc{timeLimit(s.cfg.AdminRequestTimeout), plainQuery}, s.adminPages()...)...)
 	admin.GET(adminpath.Login, s.adminLoginForm)
 	admin.POST(adminpath.Login, s.adminLogin)
 	signedIn := admin.Group("", s.requireUser)
@@ -64,23 +67,51 @@ func (s *Server) requestLogger() echo.MiddlewareFunc {
 		LogError:     true,
 		HandleError:  true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
-			level := slog.LevelInfo
-			if v.Status >= 500 {
-				level = slog.LevelError
-			}
+			level := levelOfStatus(v.Status)
 			attrs := []slog.Attr{
 				slog.String("method", v.Method),
-				slog.String("uri", v.URI),
+				slog.String("uri", bounded(v.URI)),
 				slog.Int("status", v.Status),
 				slog.Duration("latency", v.Latency),
 				slog.String("request_id", v.RequestID),
 				slog.String("remote_ip", v.RemoteIP),
 			}
 			if v.Error != nil {
-				attrs = append(attrs, slog.String("error", v.Error.Error()))
+				attrs = append(attrs, slog.String("error", bounded(v.Error.Error())))
 			}
 			s.log.LogAttrs(c.Request().Context(), level, "request", attrs...)
 			return nil
 		},
 	})
+}
+
+// levelOfStatus is the level of a request's log line: errors for server
+// faults, a warning for a request stopped by its time limit, information
+// for everything else, a departed client included.
+func levelOfStatus(status int) slog.Level {
+	switch {
+	case status == http.StatusGatewayTimeout:
+		return slog.LevelWarn
+	case status >= http.StatusInternalServerError:
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+// maxLoggedLength bounds a value a client can make long (a URI, an error
+// that quotes input) in a log line: enough to recognise it, never a
+// megabyte per request.
+const maxLoggedLength = 512
+
+// bounded cuts s to maxLoggedLength bytes on a character boundary and says
+// how long it was.
+func bounded(s string) string {
+	if len(s) <= maxLoggedLength {
+		return s
+	}
+	cut := maxLoggedLength
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

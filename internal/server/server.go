@@ -128,8 +128,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bodies of up to MAX_BODY_BYTES must arrive in this time; slow
 		// clients cannot hold a connection open for ever.
-		ReadTimeout:    s.cfg.RequestTimeout,
-		WriteTimeout:   s.cfg.RequestTimeout + 10*time.Second,
+		ReadTimeout: s.cfg.RequestTimeout,
+		// The answer of the slowest request still gets out: handlers are
+		// bounded by their time limits, and the error page or problem
+		// that reports one needs a moment more.
+		WriteTimeout:   max(s.cfg.RequestTimeout, s.cfg.AdminRequestTimeout) + 10*time.Second,
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),

@@ -159,9 +159,9 @@ type Problem struct {
 	// `incomplete-body`, `unauthorized`, `invalid-signature`, `not-found`,
 	// `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
 	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
-	// `idempotency-key-reused`, `database-unavailable`, `service-unavailable`, `internal-error`
-	// and `http-error`. New names may be added: clients must accept any string and fall back
-	// on `status`.
+	// `idempotency-key-reused`, `invalid-parameter`, `database-unavailable`, `request-timeout`,
+	// `service-unavailable`, `internal-error` and `http-error`. New names may be added: clients
+	// must accept any string and fall back on `status`.
 	//
 	//
 	// Examples: idempotency-key-reused, invalid-signature
@@ -215,6 +215,9 @@ type InternalError = Problem
 type Status struct {
 	Status string `json:"status"`
 }
+
+// Timeout defines model for Timeout.
+type Timeout = Problem
 
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = Problem
@@ -910,6 +913,11 @@ type ReceiveMessageResponse503Headers struct {
 	XRequestId *string
 }
 
+// ReceiveMessageResponse504Headers the declared response headers of an HTTP 504 response for ReceiveMessage
+type ReceiveMessageResponse504Headers struct {
+	XRequestId *string
+}
+
 // ReceiveMessageResponseDefaultHeaders the declared response headers of an HTTP default response for ReceiveMessage
 type ReceiveMessageResponseDefaultHeaders struct {
 	XRequestId *string
@@ -936,6 +944,8 @@ type ReceiveMessageResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *Timeout
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -956,6 +966,8 @@ type ReceiveMessageResponse struct {
 	Headers500 *ReceiveMessageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReceiveMessageResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReceiveMessageResponse504Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ReceiveMessageResponseDefaultHeaders
 }
@@ -1003,6 +1015,11 @@ func (r ReceiveMessageResponse) GetApplicationproblemJSON500() *InternalError {
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ReceiveMessageResponse) GetApplicationproblemJSON503() *Unavailable {
 	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSON504() *Timeout {
+	return r.ApplicationproblemJSON504
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -1092,6 +1109,11 @@ type ReceiveWebhookResponse503Headers struct {
 	XRequestId *string
 }
 
+// ReceiveWebhookResponse504Headers the declared response headers of an HTTP 504 response for ReceiveWebhook
+type ReceiveWebhookResponse504Headers struct {
+	XRequestId *string
+}
+
 // ReceiveWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for ReceiveWebhook
 type ReceiveWebhookResponseDefaultHeaders struct {
 	XRequestId *string
@@ -1120,6 +1142,8 @@ type ReceiveWebhookResponse struct {
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *Timeout
 	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
 	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -1142,6 +1166,8 @@ type ReceiveWebhookResponse struct {
 	Headers500 *ReceiveWebhookResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReceiveWebhookResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReceiveWebhookResponse504Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ReceiveWebhookResponseDefaultHeaders
 }
@@ -1194,6 +1220,11 @@ func (r ReceiveWebhookResponse) GetApplicationproblemJSON500() *InternalError {
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ReceiveWebhookResponse) GetApplicationproblemJSON503() *Unavailable {
 	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r ReceiveWebhookResponse) GetApplicationproblemJSON504() *Timeout {
+	return r.ApplicationproblemJSON504
 }
 
 // GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
@@ -1500,6 +1531,13 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -1621,6 +1659,16 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReceiveMessageResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers504 = &headers
 	case true:
 		var headers ReceiveMessageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -1719,6 +1767,13 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Problem
@@ -1851,6 +1906,16 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReceiveWebhookResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers504 = &headers
 	case true:
 		var headers ReceiveWebhookResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
