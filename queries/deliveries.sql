@@ -14,9 +14,12 @@ ON CONFLICT (message_id, destination_id) DO NOTHING
 RETURNING id, destination_id;
 
 -- DeliveryGetForAttempt loads what one attempt sends: the message's stored
--- payload and names, and the destination's address and secret.
+-- bytes (the received ones where they differ from the JSON payload, as for
+-- IDoc-XML) with their content type, its names, and the destination's
+-- address and secret.
 -- name: DeliveryGetForAttempt :one
-SELECT dl.id, dl.message_id, dl.destination_id, dl.status, m.payload::text AS payload, m.docnum,
+SELECT dl.id, dl.message_id, dl.destination_id, dl.status,
+       COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8'))::bytea AS body, m.content_type, m.docnum,
        mt.code AS message_type_code, d.url, d.secret, d.paused
 FROM deliveries dl
 JOIN messages m ON m.tenant_id = dl.tenant_id AND m.id = dl.message_id

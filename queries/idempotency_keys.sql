@@ -19,10 +19,12 @@ WITH claim AS (
 )
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+    content_type, received_bytes, packet_position, packet_size
 )
 SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-       @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr
+       @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr,
+       @content_type, @received_bytes, @packet_position, @packet_size
 FROM claim
 RETURNING id, received_at;
 

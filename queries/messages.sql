@@ -1,13 +1,16 @@
--- MessageInsert stores a message that has no fingerprint, and so takes no
--- part in deduplication (messages that come with an Idempotency-Key are
--- stored by IdempotencyKeyClaimAndStore).
+-- MessageInsert stores a message that claims no fingerprint, and so takes
+-- no part in deduplication: one that has none, or one of a batch stored
+-- under the Idempotency-Key of the whole request (the first message of a
+-- request with a key is stored by IdempotencyKeyClaimAndStore).
 -- name: MessageInsert :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    source_endpoint, integration_id, remote_addr
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+    content_type, received_bytes, packet_position, packet_size
 ) VALUES (
     @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-    @source_endpoint, @integration_id, @remote_addr
+    @computed_fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr,
+    @content_type, @received_bytes, @packet_position, @packet_size
 )
 RETURNING id, received_at;
 
@@ -28,10 +31,12 @@ RETURNING id, received_at;
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-        @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr
+        @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr,
+        @content_type, @received_bytes, @packet_position, @packet_size
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
@@ -64,6 +69,15 @@ SELECT i.id AS inserted_id, i.received_at AS inserted_at,
 FROM (VALUES (1)) AS one (x)
 LEFT JOIN inserted i ON true
 LEFT JOIN holder h ON true;
+
+-- MessageClaimLocks takes, until the transaction ends, an advisory lock on
+-- each claim a batch is about to make (fingerprints and idempotency keys,
+-- hashed to bigints by the caller), in the order given. Batches that sort
+-- their claims the same way take them in one global order, so two batches
+-- holding the same messages in different orders wait for each other instead
+-- of deadlocking on the unique indexes.
+-- name: MessageClaimLocks :exec
+SELECT pg_advisory_xact_lock(k) FROM unnest(@claim_locks::bigint[]) AS k;
 
 -- MessageReleaseFingerprint hands a fingerprint back after its window passed,
 -- so that a newer message can claim it. It changes nothing when another
@@ -100,6 +114,7 @@ ORDER BY t.slug, mt.code;
 -- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       m.content_type, m.received_bytes, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
        mt.duplicate_key_fields
 FROM messages m

@@ -89,6 +89,11 @@ func messageURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.Message, id))
 }
 
+// receivedURL downloads the bytes a message was received as.
+func receivedURL(id int64) templ.SafeURL {
+	return templ.URL(adminpath.Path(adminpath.MessageReceived, id))
+}
+
 func filterURL(f audit.Filter) templ.SafeURL { return templ.URL(f.URL()) }
 
 // short abbreviates a fingerprint or key for a table cell; the whole value

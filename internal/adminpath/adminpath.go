@@ -20,6 +20,7 @@ const (
 	Logout                = "/logout"
 	Audit                 = "/audit"
 	Message               = "/messages/:id"
+	MessageReceived       = "/messages/:id/received"
 	Blocked               = "/blocked/:id"
 	BlockedRelease        = "/blocked/:id/release"
 	MessageTypes          = "/message-types"

@@ -59,6 +59,10 @@ type SourceDetail struct {
 	Endpoint      string  `json:"endpoint"`
 	IntegrationID *string `json:"integration_id"`
 	RemoteAddr    string  `json:"remote_addr"`
+	RequestID     string  `json:"request_id,omitempty"`
+	// Position is the copy's place in a request of several messages (an
+	// IDoc packet or a batch), 1 for the first; absent for a single one.
+	Position int `json:"position,omitempty"`
 }
 
 // Sender is the blocked_copies.sender object of a kept copy: its source

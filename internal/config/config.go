@@ -28,6 +28,8 @@ type Config struct {
 	TrustedProxies    []*net.IPNet
 	IdempotencyKeyTTL time.Duration
 	MaxBodyBytes      int64
+	// MaxBatchMessages is the most messages one batch request may carry.
+	MaxBatchMessages int
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// after SIGTERM before the server stops waiting for them.
 	ShutdownTimeout time.Duration
@@ -82,22 +84,9 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.AdminRequestTimeout = positiveDuration(getenv, "ADMIN_REQUEST_TIMEOUT", 60*time.Second, &errs)
 	cfg.TrustedProxies = networks(getenv, "TRUSTED_PROXIES", "127.0.0.1/32,::1/128", &errs)
 	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
-	cfg.SweepBatchSize = 1000
-	if v := getenv("SWEEP_BATCH_SIZE"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("SWEEP_BATCH_SIZE=%q: want a positive number", v))
-		}
-		cfg.SweepBatchSize = int32(n)
-	}
-	cfg.MaxBodyBytes = 10 << 20
-	if v := getenv("MAX_BODY_BYTES"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("MAX_BODY_BYTES=%q: want a positive number of bytes", v))
-		}
-		cfg.MaxBodyBytes = n
-	}
+	cfg.SweepBatchSize = int32(positiveInt(getenv, "SWEEP_BATCH_SIZE", 1000, 32, &errs))
+	cfg.MaxBodyBytes = positiveInt(getenv, "MAX_BODY_BYTES", 10<<20, 64, &errs)
+	cfg.MaxBatchMessages = int(positiveInt(getenv, "MAX_BATCH_MESSAGES", 1000, 32, &errs))
 	if v := getenv("COOKIE_SECURE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -133,6 +122,20 @@ func delivery(getenv func(string) string, errs *[]error) Delivery {
 	}
 	d.Egress = policy
 	return d
+}
+
+// positiveInt reads the variable name as a positive integer of at most
+// bits bits, def when it is unset.
+func positiveInt(getenv func(string) string, name string, def int64, bits int, errs *[]error) int64 {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, bits)
+	if err != nil || n <= 0 {
+		*errs = append(*errs, fmt.Errorf("%s=%q: want a positive number", name, v))
+	}
+	return n
 }
 
 func withDefault(v, def string) string {

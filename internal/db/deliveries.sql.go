@@ -52,7 +52,8 @@ func (q *Queries) DeliveryCreateForMessages(ctx context.Context, messageIds []in
 }
 
 const deliveryGetForAttempt = `-- name: DeliveryGetForAttempt :one
-SELECT dl.id, dl.message_id, dl.destination_id, dl.status, m.payload::text AS payload, m.docnum,
+SELECT dl.id, dl.message_id, dl.destination_id, dl.status,
+       COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8'))::bytea AS body, m.content_type, m.docnum,
        mt.code AS message_type_code, d.url, d.secret, d.paused
 FROM deliveries dl
 JOIN messages m ON m.tenant_id = dl.tenant_id AND m.id = dl.message_id
@@ -66,7 +67,8 @@ type DeliveryGetForAttemptRow struct {
 	MessageID       int64
 	DestinationID   int64
 	Status          string
-	Payload         string
+	Body            []byte
+	ContentType     string
 	Docnum          *string
 	MessageTypeCode string
 	Url             string
@@ -75,7 +77,9 @@ type DeliveryGetForAttemptRow struct {
 }
 
 // DeliveryGetForAttempt loads what one attempt sends: the message's stored
-// payload and names, and the destination's address and secret.
+// bytes (the received ones where they differ from the JSON payload, as for
+// IDoc-XML) with their content type, its names, and the destination's
+// address and secret.
 func (q *Queries) DeliveryGetForAttempt(ctx context.Context, id int64) (DeliveryGetForAttemptRow, error) {
 	row := q.db.QueryRow(ctx, deliveryGetForAttempt, id)
 	var i DeliveryGetForAttemptRow
@@ -84,7 +88,8 @@ func (q *Queries) DeliveryGetForAttempt(ctx context.Context, id int64) (Delivery
 		&i.MessageID,
 		&i.DestinationID,
 		&i.Status,
-		&i.Payload,
+		&i.Body,
+		&i.ContentType,
 		&i.Docnum,
 		&i.MessageTypeCode,
 		&i.Url,

@@ -15,8 +15,8 @@ import (
 const idempotencyKeyClaimAndStore = `-- name: IdempotencyKeyClaimAndStore :one
 WITH claim AS (
     INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-    VALUES ($1, $2, $12, $10, $13,
-            now() + make_interval(secs => $14::float8))
+    VALUES ($1, $2, $16, $10, $17,
+            now() + make_interval(secs => $18::float8))
     ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
     SET request_hash = excluded.request_hash,
         message_id = NULL,
@@ -28,10 +28,12 @@ WITH claim AS (
 )
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+    content_type, received_bytes, packet_position, packet_size
 )
 SELECT $1, $2, $3, $4, $5, $6,
-       $7, $8, $9, $10, $11
+       $7, $8, $9, $10, $11,
+       $12, $13, $14, $15
 FROM claim
 RETURNING id, received_at
 `
@@ -48,6 +50,10 @@ type IdempotencyKeyClaimAndStoreParams struct {
 	IntegrationID       *uuid.UUID
 	Key                 *string
 	RemoteAddr          string
+	ContentType         string
+	ReceivedBytes       []byte
+	PacketPosition      *int32
+	PacketSize          *int32
 	Scope               string
 	RequestHash         []byte
 	TtlSeconds          float64
@@ -76,6 +82,10 @@ func (q *Queries) IdempotencyKeyClaimAndStore(ctx context.Context, arg Idempoten
 		arg.IntegrationID,
 		arg.Key,
 		arg.RemoteAddr,
+		arg.ContentType,
+		arg.ReceivedBytes,
+		arg.PacketPosition,
+		arg.PacketSize,
 		arg.Scope,
 		arg.RequestHash,
 		arg.TtlSeconds,

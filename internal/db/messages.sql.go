@@ -12,6 +12,21 @@ import (
 	"github.com/google/uuid"
 )
 
+const messageClaimLocks = `-- name: MessageClaimLocks :exec
+SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k
+`
+
+// MessageClaimLocks takes, until the transaction ends, an advisory lock on
+// each claim a batch is about to make (fingerprints and idempotency keys,
+// hashed to bigints by the caller), in the order given. Batches that sort
+// their claims the same way take them in one global order, so two batches
+// holding the same messages in different orders wait for each other instead
+// of deadlocking on the unique indexes.
+func (q *Queries) MessageClaimLocks(ctx context.Context, claimLocks []int64) error {
+	_, err := q.db.Exec(ctx, messageClaimLocks, claimLocks)
+	return err
+}
+
 const messageCount = `-- name: MessageCount :one
 SELECT count(*) FROM messages WHERE tenant_id = $1 AND environment_id = $2
 `
@@ -90,6 +105,7 @@ func (q *Queries) MessageCountsByType(ctx context.Context, arg MessageCountsByTy
 const messageGetForAdmin = `-- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       m.content_type, m.received_bytes, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
        mt.duplicate_key_fields
 FROM messages m
@@ -117,6 +133,10 @@ type MessageGetForAdminRow struct {
 	RemoteAddr          string
 	ReceivedAt          time.Time
 	MessageTypeID       int64
+	ContentType         string
+	ReceivedBytes       []byte
+	PacketPosition      *int32
+	PacketSize          *int32
 	TenantSlug          string
 	EnvironmentSlug     string
 	MessageTypeCode     string
@@ -142,6 +162,10 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 		&i.RemoteAddr,
 		&i.ReceivedAt,
 		&i.MessageTypeID,
+		&i.ContentType,
+		&i.ReceivedBytes,
+		&i.PacketPosition,
+		&i.PacketSize,
 		&i.TenantSlug,
 		&i.EnvironmentSlug,
 		&i.MessageTypeCode,
@@ -153,24 +177,32 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 const messageInsert = `-- name: MessageInsert :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    source_endpoint, integration_id, remote_addr
+    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+    content_type, received_bytes, packet_position, packet_size
 ) VALUES (
     $1, $2, $3, $4, $5, $6,
-    $7, $8, $9
+    $7, $8, $9, $10, $11,
+    $12, $13, $14, $15
 )
 RETURNING id, received_at
 `
 
 type MessageInsertParams struct {
-	TenantID       int64
-	EnvironmentID  int64
-	MessageTypeID  int64
-	Docnum         *string
-	Payload        []byte
-	ContentHash    []byte
-	SourceEndpoint string
-	IntegrationID  *uuid.UUID
-	RemoteAddr     string
+	TenantID            int64
+	EnvironmentID       int64
+	MessageTypeID       int64
+	Docnum              *string
+	Payload             []byte
+	ContentHash         []byte
+	ComputedFingerprint *string
+	SourceEndpoint      string
+	IntegrationID       *uuid.UUID
+	IdempotencyKey      *string
+	RemoteAddr          string
+	ContentType         string
+	ReceivedBytes       []byte
+	PacketPosition      *int32
+	PacketSize          *int32
 }
 
 type MessageInsertRow struct {
@@ -178,9 +210,10 @@ type MessageInsertRow struct {
 	ReceivedAt time.Time
 }
 
-// MessageInsert stores a message that has no fingerprint, and so takes no
-// part in deduplication (messages that come with an Idempotency-Key are
-// stored by IdempotencyKeyClaimAndStore).
+// MessageInsert stores a message that claims no fingerprint, and so takes
+// no part in deduplication: one that has none, or one of a batch stored
+// under the Idempotency-Key of the whole request (the first message of a
+// request with a key is stored by IdempotencyKeyClaimAndStore).
 func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (MessageInsertRow, error) {
 	row := q.db.QueryRow(ctx, messageInsert,
 		arg.TenantID,
@@ -189,9 +222,15 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 		arg.Docnum,
 		arg.Payload,
 		arg.ContentHash,
+		arg.ComputedFingerprint,
 		arg.SourceEndpoint,
 		arg.IntegrationID,
+		arg.IdempotencyKey,
 		arg.RemoteAddr,
+		arg.ContentType,
+		arg.ReceivedBytes,
+		arg.PacketPosition,
+		arg.PacketSize,
 	)
 	var i MessageInsertRow
 	err := row.Scan(&i.ID, &i.ReceivedAt)
@@ -345,24 +384,26 @@ const messageStoreOrBlock = `-- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
-        $7, $7, $8, $9, $10
+        $7, $7, $8, $9, $10,
+        $11, $12, $13, $14
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
-           m.received_at > now() - make_interval(hours => $11::int) AS within_window,
+           m.received_at > now() - make_interval(hours => $15::int) AS within_window,
            m.content_hash <> $6::bytea AS changed
     FROM messages m
     WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
       AND NOT EXISTS (SELECT FROM inserted)
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT $1, $2, $3, holder.id, $12, $13, $7,
-           $14::jsonb || jsonb_build_object(
+    SELECT $1, $2, $3, holder.id, $16, $17, $7,
+           $18::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
                'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
     FROM holder
@@ -372,7 +413,7 @@ WITH inserted AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
                                 docnum, payload, content_hash, sender)
     SELECT $1, $2, $3, blocked.id, holder.id,
-           $4, $5, $6, $15::jsonb
+           $4, $5, $6, $19::jsonb
     FROM blocked, holder
     WHERE holder.changed
 )
@@ -394,6 +435,10 @@ type MessageStoreOrBlockParams struct {
 	SourceEndpoint string
 	IntegrationID  *uuid.UUID
 	RemoteAddr     string
+	ContentType    string
+	ReceivedBytes  []byte
+	PacketPosition *int32
+	PacketSize     *int32
 	WindowHours    int32
 	Action         string
 	Actor          string
@@ -435,6 +480,10 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 		arg.SourceEndpoint,
 		arg.IntegrationID,
 		arg.RemoteAddr,
+		arg.ContentType,
+		arg.ReceivedBytes,
+		arg.PacketPosition,
+		arg.PacketSize,
 		arg.WindowHours,
 		arg.Action,
 		arg.Actor,

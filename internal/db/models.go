@@ -140,6 +140,10 @@ type Message struct {
 	IdempotencyKey      *string
 	RemoteAddr          string
 	ReceivedAt          time.Time
+	ContentType         string
+	ReceivedBytes       []byte
+	PacketPosition      *int32
+	PacketSize          *int32
 }
 
 type MessageType struct {

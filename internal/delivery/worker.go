@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -180,19 +181,19 @@ func (w *worker) attempt(ctx context.Context, d db.DeliveryGetForAttemptRow) att
 
 // request builds the signed POST of a delivery's stored payload.
 func (w *worker) request(ctx context.Context, d db.DeliveryGetForAttemptRow, now time.Time) (*http.Request, error) {
-	body := []byte(d.Payload)
+	body := d.Body
 	id := WebhookID(d.MessageID, d.DestinationID)
 	timestamp := now.Unix()
 	sig, err := signature.SignStandardWebhooks(d.Secret, id, timestamp, body)
 	if err != nil {
 		return nil, fmt.Errorf("sign: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, strings.NewReader(d.Payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.Url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	h := req.Header
-	h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", d.ContentType)
 	h.Set("User-Agent", "edihub")
 	h.Set("webhook-id", id)
 	h.Set("webhook-timestamp", strconv.FormatInt(timestamp, 10))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/ingest"
 )
 
 // waitSettled waits until no delivery is pending, or fails the test.
@@ -299,4 +300,33 @@ func TestRetryGivesFailedDeliveriesANewRound(t *testing.T) {
 	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered'`))
 	require.Equal(t, 8, b.count(t, `SELECT count(*) FROM river_job WHERE kind = 'delivery'`),
 		"one job per delivery and round: four at first, four retries")
+}
+
+// A message that arrived as IDoc-XML is delivered as the bytes received,
+// with the content type they came with, not as the JSON view its key paths
+// read.
+func TestDeliversTheReceivedBytesWithTheirContentType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rc := newReceiver(t, nil)
+	b.destination(t, "production", rc.srv.URL+"/hook")
+	received := []byte(`<?xml version="1.0" encoding="ISO-8859-1"?><ORDERS05><IDOC BEGIN="1"><EDI_DC40 SEGMENT="1"><DOCNUM>7</DOCNUM></EDI_DC40></IDOC></ORDERS05>`)
+	mt := b.types["ORDERS05"]
+	res, err := b.ingest.Receive(context.Background(), ingest.Request{
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: &mt, Docnum: "7",
+		Payload:  []byte(`{"id":"xml-7"}`),
+		Received: &ingest.Received{ContentType: "application/xml; charset=ISO-8859-1", Bytes: received},
+		Source:   ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, ingest.Created, res.Outcome)
+	b.run(t)
+	b.waitSettled(t, 20*time.Second)
+
+	var destinationID int64
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT destination_id FROM deliveries WHERE message_id = $1`, res.MessageID).Scan(&destinationID))
+	id := delivery.WebhookID(res.MessageID, destinationID)
+	require.Empty(t, rc.bad, "the signature covers the received bytes")
+	require.Equal(t, string(received), string(rc.bodies[id]))
+	require.Equal(t, "application/xml; charset=ISO-8859-1", rc.last[id].Header.Get("Content-Type"))
 }

@@ -43,18 +43,9 @@ func Parse(body []byte) (env Envelope, err error) {
 	if !root.IsObject() {
 		return env, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
 	}
-	members := map[string]gjson.Result{}
-	var dupErr error
-	root.ForEach(func(key, value gjson.Result) bool {
-		if _, seen := members[key.Str]; seen {
-			dupErr = apperr.New(apperr.Invalid, "malformed-json", "the member %q appears twice in the body", key.Str)
-			return false
-		}
-		members[key.Str] = value
-		return true
-	})
-	if dupErr != nil {
-		return env, dupErr
+	members, err := membersOf(root)
+	if err != nil {
+		return env, err
 	}
 
 	mt, ok := members["message_type"]
@@ -109,6 +100,22 @@ func CheckDocnum(where, docnum string) error {
 		return apperr.New(apperr.Invalid, "invalid-field", "%s is %s", where, problem)
 	}
 	return nil
+}
+
+// membersOf returns the members of the object root by name; a name that
+// appears twice is refused rather than guessing which one counts.
+func membersOf(root gjson.Result) (map[string]gjson.Result, error) {
+	members := map[string]gjson.Result{}
+	var dupErr error
+	root.ForEach(func(key, value gjson.Result) bool {
+		if _, seen := members[key.Str]; seen {
+			dupErr = apperr.New(apperr.Invalid, "malformed-json", "the member %q appears twice in the body", key.Str)
+			return false
+		}
+		members[key.Str] = value
+		return true
+	})
+	return members, dupErr
 }
 
 // DetectDocnum returns the DOCNUM of an IDoc control record in payload, or

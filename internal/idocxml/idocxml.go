@@ -140,6 +140,20 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 	return doc, nil
 }
 
+// Text returns body as text, read with the charset Parse reads it with, so
+// that a person can be shown what was received.
+func Text(body []byte, charset string) (string, error) {
+	if charset == "" {
+		charset = declaredEncoding(body)
+	}
+	latin1, err := isLatin1(charset)
+	if err != nil || !latin1 {
+		return string(body), err
+	}
+	text, err := charmap.ISO8859_1.NewDecoder().Bytes(body)
+	return string(text), err
+}
+
 // xmlDeclaration matches the encoding an XML declaration names; the
 // declaration, if any, must open the document.
 var xmlDeclaration = regexp.MustCompile(`^(?:\xef\xbb\xbf)?<\?xml\s[^?>]*?encoding\s*=\s*["']([A-Za-z0-9._-]+)["']`)

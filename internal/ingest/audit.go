@@ -10,7 +10,8 @@ import (
 
 // sourceDetail is m's source as the audit trail records it.
 func sourceDetail(m message) auditevent.SourceDetail {
-	d := auditevent.SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr}
+	d := auditevent.SourceDetail{Endpoint: m.Source.Endpoint, RemoteAddr: m.Source.RemoteAddr,
+		RequestID: m.Source.RequestID, Position: m.Source.Position}
 	if m.Source.IntegrationID != nil {
 		id := m.Source.IntegrationID.String()
 		d.IntegrationID = &id

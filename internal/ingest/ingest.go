@@ -58,8 +58,9 @@ const ContentKeyPrefix = "sha256:"
 
 // Endpoints a message can arrive through, as stored in messages.source_endpoint.
 const (
-	EndpointReceiveMessage = "receive-message"
-	EndpointWebhook        = "webhook"
+	EndpointReceiveMessage  = "receive-message"
+	EndpointReceiveMessages = "receive-messages"
+	EndpointWebhook         = "webhook"
 )
 
 // Source says where a message came from, for the message row and the audit trail.
@@ -72,6 +73,11 @@ type Source struct {
 	// list the server chooses; never credentials), kept with a blocked copy
 	// whose content changed so that an admin can tell who sent it.
 	Headers map[string]string
+	// RequestID names the HTTP request, and Position (1 for the first) the
+	// message's place in it when the request carried several (a packet or
+	// a batch), so that the audit trail can tell which copy was blocked.
+	RequestID string
+	Position  int
 }
 
 // Request is one received message, already authenticated and parsed.
@@ -98,6 +104,18 @@ type Request struct {
 	// content itself.
 	KeyIsContent bool
 	Source       Source
+	// Received, when set, is the form the message arrived in where that is
+	// not its JSON payload (IDoc-XML); Payload is then its JSON view.
+	Received *Received
+}
+
+// Received is what a message arrived as when it did not arrive as JSON.
+type Received struct {
+	ContentType string // the request's Content-Type, as sent
+	Bytes       []byte // stored byte for byte
+	// Position and Of place an IDoc within a packet of Of IDocs (1 is the
+	// first); both are 0 for a document that holds one IDoc.
+	Position, Of int
 }
 
 // Outcome is what happened to a request.
@@ -146,6 +164,30 @@ type message struct {
 	// blocked by its fingerprint with changed content (see auditevent.Sender); only
 	// fingerprint mode needs it.
 	sender []byte
+	stored storedForm
+}
+
+// storedForm is how a message's received form is kept in its row (see
+// Received): every statement that stores a message writes these columns.
+type storedForm struct {
+	contentType                string
+	bytes                      []byte
+	packetPosition, packetSize *int32
+}
+
+// jsonContentType is the stored content type of a payload received as JSON.
+const jsonContentType = "application/json"
+
+func storedFormOf(r *Received) storedForm {
+	if r == nil {
+		return storedForm{contentType: jsonContentType}
+	}
+	f := storedForm{contentType: r.ContentType, bytes: r.Bytes}
+	if r.Of > 1 {
+		position, size := int32(r.Position), int32(r.Of)
+		f.packetPosition, f.packetSize = &position, &size
+	}
+	return f
 }
 
 // Receive stores req's message unless it is a duplicate, and returns the
@@ -165,7 +207,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	if m.IdempotencyKey != "" {
 		res, err = s.receiveWithKey(ctx, m)
 	} else {
-		res, err = s.receiveByFingerprint(ctx, m)
+		res, err = s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
 	}
 	res.MessageType = m.messageType.Code
 	return res, err
@@ -176,7 +218,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 // is canonicalised once, into a buffer that is reused by later requests, and
 // both hashes are taken from that one canonical form.
 func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
-	m := message{Request: req}
+	m := message{Request: req, stored: storedFormOf(req.Received)}
 	mt, err := s.loadMessageType(ctx, req)
 	if err != nil {
 		return m, err
@@ -291,24 +333,38 @@ var errRetry = errors.New("retry")
 // maxAttempts bounds retries after lost races; two suffice in practice.
 const maxAttempts = 5
 
-// storeTx runs decide, which stores at most one new message, in one
-// transaction with the new message's deliveries. Every path that stores a
-// message goes through here, so a message never commits without its
-// deliveries, and a duplicate, which stores none, gets none.
-func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) (Result, error)) (Result, error) {
-	var res Result
+// storeTx runs decide, which stores the new messages of one request, in
+// one transaction with the deliveries of every message it created. Every
+// path that stores a message goes through here, so a message never commits
+// without its deliveries, and a duplicate, which stores none, gets none.
+func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
+	var results []Result
 	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if res, err = decide(db.New(tx)); err != nil {
+		if results, err = decide(db.New(tx)); err != nil {
 			return err
 		}
-		if res.Outcome != Created {
-			return nil
-		}
-		if _, err := s.deliveries.EnqueueTx(ctx, tx, res.MessageID); err != nil {
-			return fmt.Errorf("write deliveries of message %d: %w", res.MessageID, err)
+		for _, res := range results {
+			if res.Outcome != Created {
+				continue
+			}
+			if _, err := s.deliveries.EnqueueTx(ctx, tx, res.MessageID); err != nil {
+				return fmt.Errorf("write deliveries of message %d: %w", res.MessageID, err)
+			}
 		}
 		return nil
 	})
-	return res, err
+	return results, err
+}
+
+// storeOneTx is storeTx for a request that stores at most one message.
+func (s *Service) storeOneTx(ctx context.Context, decide func(q *db.Queries) (Result, error)) (Result, error) {
+	results, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
+		res, err := decide(q)
+		return []Result{res}, err
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return results[0], nil
 }

@@ -24,8 +24,12 @@ func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error)
 		if err != nil || replayed {
 			return res, err
 		}
-		res, err = s.storeTx(ctx, func(q *db.Queries) (Result, error) {
-			return s.claimAndStore(ctx, q, m, k)
+		res, err = s.storeOneTx(ctx, func(q *db.Queries) (Result, error) {
+			res, err := s.claimAndStore(ctx, q, m, k)
+			if err != nil {
+				return Result{}, err
+			}
+			return res, complete(ctx, q, k, res)
 		})
 		if err != errRetry {
 			return res, err
@@ -48,16 +52,18 @@ type keyID struct {
 }
 
 // claimAndStore claims k and stores m under it without claiming m's
-// fingerprint (the key is the client's statement of identity), and keeps
-// the answer for replays. It returns errRetry when another request holds
-// the key; the caller's transaction then rolls back and replays.
+// fingerprint (the key is the client's statement of identity); the caller
+// completes the key with the answer in the same transaction. It returns
+// errRetry when another request holds the key; the caller's transaction
+// then rolls back and replays.
 func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
 	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: &k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
 		MessageTypeID: m.messageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
-		RemoteAddr: m.Source.RemoteAddr,
+		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
+		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize,
 	})
 	if db.IsNotFound(err) {
 		return Result{}, errRetry
@@ -65,17 +71,18 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 	if err != nil {
 		return Result{}, fmt.Errorf("claim idempotency key and store message: %w", err)
 	}
-	res, err := created(m, row.ID, row.ReceivedAt)
-	if err != nil {
-		return Result{}, err
-	}
+	return created(m, row.ID, row.ReceivedAt)
+}
+
+// complete keeps res, the answer to the request that claimed k, for replays.
+func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
 	if err := q.IdempotencyKeyComplete(ctx, db.IdempotencyKeyCompleteParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		MessageID: &row.ID, ResponseBody: res.Body,
+		MessageID: &res.MessageID, ResponseBody: res.Body,
 	}); err != nil {
-		return Result{}, fmt.Errorf("keep idempotent response: %w", err)
+		return fmt.Errorf("keep idempotent response: %w", err)
 	}
-	return res, nil
+	return nil
 }
 
 // replay answers a request whose key is taken with the first answer, and

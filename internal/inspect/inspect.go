@@ -10,6 +10,8 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"mime"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +20,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/idocxml"
 )
 
 // Service loads messages for the admin pages.
@@ -53,6 +56,20 @@ type Message struct {
 	// indented: indenting it would have made it many times larger.
 	PayloadAsStored bool
 	Key             Key
+	// Received is what the message arrived as when that was not its JSON
+	// payload (IDoc-XML); Payload is then the JSON view its paths read.
+	Received *Received
+}
+
+// Received is a message's bytes as they arrived, when not as JSON.
+type Received struct {
+	ContentType string
+	Size        int
+	// Text is the bytes read in their charset; Bytes are as stored.
+	Text  string
+	Bytes []byte
+	// Position and Of place an IDoc in its packet; 0 when it came alone.
+	Position, Of int
 }
 
 // Segment is a piece of the pretty-printed payload; Marked pieces are values
@@ -103,7 +120,26 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	var indented bool
 	m.Payload, indented = mark(row.Payload, m.Key)
 	m.PayloadAsStored = !indented
+	if row.ReceivedBytes != nil {
+		m.Received = received(row)
+	}
 	return m, nil
+}
+
+func received(row db.MessageGetForAdminRow) *Received {
+	r := &Received{ContentType: row.ContentType, Size: len(row.ReceivedBytes), Bytes: row.ReceivedBytes}
+	_, params, _ := mime.ParseMediaType(row.ContentType)
+	text, err := idocxml.Text(row.ReceivedBytes, params["charset"])
+	if err != nil {
+		// Only readable bodies are stored, so this would be a bug; the
+		// bytes are still shown, with what cannot be read replaced.
+		text = strings.ToValidUTF8(string(row.ReceivedBytes), "\uFFFD")
+	}
+	r.Text = text
+	if row.PacketPosition != nil && row.PacketSize != nil {
+		r.Position, r.Of = int(*row.PacketPosition), int(*row.PacketSize)
+	}
+	return r
 }
 
 // explain recomputes the fingerprint of in and compares it with stored.

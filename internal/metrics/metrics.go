@@ -38,6 +38,9 @@ type Metrics struct {
 	// Ingest counts ingest requests by where they went and what happened;
 	// reason is the problem type of a rejected request, empty otherwise.
 	Ingest *prometheus.CounterVec
+	// IngestMessages counts the messages that ingest requests carried, by
+	// what became of each: a packet of IDocs or a batch counts every one.
+	IngestMessages *prometheus.CounterVec
 	// RequestDuration is the latency of every HTTP request by route.
 	RequestDuration *prometheus.HistogramVec
 	// KeysSwept counts idempotency keys deleted after their retention.
@@ -59,6 +62,10 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_ingest_requests_total",
 			Help: "Ingest requests by endpoint, tenant, environment, message type, outcome and rejection reason.",
 		}, []string{"endpoint", "tenant_id", "environment_id", "message_type", "outcome", "reason"}),
+		IngestMessages: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_ingest_messages_total",
+			Help: "Messages received (one per IDoc of a packet, one per item of a batch) by endpoint, tenant, environment, message type and outcome.",
+		}, []string{"endpoint", "tenant_id", "environment_id", "message_type", "outcome"}),
 		RequestDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "edihub_http_request_duration_seconds",
 			Help:    "HTTP request latency by route, method and status code.",
@@ -82,7 +89,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
 	}
-	m.registry.MustRegister(m.Ingest, m.RequestDuration, m.KeysSwept, m.SweepFailures,
+	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.KeysSwept, m.SweepFailures,
 		m.Deliveries, m.DeliveryDuration, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -101,6 +101,7 @@ func TestOnlyChangedCopiesAreKept(t *testing.T) {
 	require.Equal(t, "changed", content)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE id = $1 AND message_id = $2`, event, original))
 	require.JSONEq(t, `{"endpoint": "receive-message", "integration_id": null, "remote_addr": "127.0.0.1",
+		"request_id": "`+resp.header.Get("X-Request-Id")+`",
 		"headers": {"User-Agent": "SAP NetWeaver/7.5", "X-GitHub-Delivery": "d-1"}}`, sender,
 		"no Authorization, cookie, signature or unlisted header")
 }
@@ -123,8 +124,9 @@ func TestWebhookChangedCopyKeepsItsSender(t *testing.T) {
 
 	var sender string
 	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT sender::text FROM blocked_copies`).Scan(&sender))
-	require.JSONEq(t, fmt.Sprintf(`{"endpoint": "webhook", "integration_id": %q, "remote_addr": "127.0.0.1",
-		"headers": {"X-Shopify-Shop-Domain": "acme.myshopify.com", "User-Agent": "Shopify-Captain-Hook"}}`, id), sender)
+	require.JSONEq(t, fmt.Sprintf(`{"endpoint": "webhook", "integration_id": %q, "remote_addr": "127.0.0.1", "request_id": %q,
+		"headers": {"X-Shopify-Shop-Domain": "acme.myshopify.com", "User-Agent": "Shopify-Captain-Hook"}}`,
+		id, resp.header.Get("X-Request-Id")), sender)
 }
 
 var diffPath = regexp.MustCompile(`<td class="path"><code>([^<]*)</code></td>`)

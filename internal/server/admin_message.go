@@ -43,6 +43,25 @@ func (s *Server) adminMessage(c echo.Context) error {
 		m, dups, pg, copies, justReleased))
 }
 
+// adminMessageReceived downloads the bytes a message was received as, with
+// their content type, byte for byte. They are sent as an attachment, so a
+// browser saves them rather than rendering what a sender wrote.
+func (s *Server) adminMessageReceived(c echo.Context) error {
+	id, err := idParam(c, "message")
+	if err != nil {
+		return err
+	}
+	m, err := s.inspect.Get(c.Request().Context(), currentUser(c).Scope(), id)
+	if err != nil {
+		return err
+	}
+	if m.Received == nil {
+		return apperr.New(apperr.NotFound, "not-found", "message %d arrived as JSON; its payload is on its page", id)
+	}
+	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="message-%d.xml"`, id))
+	return c.Blob(http.StatusOK, m.Received.ContentType, m.Received.Bytes)
+}
+
 // idParam reads the id in the path; an id that cannot exist is answered
 // like one that does not, naming what was looked for.
 func idParam(c echo.Context, what string) (int64, error) {

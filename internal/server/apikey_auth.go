@@ -22,16 +22,30 @@ type caller struct {
 func (c caller) actor() string { return fmt.Sprintf("api_key:%d", c.apiKeyID) }
 
 var errBadAPIKey = apperr.New(apperr.Unauthorized, "unauthorized",
-	"send a valid API key as 'Authorization: Bearer <key>'")
+	"send a valid API key as 'Authorization: Bearer <key>' (or as the password of HTTP Basic authentication)")
 
-// bearerKeyHash returns the hash of the request's Bearer API key, the form
-// in which keys are looked up.
+// bearerKeyHash returns the hash of the request's API key, the form in
+// which keys are looked up. The key comes as a Bearer token, or as the
+// password of HTTP Basic authentication (any user name): an SAP HTTP
+// destination (SM59, type G) can send Basic credentials but no Bearer
+// token, so that SAP reaches edihub without middleware.
 func bearerKeyHash(c echo.Context) ([]byte, error) {
 	scheme, token, ok := strings.Cut(c.Request().Header.Get(echo.HeaderAuthorization), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" {
+	token = strings.TrimSpace(token)
+	switch {
+	case !ok || token == "":
+		return nil, errBadAPIKey
+	case strings.EqualFold(scheme, "Bearer"):
+	case strings.EqualFold(scheme, "Basic"):
+		_, password, ok := c.Request().BasicAuth()
+		if !ok || password == "" {
+			return nil, errBadAPIKey
+		}
+		token = password
+	default:
 		return nil, errBadAPIKey
 	}
-	hash := apikey.Hash(strings.TrimSpace(token))
+	hash := apikey.Hash(token)
 	return hash[:], nil
 }
 

@@ -73,9 +73,11 @@ func TestGeneratedClient(t *testing.T) {
 	replayed, err := c.ReceiveMessageWithResponse(ctx, keyed, envelope)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, replayed.StatusCode(), "%s", replayed.Body)
-	require.Equal(t, "true", replayed.Headers200.IdempotentReplayed)
-	require.Equal(t, created.JSON201.Id, replayed.JSON200.Id)
-	require.False(t, replayed.JSON200.Duplicate)
+	require.Equal(t, "true", *replayed.Headers200.IdempotentReplayed)
+	replay, err := replayed.JSON200.AsReceipt()
+	require.NoError(t, err)
+	require.Equal(t, created.JSON201.Id, replay.Id)
+	require.False(t, replay.Duplicate)
 
 	// 200: a duplicate by fingerprint (the same docnum, without a key; a
 	// keyed message claims no fingerprint, so another document is used).
@@ -87,10 +89,13 @@ func TestGeneratedClient(t *testing.T) {
 	duplicate, err := c.ReceiveMessageWithResponse(ctx, nil, unkeyed)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, duplicate.StatusCode(), "%s", duplicate.Body)
-	require.Equal(t, "true", duplicate.Headers200.IdempotentReplayed)
-	require.True(t, duplicate.JSON200.Duplicate)
-	require.Equal(t, client.ReceiptStatusDuplicate, duplicate.JSON200.Status)
-	require.Equal(t, original.JSON201.Id, *duplicate.JSON200.DuplicateOf)
+	require.Equal(t, "true", *duplicate.Headers200.IdempotentReplayed)
+	// A 200 of receive-message is one receipt, or one per IDoc of a packet.
+	dup, err := duplicate.JSON200.AsReceipt()
+	require.NoError(t, err)
+	require.True(t, dup.Duplicate)
+	require.Equal(t, client.ReceiptStatusDuplicate, dup.Status)
+	require.Equal(t, original.JSON201.Id, *dup.DuplicateOf)
 
 	// 422: the key reused for other content.
 	other := envelope

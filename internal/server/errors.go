@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/web"
 )
 
@@ -24,6 +26,15 @@ type problem struct {
 	// Instance names the request (see requestInstance), so that a client's
 	// report can be matched with the server's log lines.
 	Instance string `json:"instance,omitempty"`
+	// Errors lists, for a refused batch, every item that cannot be accepted.
+	Errors []itemProblem `json:"errors,omitempty"`
+}
+
+// itemProblem is why one item of a batch (0 for the first) was refused.
+type itemProblem struct {
+	Index  int    `json:"index"`
+	Type   string `json:"type"`
+	Detail string `json:"detail"`
 }
 
 // requestInstancePrefix starts every problem's instance; the request id
@@ -96,7 +107,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	case http.StatusUnauthorized:
 		h.Set("WWW-Authenticate", `Bearer realm="edihub"`)
 	}
-	body, _ := json.Marshal(p) // a struct of strings and an int always marshals
+	body, _ := json.Marshal(p) // a struct of strings and ints always marshals
 	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {
 		s.log.Error("write error response", "error", err)
 	}
@@ -112,6 +123,15 @@ func isPage(path string) bool {
 // problemOf maps an error to the answer a client gets: the one mapping of
 // error kinds to statuses. It has no side effects, so metrics can use it.
 func problemOf(err error) problem {
+	var batch *ingest.BatchError
+	if errors.As(err, &batch) {
+		p := problem{Type: "invalid-batch", Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
+			Detail: fmt.Sprintf("%d of the batch's messages cannot be accepted, so none was stored", len(batch.Items))}
+		for _, item := range batch.Items {
+			p.Errors = append(p.Errors, itemProblem{Index: item.Index, Type: item.Err.Type, Detail: item.Err.Detail})
+		}
+		return p
+	}
 	if ae, ok := apperr.As(err); ok {
 		status := statusOfKind[ae.Kind]
 		return problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail}

@@ -89,11 +89,18 @@ func (r response) json(t *testing.T) map[string]any {
 // post sends a receive-message request with the bundle's API key.
 func (b *testBundle) post(t *testing.T, body []byte, headers ...string) response {
 	t.Helper()
+	return b.postTo(t, "/api/edi-hub/receive-message", body, headers...)
+}
+
+// postTo sends JSON to path with the bundle's API key; headers, in pairs of
+// name and value, are added or replace the defaults.
+func (b *testBundle) postTo(t *testing.T, path string, body []byte, headers ...string) response {
+	t.Helper()
 	h := http.Header{"Authorization": {"Bearer " + b.apiKey}, "Content-Type": {"application/json"}}
 	for i := 0; i+1 < len(headers); i += 2 {
 		h.Set(headers[i], headers[i+1])
 	}
-	return do(t, http.MethodPost, b.url+"/api/edi-hub/receive-message", h, body)
+	return do(t, http.MethodPost, b.url+path, h, body)
 }
 
 func do(t *testing.T, method, url string, h http.Header, body []byte) response {

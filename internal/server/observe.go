@@ -24,6 +24,9 @@ type ingestReport struct {
 	typeKnown bool
 	messageID int64
 	outcome   ingest.Outcome
+	// messages are the outcomes of every message the request carried: one
+	// for a single message, one per IDoc of a packet or item of a batch.
+	messages []ingest.Result
 }
 
 const ingestReportKey = "edihub.ingest_report"
@@ -54,6 +57,10 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 			}
 			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
 				r.typeLabel(), outcome, reason).Inc()
+			for _, m := range r.messages {
+				s.metrics.IngestMessages.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
+					m.MessageType, outcomeLabel(m.Outcome)).Inc()
+			}
 			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "ingest",
 				slog.Int64("tenant_id", r.tenantID), slog.Int64("environment_id", r.environmentID),
 				slog.String("message_type", r.messageType), slog.Int64("message_id", r.messageID),

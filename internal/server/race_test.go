@@ -3,6 +3,7 @@ package server_test
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -92,4 +93,90 @@ func TestConcurrentTakeoverAfterWindow(t *testing.T) {
 	require.Equal(t, 1, created)
 	require.Equal(t, 2, b.messages(t))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE fingerprint IS NOT NULL`))
+}
+
+// packetRaceSize is how many copies of a packet are sent at once.
+const packetRaceSize = 32
+
+// requirePacketsStoredOnce checks that concurrent packets, holding the
+// IDocs docnums between them, were all answered and stored each IDoc once.
+func requirePacketsStoredOnce(t *testing.T, b *testBundle, responses []response, docnums ...string) {
+	t.Helper()
+	idsByDocnum := map[string]map[any]bool{}
+	answered := 0
+	for _, r := range responses {
+		for _, m := range packetResults(t, r) {
+			docnum := m["docnum"].(string)
+			if idsByDocnum[docnum] == nil {
+				idsByDocnum[docnum] = map[any]bool{}
+			}
+			id := m["id"]
+			if m["duplicate"] == true {
+				id = m["duplicate_of"]
+			}
+			idsByDocnum[docnum][id] = true
+			answered++
+		}
+	}
+	require.Len(t, idsByDocnum, len(docnums))
+	for _, d := range docnums {
+		require.Len(t, idsByDocnum[d], 1, "every answer for DOCNUM %s names one message", d)
+	}
+	require.Equal(t, len(docnums), b.messages(t))
+	require.Equal(t, len(docnums), b.count(t, `SELECT count(DISTINCT docnum) FROM messages`))
+	require.Equal(t, answered-len(docnums), b.blockedEvents(t), "one event per blocked IDoc")
+}
+
+func TestConcurrentIdenticalPackets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	packet := readFile(t, "orders05_packet.xml")
+	responses := sendConcurrently(packetRaceSize, func() response {
+		return b.postXML(t, packet, "application/x-sap.idoc", "")
+	})
+	requirePacketsStoredOnce(t, b, responses, "0000000000900101", "0000000000900177", "0000000000900178")
+}
+
+// Packets that share one IDoc, and packets that hold the same IDocs in
+// opposite orders, race without a deadlock or a second copy: each batch
+// takes its claims in one global order before it stores anything.
+func TestConcurrentOverlappingPackets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	idoc := idocOf(t, readFile(t, "orders05.xml"))
+	x, y, z := withDocnum(idoc, "X"), withDocnum(idoc, "Y"), withDocnum(idoc, "Z")
+	packets := [][]byte{
+		packetOf(t, x, y, z),
+		packetOf(t, z, y, x),
+		packetOf(t, y, x),
+		packetOf(t, z, x),
+	}
+	var sent atomic.Int64
+	responses := sendConcurrently(packetRaceSize, func() response {
+		return b.postXML(t, packets[sent.Add(1)%int64(len(packets))], "application/xml", "")
+	})
+	requirePacketsStoredOnce(t, b, responses, "X", "Y", "Z")
+}
+
+// Batches of JSON envelopes with per-item keys in opposite orders race the
+// same way.
+func TestConcurrentOverlappingKeyedBatches(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	env := func(docnum string) []byte {
+		return []byte(`{"message_type": "ORDERS05", "docnum": "` + docnum + `", "payload": {"n": "` + docnum + `"}}`)
+	}
+	forward := batchOf(t, [][]byte{env("A"), env("B"), env("C")}, "key-A", "key-B", "key-C")
+	backward := batchOf(t, [][]byte{env("C"), env("B"), env("A")}, "key-C", "key-B", "key-A")
+	var sent atomic.Int64
+	responses := sendConcurrently(packetRaceSize, func() response {
+		if sent.Add(1)%2 == 0 {
+			return b.postBatch(t, forward)
+		}
+		return b.postBatch(t, backward)
+	})
+	requirePacketsStoredOnce(t, b, responses, "A", "B", "C")
 }

@@ -17,19 +17,21 @@ import (
 	"github.com/lefia/edihub/internal/ingest"
 )
 
-// receiveMessage handles POST /api/edi-hub/receive-message.
+// receiveMessage handles POST /api/edi-hub/receive-message: a JSON
+// envelope, or an IDoc-XML document (see receiveIDocXML).
 func (s *Server) receiveMessage(c echo.Context) error {
-	who, types, err := s.authenticateWithMessageTypes(c)
+	who, types, key, err := s.apiCaller(c)
 	if err != nil {
 		return err
 	}
-	report := reportOf(c)
-	report.tenantID, report.environmentID = who.tenantID, who.environmentID
-	key, err := idempotencyKey(c.Request())
+	media, err := mediaTypeOf(c.Request())
 	if err != nil {
 		return err
 	}
-	body, err := s.readJSONBody(c)
+	if media.xml {
+		return s.receiveIDocXML(c, who, types, key, media.charset)
+	}
+	body, err := s.readBody(c)
 	if err != nil {
 		return err
 	}
@@ -37,29 +39,59 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	report.messageType = env.MessageType
-	i := slices.IndexFunc(types, func(t db.MessageType) bool { return t.Code == env.MessageType })
-	if i < 0 {
-		return apperr.New(apperr.Unprocessable, "unknown-message-type",
-			"message type %q is not configured for this tenant", env.MessageType)
+	reportOf(c).messageType = env.MessageType
+	mt, err := messageTypeNamed(types, env.MessageType)
+	if err != nil {
+		return err
 	}
-	report.typeKnown = true
-	res, err := s.ingest.Receive(c.Request().Context(), ingest.Request{
-		TenantID:       who.tenantID,
-		EnvironmentID:  who.environmentID,
-		MessageType:    &types[i],
-		Docnum:         env.Docnum,
-		Payload:        env.Payload,
-		IdempotencyKey: key,
-		Source: ingest.Source{
-			Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: c.RealIP(), Actor: who.actor(),
-			Headers: senderHeaders(c.Request().Header),
-		},
-	})
+	reportOf(c).typeKnown = true
+	req := envelopeRequest(c, who, mt, env)
+	req.IdempotencyKey = key
+	res, err := s.ingest.Receive(c.Request().Context(), req)
 	if err != nil {
 		return err
 	}
 	return writeResult(c, res)
+}
+
+// apiCaller authenticates an ingest request made with an API key and
+// returns the caller, its tenant's message types and the request's
+// Idempotency-Key ("" when there is none).
+func (s *Server) apiCaller(c echo.Context) (caller, []db.MessageType, string, error) {
+	who, types, err := s.authenticateWithMessageTypes(c)
+	if err != nil {
+		return who, nil, "", err
+	}
+	report := reportOf(c)
+	report.tenantID, report.environmentID = who.tenantID, who.environmentID
+	key, err := idempotencyKey(c.Request())
+	return who, types, key, err
+}
+
+// envelopeRequest is the ingest request of a JSON envelope.
+func envelopeRequest(c echo.Context, who caller, mt *db.MessageType, env envelope.Envelope) ingest.Request {
+	return ingest.Request{
+		TenantID: who.tenantID, EnvironmentID: who.environmentID, MessageType: mt,
+		Docnum: env.Docnum, Payload: env.Payload, Source: apiSource(c, who, ingest.EndpointReceiveMessage),
+	}
+}
+
+// apiSource is the source of a message received with an API key.
+func apiSource(c echo.Context, who caller, endpoint string) ingest.Source {
+	return ingest.Source{
+		Endpoint: endpoint, RemoteAddr: c.RealIP(), Actor: who.actor(),
+		Headers: senderHeaders(c.Request().Header), RequestID: requestID(c),
+	}
+}
+
+// messageTypeNamed finds the message type code among the tenant's types.
+func messageTypeNamed(types []db.MessageType, code string) (*db.MessageType, error) {
+	i := slices.IndexFunc(types, func(t db.MessageType) bool { return t.Code == code })
+	if i < 0 {
+		return nil, apperr.New(apperr.Unprocessable, "unknown-message-type",
+			"message type %q is not configured for this tenant", code)
+	}
+	return &types[i], nil
 }
 
 // writeResult answers 201 for a new message and 200 with
@@ -68,12 +100,25 @@ func writeResult(c echo.Context, res ingest.Result) error {
 	report := reportOf(c)
 	report.messageType, report.messageID, report.outcome = res.MessageType, res.MessageID, res.Outcome
 	report.typeKnown = true
+	report.messages = append(report.messages, res)
 	status := http.StatusCreated
 	if res.Outcome != ingest.Created {
 		status = http.StatusOK
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
 	return c.JSONBlob(status, res.Body)
+}
+
+// writeBatchResult answers a request of several messages: 200 with each
+// one's answer, and Idempotent-Replayed when the whole request repeated an
+// Idempotency-Key.
+func writeBatchResult(c echo.Context, res ingest.BatchResult) error {
+	report := reportOf(c)
+	report.messages = append(report.messages, res.Results...)
+	if res.Replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSONBlob(http.StatusOK, res.Body)
 }
 
 // senderHeaderNames are the request headers kept with a blocked copy whose
@@ -191,14 +236,51 @@ func validateIdempotencyKey(key string) error {
 	return nil
 }
 
-// readJSONBody checks the media type and reads at most MAX_BODY_BYTES.
+// mediaType is what a request's Content-Type says about its body.
+type mediaType struct {
+	xml     bool   // IDoc-XML rather than JSON
+	charset string // the charset parameter, "" when absent
+}
+
+// xmlMediaTypes are the media types IDoc-XML arrives with: SAP's XML HTTP
+// port sends application/x-sap.idoc, other senders the generic XML types.
+var xmlMediaTypes = []string{"application/xml", "text/xml", "application/x-sap.idoc"}
+
+// maxContentTypeLength bounds the Content-Type kept with a stored message.
+const maxContentTypeLength = 255
+
+// mediaTypeOf accepts JSON and IDoc-XML.
+func mediaTypeOf(r *http.Request) (mediaType, error) {
+	header := r.Header.Get(echo.HeaderContentType)
+	media, params, err := mime.ParseMediaType(header)
+	switch {
+	case err != nil || len(header) > maxContentTypeLength:
+	case media == "application/json" || strings.HasSuffix(media, "+json"):
+		return mediaType{}, nil
+	case slices.Contains(xmlMediaTypes, media):
+		return mediaType{xml: true, charset: params["charset"]}, nil
+	}
+	return mediaType{}, apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
+		"send a JSON envelope with 'Content-Type: application/json', or IDoc-XML with "+
+			"'Content-Type: application/xml', 'text/xml' or 'application/x-sap.idoc'")
+}
+
+// readJSONBody checks that the body is JSON and reads it.
 func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
-	r := c.Request()
-	mediaType, _, err := mime.ParseMediaType(r.Header.Get(echo.HeaderContentType))
-	if err != nil || (mediaType != "application/json" && !strings.HasSuffix(mediaType, "+json")) {
-		return nil, apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
+	media, err := mediaTypeOf(c.Request())
+	if err == nil && media.xml {
+		err = apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
 			"send the body as JSON with 'Content-Type: application/json'")
 	}
+	if err != nil {
+		return nil, err
+	}
+	return s.readBody(c)
+}
+
+// readBody reads at most MAX_BODY_BYTES.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	r := c.Request()
 	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
 		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
 	if r.ContentLength > s.cfg.MaxBodyBytes {
@@ -206,6 +288,7 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 	}
 	limited := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	var body []byte
+	var err error
 	if r.ContentLength > 0 {
 		// A body of announced length is read into a buffer of exactly that
 		// size: io.ReadAll would grow its buffer step by step, leaving about

@@ -30,6 +30,7 @@ func (s *Server) routes() {
 
 	api := e.Group("/api", timeLimit(s.cfg.RequestTimeout), plainQuery)
 	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage))
+	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages))
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))
 	api.GET("/openapi.yaml", s.openAPIDocument)
 
@@ -42,6 +43,7 @@ func (s *Server) routes() {
 	signedIn.POST(adminpath.Logout, s.adminLogout)
 	signedIn.GET(adminpath.Audit, s.adminAudit)
 	signedIn.GET(adminpath.Message, s.adminMessage)
+	signedIn.GET(adminpath.MessageReceived, s.adminMessageReceived)
 	signedIn.GET(adminpath.Blocked, s.adminBlocked)
 	signedIn.POST(adminpath.BlockedRelease, s.adminReleaseBlocked, requireAdmin)
 	signedIn.GET(adminpath.MessageTypes, s.adminMessageTypes)

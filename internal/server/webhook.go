@@ -62,7 +62,7 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 		Source: ingest.Source{
 			Endpoint: ingest.EndpointWebhook, IntegrationID: &in.ID,
 			RemoteAddr: c.RealIP(), Actor: "integration:" + in.ID.String(),
-			Headers: senderHeaders(c.Request().Header),
+			Headers: senderHeaders(c.Request().Header), RequestID: requestID(c),
 		},
 	})
 	if err != nil {

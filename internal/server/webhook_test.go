@@ -526,7 +526,8 @@ func TestWebhookDuplicateAuditEvent(t *testing.T) {
 	require.Equal(t, "idempotency_key", d["mode"])
 	require.Equal(t, key, d["idempotency_key"])
 	require.Equal(t, "identical", d["content"])
-	require.Equal(t, map[string]any{"endpoint": "webhook", "integration_id": id, "remote_addr": "127.0.0.1"}, d["source"])
+	require.Equal(t, map[string]any{"endpoint": "webhook", "integration_id": id, "remote_addr": "127.0.0.1",
+		"request_id": again.header.Get("X-Request-Id")}, d["source"])
 }
 
 // A signature header holding a valid signature next to entries that do not

@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/idocxml"
 )
 
 // recentSamples is how many recent messages the editor offers as samples.
@@ -67,6 +68,18 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 	var pv Preview
 	var payload []byte
 	switch {
+	case strings.HasPrefix(strings.TrimSpace(f.SamplePayload), "<"):
+		// IDoc-XML is previewed through its first IDoc's JSON view, which
+		// is what ingest fingerprints.
+		doc, err := idocxml.Parse([]byte(f.SamplePayload), "", idocxml.DefaultLimits)
+		if err != nil {
+			pv.Problem = "The pasted IDoc-XML cannot be read: " + err.Error()
+			return pv, nil
+		}
+		payload, pv.Docnum = doc.IDocs[0].View, doc.IDocs[0].Docnum
+		if f.SampleDocnum != "" {
+			pv.Docnum = f.SampleDocnum
+		}
 	case strings.TrimSpace(f.SamplePayload) != "":
 		// The same reading of a payload as a webhook's: the docnum of an
 		// IDoc control record inside it, unless one is given.

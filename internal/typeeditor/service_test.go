@@ -435,3 +435,30 @@ func TestCreate(t *testing.T) {
 	require.True(t, errors.As(err, &fe), "%v", err)
 	require.Equal(t, `tenant "nonesuch" does not exist`, fe.Tenant)
 }
+
+// A pasted IDoc-XML document is previewed through its first IDoc's JSON
+// view, as ingest reads it: the same values as its JSON form.
+func TestPreviewReadsIDocXML(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	cur, err := b.types.Get(ctx, auth.GlobalScope(), b.mt.ID)
+	require.NoError(t, err)
+	f := typeeditor.FormFor(cur)
+	f.SamplePayload = string(sample(t, "orders05.json"))
+	asJSON, err := b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+
+	f.SamplePayload = string(sample(t, "orders05.xml"))
+	asXML, err := b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+	require.Empty(t, asXML.Preview.Problem)
+	require.Equal(t, "0000000000900101", asXML.Preview.Docnum)
+	require.Equal(t, `"4500012345"`, asXML.Preview.Result.Values[0].JSON)
+	require.Equal(t, asJSON.Preview.Result.Fingerprint, asXML.Preview.Result.Fingerprint)
+
+	f.SamplePayload = `<ORDERS05><IDOC>`
+	ed, err := b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+	require.Contains(t, ed.Preview.Problem, "The pasted IDoc-XML cannot be read: ")
+}

@@ -139,6 +139,11 @@ type Envelope struct {
 	Payload interface{} `json:"payload"`
 }
 
+// IDocXML An IDoc-XML document: a root element named after the IDoc type or its extension holding one
+// or more `IDOC` elements, each with its control record `EDI_DC40` (whose `DOCNUM` is
+// required) and its data segments. DOCTYPE and entity declarations are refused.
+type IDocXML = string
+
 // IdempotencyKey 1 to 255 printable ASCII characters, sent bare (`order-4711`) or as an RFC 8941 Structured
 // Field string (`"order-4711"`, the IETF draft's form), which names the same key. A value that
 // starts with `"` must be a whole quoted string, else the answer is 400
@@ -149,15 +154,22 @@ type IdempotencyKey = string
 type Problem struct {
 	Detail string `json:"detail"`
 
+	// Errors For `invalid-batch`, every item that cannot be accepted (index 0 is the first).
+	Errors *[]struct {
+		Detail string `json:"detail"`
+		Index  int    `json:"index"`
+		Type   string `json:"type"`
+	} `json:"errors,omitempty"`
+
 	// Instance Names the request, `urn:edihub:request:` and its X-Request-Id.
 	Instance *string `json:"instance,omitempty"`
 	Status   int     `json:"status"`
 	Title    string  `json:"title"`
 
 	// Type A stable name of the kind of problem. The values known today are `malformed-json`,
-	// `missing-field`, `invalid-field`, `invalid-payload`, `invalid-idempotency-key`,
-	// `incomplete-body`, `unauthorized`, `invalid-signature`, `not-found`,
-	// `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
+	// `malformed-xml`, `missing-field`, `invalid-field`, `invalid-payload`, `invalid-batch`,
+	// `invalid-idempotency-key`, `incomplete-body`, `unauthorized`, `invalid-signature`,
+	// `not-found`, `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
 	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
 	// `idempotency-key-reused`, `invalid-parameter`, `database-unavailable`, `request-timeout`,
 	// `service-unavailable`, `internal-error` and `http-error`. New names may be added: clients
@@ -184,6 +196,11 @@ type Receipt struct {
 
 // ReceiptStatus defines model for Receipt.Status.
 type ReceiptStatus string
+
+// Receipts defines model for Receipts.
+type Receipts struct {
+	Messages []Receipt `json:"messages"`
+}
 
 // Created defines model for Created.
 type Created struct {
@@ -227,10 +244,18 @@ type Unavailable = Problem
 
 // ReceiveMessageParams defines parameters for ReceiveMessage.
 type ReceiveMessageParams struct {
+	// MessageType For IDoc-XML, the message type of every IDoc; without it, each IDoc's `EDI_DC40.IDOCTYP`.
+	MessageType *string `form:"message_type,omitempty" json:"message_type,omitempty"`
+
 	// IdempotencyKey The client's name for this request, scoped to the tenant and environment. The same key with
 	// the same content replays the first answer; with other content it is refused (422
 	// `idempotency-key-reused`). Kept for `IDEMPOTENCY_KEY_TTL` (default 168h).
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
+
+// ReceiveMessage200JSONResponseBody defines parameters for ReceiveMessage.
+type ReceiveMessage200JSONResponseBody struct {
+	union json.RawMessage
 }
 
 // ReceiveMessage201JSONResponseBodyDuplicate defines parameters for ReceiveMessage.
@@ -238,6 +263,30 @@ type ReceiveMessage201JSONResponseBodyDuplicate bool
 
 // ReceiveMessage201JSONResponseBodyStatus defines parameters for ReceiveMessage.
 type ReceiveMessage201JSONResponseBodyStatus string
+
+// ReceiveMessagesJSONBody defines parameters for ReceiveMessages.
+type ReceiveMessagesJSONBody struct {
+	Messages []struct {
+		// Docnum The source's document number. When absent, the DOCNUM of an IDoc control record
+		// (EDI_DC40) in the payload is used.
+		Docnum         *string `json:"docnum,omitempty"`
+		IdempotencyKey *string `json:"idempotency_key,omitempty"`
+
+		// MessageType Code of a message type of the key's tenant, e.g. ORDERS05.
+		MessageType string `json:"message_type"`
+
+		// Payload Any JSON value, stored byte for byte as received.
+		Payload interface{} `json:"payload"`
+	} `json:"messages"`
+}
+
+// ReceiveMessagesParams defines parameters for ReceiveMessages.
+type ReceiveMessagesParams struct {
+	// IdempotencyKey The client's name for this request, scoped to the tenant and environment. The same key with
+	// the same content replays the first answer; with other content it is refused (422
+	// `idempotency-key-reused`). Kept for `IDEMPOTENCY_KEY_TTL` (default 168h).
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // ReceiveWebhookJSONBody defines parameters for ReceiveWebhook.
 type ReceiveWebhookJSONBody = interface{}
@@ -271,8 +320,73 @@ type ReceiveWebhook201JSONResponseBodyStatus string
 // ReceiveMessageJSONRequestBody defines body for ReceiveMessage for application/json ContentType.
 type ReceiveMessageJSONRequestBody = Envelope
 
+// ReceiveMessagesJSONRequestBody defines body for ReceiveMessages for application/json ContentType.
+type ReceiveMessagesJSONRequestBody ReceiveMessagesJSONBody
+
 // ReceiveWebhookJSONRequestBody defines body for ReceiveWebhook for application/json ContentType.
 type ReceiveWebhookJSONRequestBody = ReceiveWebhookJSONBody
+
+// AsReceipt returns the union data inside the ReceiveMessage200JSONResponseBody as a Receipt
+func (t ReceiveMessage200JSONResponseBody) AsReceipt() (Receipt, error) {
+	var body Receipt
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceipt overwrites any union data inside the ReceiveMessage200JSONResponseBody as the provided Receipt
+func (t *ReceiveMessage200JSONResponseBody) FromReceipt(v Receipt) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReceipt performs a merge with any union data inside the ReceiveMessage200JSONResponseBody, using the provided Receipt
+func (t *ReceiveMessage200JSONResponseBody) MergeReceipt(v Receipt) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsReceipts returns the union data inside the ReceiveMessage200JSONResponseBody as a Receipts
+func (t ReceiveMessage200JSONResponseBody) AsReceipts() (Receipts, error) {
+	var body Receipts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromReceipts overwrites any union data inside the ReceiveMessage200JSONResponseBody as the provided Receipts
+func (t *ReceiveMessage200JSONResponseBody) FromReceipts(v Receipts) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeReceipts performs a merge with any union data inside the ReceiveMessage200JSONResponseBody, using the provided Receipts
+func (t *ReceiveMessage200JSONResponseBody) MergeReceipts(v Receipts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ReceiveMessage200JSONResponseBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ReceiveMessage200JSONResponseBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -348,19 +462,63 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ReceiveMessageWithBody Receive one message
+	// ReceiveMessageWithBody Receive one message, or an IDoc-XML document of one or more IDocs
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithBody(ctx context.Context, params *ReceiveMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ReceiveMessage Receive one message
+	// ReceiveMessage Receive one message, or an IDoc-XML document of one or more IDocs
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessage(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveMessagesWithBody Receive a batch of messages
+	//
+	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+	// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+	// header's meaning for that item; an `Idempotency-Key` header names the whole request
+	// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+	// `invalid-batch` listing each such item; nothing is stored).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+	ReceiveMessagesWithBody(ctx context.Context, params *ReceiveMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveMessages Receive a batch of messages
+	//
+	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+	// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+	// header's meaning for that item; an `Idempotency-Key` header names the whole request
+	// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+	// `invalid-batch` listing each such item; nothing is stored).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+	ReceiveMessages(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReceiveWebhookWithBody Receive one webhook delivery
 	//
@@ -413,7 +571,16 @@ type ClientInterface interface {
 	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ReceiveMessageWithBody Receive one message
+// ReceiveMessageWithBody Receive one message, or an IDoc-XML document of one or more IDocs
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
 //
 // Takes any type of body and a specified content type.
 //
@@ -430,13 +597,68 @@ func (c *Client) ReceiveMessageWithBody(ctx context.Context, params *ReceiveMess
 	return c.Client.Do(req)
 }
 
-// ReceiveMessage Receive one message
+// ReceiveMessage Receive one message, or an IDoc-XML document of one or more IDocs
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 func (c *Client) ReceiveMessage(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessageRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveMessagesWithBody Receive a batch of messages
+//
+// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+// header's meaning for that item; an `Idempotency-Key` header names the whole request
+// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+// `invalid-batch` listing each such item; nothing is stored).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+func (c *Client) ReceiveMessagesWithBody(ctx context.Context, params *ReceiveMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveMessagesRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveMessages Receive a batch of messages
+//
+// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+// header's meaning for that item; an `Idempotency-Key` header names the whole request
+// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+// `invalid-batch` listing each such item; nothing is stored).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+func (c *Client) ReceiveMessages(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveMessagesRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -558,6 +780,88 @@ func NewReceiveMessageRequestWithBody(server string, params *ReceiveMessageParam
 	}
 
 	operationPath := fmt.Sprintf("/api/edi-hub/receive-message")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.MessageType != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "message_type", *params.MessageType, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewReceiveMessagesRequest calls the generic ReceiveMessages builder with application/json body
+func NewReceiveMessagesRequest(server string, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReceiveMessagesRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewReceiveMessagesRequestWithBody constructs an http.Request for the ReceiveMessages method, with any body, and a specified content type
+func NewReceiveMessagesRequestWithBody(server string, params *ReceiveMessagesParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/edi-hub/receive-messages")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -796,19 +1100,63 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ReceiveMessageWithBodyWithResponse Receive one message
+	// ReceiveMessageWithBodyWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithBodyWithResponse(ctx context.Context, params *ReceiveMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
 
-	// ReceiveMessageWithResponse Receive one message
+	// ReceiveMessageWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
+
+	// ReceiveMessagesWithBodyWithResponse Receive a batch of messages
+	//
+	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+	// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+	// header's meaning for that item; an `Idempotency-Key` header names the whole request
+	// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+	// `invalid-batch` listing each such item; nothing is stored).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+	ReceiveMessagesWithBodyWithResponse(ctx context.Context, params *ReceiveMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// ReceiveMessagesWithResponse Receive a batch of messages
+	//
+	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+	// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+	// header's meaning for that item; an `Idempotency-Key` header names the whole request
+	// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+	// `invalid-batch` listing each such item; nothing is stored).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+	ReceiveMessagesWithResponse(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
 
 	// ReceiveWebhookWithBodyWithResponse Receive one webhook delivery
 	//
@@ -867,7 +1215,7 @@ type ClientWithResponsesInterface interface {
 
 // ReceiveMessageResponse200Headers the declared response headers of an HTTP 200 response for ReceiveMessage
 type ReceiveMessageResponse200Headers struct {
-	IdempotentReplayed string
+	IdempotentReplayed *string
 	XRequestId         *string
 }
 
@@ -902,24 +1250,9 @@ type ReceiveMessageResponse422Headers struct {
 	XRequestId *string
 }
 
-// ReceiveMessageResponse500Headers the declared response headers of an HTTP 500 response for ReceiveMessage
-type ReceiveMessageResponse500Headers struct {
-	XRequestId *string
-}
-
 // ReceiveMessageResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessage
 type ReceiveMessageResponse503Headers struct {
 	RetryAfter int
-	XRequestId *string
-}
-
-// ReceiveMessageResponse504Headers the declared response headers of an HTTP 504 response for ReceiveMessage
-type ReceiveMessageResponse504Headers struct {
-	XRequestId *string
-}
-
-// ReceiveMessageResponseDefaultHeaders the declared response headers of an HTTP default response for ReceiveMessage
-type ReceiveMessageResponseDefaultHeaders struct {
 	XRequestId *string
 }
 
@@ -927,7 +1260,7 @@ type ReceiveMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Duplicate
+	JSON200 *ReceiveMessage200JSONResponseBody
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *Created
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
@@ -940,14 +1273,8 @@ type ReceiveMessageResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
-	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
-	ApplicationproblemJSON504 *Timeout
-	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
-	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReceiveMessageResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -962,18 +1289,12 @@ type ReceiveMessageResponse struct {
 	Headers415 *ReceiveMessageResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ReceiveMessageResponse422Headers
-	// Headers500 the parsed response headers for an HTTP 500 response
-	Headers500 *ReceiveMessageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReceiveMessageResponse503Headers
-	// Headers504 the parsed response headers for an HTTP 504 response
-	Headers504 *ReceiveMessageResponse504Headers
-	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *ReceiveMessageResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReceiveMessageResponse) GetJSON200() *Duplicate {
+func (r ReceiveMessageResponse) GetJSON200() *ReceiveMessage200JSONResponseBody {
 	return r.JSON200
 }
 
@@ -1007,24 +1328,9 @@ func (r ReceiveMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ReceiveMessageResponse) GetApplicationproblemJSON500() *InternalError {
-	return r.ApplicationproblemJSON500
-}
-
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ReceiveMessageResponse) GetApplicationproblemJSON503() *Unavailable {
 	return r.ApplicationproblemJSON503
-}
-
-// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
-func (r ReceiveMessageResponse) GetApplicationproblemJSON504() *Timeout {
-	return r.ApplicationproblemJSON504
-}
-
-// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
-func (r ReceiveMessageResponse) GetApplicationproblemJSONDefault() *Problem {
-	return r.ApplicationproblemJSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -1050,6 +1356,183 @@ func (r ReceiveMessageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReceiveMessagesResponse200Headers the declared response headers of an HTTP 200 response for ReceiveMessages
+type ReceiveMessagesResponse200Headers struct {
+	IdempotentReplayed *string
+	XRequestId         *string
+}
+
+// ReceiveMessagesResponse400Headers the declared response headers of an HTTP 400 response for ReceiveMessages
+type ReceiveMessagesResponse400Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse401Headers the declared response headers of an HTTP 401 response for ReceiveMessages
+type ReceiveMessagesResponse401Headers struct {
+	WWWAuthenticate *string
+	XRequestId      *string
+}
+
+// ReceiveMessagesResponse413Headers the declared response headers of an HTTP 413 response for ReceiveMessages
+type ReceiveMessagesResponse413Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse415Headers the declared response headers of an HTTP 415 response for ReceiveMessages
+type ReceiveMessagesResponse415Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse422Headers the declared response headers of an HTTP 422 response for ReceiveMessages
+type ReceiveMessagesResponse422Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse500Headers the declared response headers of an HTTP 500 response for ReceiveMessages
+type ReceiveMessagesResponse500Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessages
+type ReceiveMessagesResponse503Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
+// ReceiveMessagesResponse504Headers the declared response headers of an HTTP 504 response for ReceiveMessages
+type ReceiveMessagesResponse504Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessagesResponseDefaultHeaders the declared response headers of an HTTP default response for ReceiveMessages
+type ReceiveMessagesResponseDefaultHeaders struct {
+	XRequestId *string
+}
+
+type ReceiveMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Receipts
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *Timeout
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReceiveMessagesResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ReceiveMessagesResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ReceiveMessagesResponse401Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *ReceiveMessagesResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *ReceiveMessagesResponse415Headers
+	// Headers422 the parsed response headers for an HTTP 422 response
+	Headers422 *ReceiveMessagesResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReceiveMessagesResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReceiveMessagesResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReceiveMessagesResponse504Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ReceiveMessagesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReceiveMessagesResponse) GetJSON200() *Receipts {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON401() *Unauthorized {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON503() *Unavailable {
+	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON504() *Timeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReceiveMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReceiveMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReceiveMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReceiveMessagesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -1350,7 +1833,16 @@ func (r ReadyResponse) ContentType() string {
 	return ""
 }
 
-// ReceiveMessageWithBodyWithResponse Receive one message
+// ReceiveMessageWithBodyWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1363,7 +1855,16 @@ func (c *ClientWithResponses) ReceiveMessageWithBodyWithResponse(ctx context.Con
 	return ParseReceiveMessageResponse(rsp)
 }
 
-// ReceiveMessageWithResponse Receive one message
+// ReceiveMessageWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1374,6 +1875,44 @@ func (c *ClientWithResponses) ReceiveMessageWithResponse(ctx context.Context, pa
 		return nil, err
 	}
 	return ParseReceiveMessageResponse(rsp)
+}
+
+// ReceiveMessagesWithBodyWithResponse Receive a batch of messages
+//
+// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+// header's meaning for that item; an `Idempotency-Key` header names the whole request
+// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+// `invalid-batch` listing each such item; nothing is stored).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+func (c *ClientWithResponses) ReceiveMessagesWithBodyWithResponse(ctx context.Context, params *ReceiveMessagesParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error) {
+	rsp, err := c.ReceiveMessagesWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveMessagesResponse(rsp)
+}
+
+// ReceiveMessagesWithResponse Receive a batch of messages
+//
+// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
+// an item repeating an earlier item is its duplicate. An item's `idempotency_key` has the
+// header's meaning for that item; an `Idempotency-Key` header names the whole request
+// instead (both at once: 400). An item that cannot be accepted refuses the batch (400
+// `invalid-batch` listing each such item; nothing is stored).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
+func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error) {
+	rsp, err := c.ReceiveMessages(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveMessagesResponse(rsp)
 }
 
 // ReceiveWebhookWithBodyWithResponse Receive one webhook delivery
@@ -1469,7 +2008,7 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Duplicate
+		var dest ReceiveMessage200JSONResponseBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -1517,33 +2056,12 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
-		var dest Timeout
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON504 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSONDefault = &dest
 
 	}
 
@@ -1552,10 +2070,10 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		var headers ReceiveMessageResponse200Headers
 		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
 			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
-			headers.IdempotentReplayed = value
+			headers.IdempotentReplayed = &value
 		}
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
@@ -1632,16 +2150,6 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
-	case rsp.StatusCode == 500:
-		var headers ReceiveMessageResponse500Headers
-		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.XRequestId = &value
-		}
-		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -1659,8 +2167,201 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReceiveMessagesResponse parses an HTTP response from a ReceiveMessagesWithResponse call
+func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReceiveMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Receipts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ReceiveMessagesResponse200Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ReceiveMessagesResponse400Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ReceiveMessagesResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 413:
+		var headers ReceiveMessagesResponse413Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers ReceiveMessagesResponse415Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 422:
+		var headers ReceiveMessagesResponse422Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReceiveMessagesResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers503 = &headers
 	case rsp.StatusCode == 504:
-		var headers ReceiveMessageResponse504Headers
+		var headers ReceiveMessagesResponse504Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -1670,7 +2371,7 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.Headers504 = &headers
 	case true:
-		var headers ReceiveMessageResponseDefaultHeaders
+		var headers ReceiveMessagesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

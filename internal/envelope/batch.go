@@ -1,0 +1,75 @@
+package envelope
+
+import (
+	"strings"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/lefia/edihub/internal/apperr"
+)
+
+// BatchItem is one envelope of a batch body, or why it cannot be read.
+type BatchItem struct {
+	Envelope
+	// IdempotencyKey is the item's "idempotency_key" member; HasKey tells
+	// an absent member from an empty one, which is not a valid key.
+	IdempotencyKey string
+	HasKey         bool
+	Err            *apperr.Error
+}
+
+// ParseBatch reads the body of POST /api/edi-hub/receive-messages,
+// {"messages": [<envelope>, ...]} with 1 to maxItems envelopes. An error
+// about the body as a whole is returned; an error about one item is kept in
+// that item, so that the caller can list every bad item at once. Payloads
+// are slices of body, as with Parse.
+func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
+	if err := CheckJSON(body); err != nil {
+		return nil, err
+	}
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
+	if !root.IsObject() {
+		return nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
+	}
+	members, err := membersOf(root)
+	if err != nil {
+		return nil, err
+	}
+	messages, ok := members["messages"]
+	if !ok {
+		return nil, apperr.New(apperr.Invalid, "missing-field", "messages is required")
+	}
+	list := messages.Array()
+	if !messages.IsArray() || len(list) == 0 || len(list) > maxItems {
+		return nil, apperr.New(apperr.Invalid, "invalid-field",
+			"messages must be an array of 1 to %d envelopes", maxItems)
+	}
+	items := make([]BatchItem, len(list))
+	for i, raw := range list {
+		item := &items[i]
+		env, err := Parse(body[raw.Index : raw.Index+len(raw.Raw)])
+		if err != nil {
+			item.Err = asUserError(err)
+			continue
+		}
+		item.Envelope = env
+		switch key := raw.Get("idempotency_key"); key.Type {
+		case gjson.Null:
+		case gjson.String:
+			item.IdempotencyKey, item.HasKey = strings.Clone(key.Str), true
+		default:
+			item.Err = apperr.New(apperr.Invalid, "invalid-idempotency-key", "idempotency_key must be a string")
+		}
+	}
+	return items, nil
+}
+
+// asUserError returns the user-facing error Parse reported; Parse reports
+// no other kind.
+func asUserError(err error) *apperr.Error {
+	if ae, ok := apperr.As(err); ok {
+		return ae
+	}
+	return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-json", Detail: "the envelope cannot be read", Err: err}
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/envelope"
+	"github.com/lefia/edihub/internal/ingest"
+)
+
+// receiveMessages handles POST /api/edi-hub/receive-messages: a batch of
+// JSON envelopes, decided in one transaction, in order. An Idempotency-Key
+// header names the whole request; an item's "idempotency_key" names that
+// item; a request may use one or the other. Every item that cannot be
+// accepted is listed, and refuses the batch.
+func (s *Server) receiveMessages(c echo.Context) error {
+	who, types, key, err := s.apiCaller(c)
+	if err != nil {
+		return err
+	}
+	body, err := s.readJSONBody(c)
+	if err != nil {
+		return err
+	}
+	parsed, err := envelope.ParseBatch(body, s.cfg.MaxBatchMessages)
+	if err != nil {
+		return err
+	}
+	items := make([]ingest.Request, len(parsed))
+	var refused []ingest.ItemError
+	for i, item := range parsed {
+		req, err := s.batchItem(c, who, types, key, item)
+		if err != nil {
+			refused = append(refused, ingest.ItemError{Index: i, Err: err})
+			continue
+		}
+		req.Source.Position = i + 1
+		items[i] = req
+	}
+	res, err := s.ingest.ReceiveBatch(c.Request().Context(),
+		ingest.Batch{Items: items, IdempotencyKey: key, Refused: refused})
+	if err != nil {
+		return err
+	}
+	return writeBatchResult(c, res)
+}
+
+// batchItem checks one item of a batch and makes its ingest request.
+func (s *Server) batchItem(c echo.Context, who caller, types []db.MessageType, requestKey string, item envelope.BatchItem) (ingest.Request, *apperr.Error) {
+	if item.Err != nil {
+		return ingest.Request{}, item.Err
+	}
+	if item.HasKey {
+		if requestKey != "" {
+			return ingest.Request{}, apperr.New(apperr.Invalid, "invalid-idempotency-key",
+				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well")
+		}
+		if err := validateIdempotencyKey(item.IdempotencyKey); err != nil {
+			ae, _ := apperr.As(err)
+			return ingest.Request{}, ae
+		}
+	}
+	mt, err := messageTypeNamed(types, item.MessageType)
+	if err != nil {
+		ae, _ := apperr.As(err)
+		return ingest.Request{}, ae
+	}
+	req := envelopeRequest(c, who, mt, item.Envelope)
+	req.Source.Endpoint = ingest.EndpointReceiveMessages
+	req.IdempotencyKey = item.IdempotencyKey
+	return req, nil
+}

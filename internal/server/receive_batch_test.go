@@ -1,0 +1,173 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/pgtest"
+)
+
+// postBatch sends a batch to receive-messages.
+func (b *testBundle) postBatch(t *testing.T, body []byte, headers ...string) response {
+	t.Helper()
+	return b.postTo(t, "/api/edi-hub/receive-messages", body, headers...)
+}
+
+// batchOf makes a batch body of envelopes, each with the idempotency_key
+// given for it ("" for none).
+func batchOf(t *testing.T, envelopes [][]byte, keys ...string) []byte {
+	t.Helper()
+	items := make([]map[string]any, len(envelopes))
+	for i, env := range envelopes {
+		require.NoError(t, json.Unmarshal(env, &items[i]))
+		if i < len(keys) && keys[i] != "" {
+			items[i]["idempotency_key"] = keys[i]
+		}
+	}
+	body, err := json.Marshal(map[string]any{"messages": items})
+	require.NoError(t, err)
+	return body
+}
+
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	b.messageType(t, "INVOIC02", nil, nil)
+	body := batchOf(t, [][]byte{
+		envelopeFor(t, "ORDERS05", "orders05.json"),
+		envelopeFor(t, "INVOIC02", "invoic02.json"),
+		envelopeFor(t, "ORDERS05", "orders05_repeat_output_new_docnum.json"), // same BELNR as the first
+	})
+	results := packetResults(t, b.postBatch(t, body))
+	require.Len(t, results, 3)
+	require.Equal(t, "accepted", results[0]["status"])
+	require.Equal(t, "ORDERS05", results[0]["message_type"])
+	require.Equal(t, "accepted", results[1]["status"])
+	require.Equal(t, "INVOIC02", results[1]["message_type"])
+	require.Equal(t, true, results[2]["duplicate"])
+	require.Equal(t, results[0]["id"], results[2]["duplicate_of"])
+	require.Equal(t, 2, b.messages(t))
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM messages WHERE source_endpoint = 'receive-messages'`))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events
+		WHERE details->'source'->>'endpoint' = 'receive-messages' AND (details->'source'->>'position')::int = 3`))
+
+	// Sent again, every item is a duplicate.
+	for _, r := range packetResults(t, b.postBatch(t, body)) {
+		require.Equal(t, true, r["duplicate"])
+	}
+	require.Equal(t, 2, b.messages(t))
+}
+
+func TestBatchItemIdempotencyKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	orders := envelopeFor(t, "ORDERS05", "orders05.json")
+	changed := envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json")
+
+	// Keyed items are not fingerprinted against each other.
+	results := packetResults(t, b.postBatch(t, batchOf(t, [][]byte{orders, changed}, "k-1", "k-2")))
+	require.Equal(t, "accepted", results[0]["status"])
+	require.Equal(t, "accepted", results[1]["status"])
+	require.Equal(t, 2, b.messages(t))
+
+	// A key repeated in a later batch replays; an unkeyed item still
+	// claims its fingerprint.
+	results = packetResults(t, b.postBatch(t, batchOf(t, [][]byte{changed, orders}, "k-2", "")))
+	require.Equal(t, "accepted", results[0]["status"], "the replay is the first answer, byte for byte")
+	require.Equal(t, float64(2), results[0]["id"])
+	require.Equal(t, "accepted", results[1]["status"], "keyed messages hold no fingerprint")
+	require.Equal(t, 3, b.messages(t))
+
+	// A key reused for other content refuses the whole batch.
+	r := b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "orders05_resent_same_docnum.json"), orders}, "", "k-2"))
+	requireProblem(t, r, http.StatusUnprocessableEntity, "idempotency-key-reused")
+	require.Equal(t, 3, b.messages(t))
+}
+
+func TestBatchRequestIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	body := batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "orders05.json"), envelopeFor(t, "ORDERS05", "orders05_repeat_output_new_docnum.json")})
+	first := b.postBatch(t, body, "Idempotency-Key", "batch-7")
+	require.Len(t, packetResults(t, first), 2)
+	replay := b.postBatch(t, body, "Idempotency-Key", "batch-7")
+	require.Equal(t, http.StatusOK, replay.status)
+	require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"))
+	require.Equal(t, first.body, replay.body)
+	require.Equal(t, 2, b.messages(t))
+
+	// The header and an item's key at once are refused.
+	r := b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "orders05.json")}, "item-key"), "Idempotency-Key", "batch-8")
+	requireProblem(t, r, http.StatusBadRequest, "invalid-batch")
+	require.Equal(t, 2, b.messages(t))
+}
+
+// An invalid item refuses the batch, and the problem lists every one.
+func TestBatchAllOrNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	body := []byte(`{"messages": [
+		{"message_type": "ORDERS05", "payload": {"a": 1}, "docnum": "1"},
+		{"payload": {"a": 2}},
+		{"message_type": "ORDERS05", "payload": {"a": 3}, "docnum": "3"},
+		{"message_type": "DESADV01", "payload": {"a": 4}},
+		{"message_type": "ORDERS05", "payload": {"a": 5, "a": 6}},
+		{"message_type": "ORDERS05", "payload": {}, "idempotency_key": "bad\u0001key"},
+		[1, 2]
+	]}`)
+	r := b.postBatch(t, body)
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	var p struct {
+		Type   string
+		Errors []struct {
+			Index int
+			Type  string
+		}
+	}
+	require.NoError(t, json.Unmarshal(r.body, &p))
+	require.Equal(t, "invalid-batch", p.Type)
+	var got []string
+	for _, e := range p.Errors {
+		got = append(got, fmt.Sprintf("%d:%s", e.Index, e.Type))
+	}
+	require.Equal(t, []string{"1:missing-field", "3:unknown-message-type", "4:invalid-payload",
+		"5:invalid-idempotency-key", "6:malformed-json"}, got)
+	require.Equal(t, 0, b.messages(t))
+}
+
+func TestBatchSize(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(func(name string) string {
+		if name == "MAX_BATCH_MESSAGES" {
+			return "3"
+		}
+		return ""
+	})
+	require.NoError(t, err)
+	b := setupWith(t, pgtest.Pool(t), cfg)
+	b.messageType(t, "ORDERS05", nil, nil)
+	item := func(n int) string {
+		return fmt.Sprintf(`{"message_type": "ORDERS05", "docnum": "%d", "payload": {}}`, n)
+	}
+	for _, body := range []string{`{"messages": []}`, `{"messages": {}}`, `{}`, `[]`,
+		`{"messages": [` + strings.Join([]string{item(1), item(2), item(3), item(4)}, ",") + `]}`} {
+		r := b.postBatch(t, []byte(body))
+		require.Equal(t, http.StatusBadRequest, r.status, body)
+	}
+	results := packetResults(t, b.postBatch(t, []byte(`{"messages": [`+strings.Join([]string{item(1), item(2), item(3)}, ",")+`]}`)))
+	require.Len(t, results, 3)
+	require.Equal(t, 3, b.messages(t))
+
+	r := b.postBatch(t, []byte(`<xml/>`), "Content-Type", "application/xml")
+	require.Equal(t, http.StatusUnsupportedMediaType, r.status)
+}

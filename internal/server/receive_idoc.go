@@ -1,0 +1,109 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/envelope"
+	"github.com/lefia/edihub/internal/idocxml"
+	"github.com/lefia/edihub/internal/ingest"
+)
+
+// receiveIDocXML handles an IDoc-XML document sent to receive-message, as
+// SAP's XML HTTP ports send it. Each IDoc is one message, read through its
+// JSON view; a document of one IDoc is answered as a JSON envelope is, a
+// packet of several with 200 and one answer per IDoc. Any IDoc that cannot
+// be accepted refuses the whole document, so that SAP resends all of it.
+func (s *Server) receiveIDocXML(c echo.Context, who caller, types []db.MessageType, key, charset string) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	doc, err := idocxml.Parse(body, charset, idocxml.DefaultLimits)
+	if err != nil {
+		return idocProblem(err)
+	}
+	named := c.QueryParam("message_type")
+	contentType := c.Request().Header.Get(echo.HeaderContentType)
+	items := make([]ingest.Request, len(doc.IDocs))
+	for i, idoc := range doc.IDocs {
+		code := named
+		if code == "" {
+			code = idoc.IDocType
+		}
+		if code == "" {
+			return apperr.New(apperr.Invalid, "invalid-payload",
+				"%s: the control record has no IDOCTYP; name the message type with ?message_type=", idocName(doc, idoc))
+		}
+		reportOf(c).messageType = code
+		mt, err := messageTypeNamed(types, code)
+		if err != nil {
+			return apperr.New(apperr.Unprocessable, "unknown-message-type",
+				"%s: message type %q is not configured for this tenant", idocName(doc, idoc), code)
+		}
+		reportOf(c).typeKnown = true
+		if err := envelope.CheckDocnum(fmt.Sprintf("the DOCNUM of IDoc %d", idoc.Position), idoc.Docnum); err != nil {
+			return err
+		}
+		source := apiSource(c, who, ingest.EndpointReceiveMessage)
+		if len(doc.IDocs) > 1 {
+			source.Position = idoc.Position
+		}
+		items[i] = ingest.Request{
+			TenantID: who.tenantID, EnvironmentID: who.environmentID, MessageType: mt,
+			Docnum: idoc.Docnum, Payload: idoc.View, Source: source,
+			Received: &ingest.Received{
+				ContentType: contentType, Bytes: doc.Own(body, idoc), Position: idoc.Position, Of: len(doc.IDocs),
+			},
+		}
+	}
+	ctx := c.Request().Context()
+	if len(items) == 1 {
+		items[0].IdempotencyKey = key
+		res, err := s.ingest.Receive(ctx, items[0])
+		if err != nil {
+			return err
+		}
+		return writeResult(c, res)
+	}
+	res, err := s.ingest.ReceiveBatch(ctx, ingest.Batch{Items: items, IdempotencyKey: key})
+	var refused *ingest.BatchError
+	if errors.As(err, &refused) {
+		// The first IDoc at fault is named; SAP shows one status text.
+		first := refused.Items[0]
+		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type,
+			Detail: idocName(doc, doc.IDocs[first.Index]) + ": " + first.Err.Detail}
+	}
+	if err != nil {
+		return err
+	}
+	return writeBatchResult(c, res)
+}
+
+// idocName names an IDoc in a problem's detail: by its position when the
+// document holds several, and by its DOCNUM.
+func idocName(doc idocxml.Document, idoc idocxml.IDoc) string {
+	if len(doc.IDocs) == 1 {
+		return "IDoc DOCNUM " + idoc.Docnum
+	}
+	return fmt.Sprintf("IDoc %d of %d (DOCNUM %s)", idoc.Position, len(doc.IDocs), idoc.Docnum)
+}
+
+// idocProblem turns the parser's refusals into problems.
+func idocProblem(err error) error {
+	var malformed *idocxml.MalformedError
+	var invalid *idocxml.InvalidError
+	switch {
+	case errors.As(err, &malformed):
+		return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-xml", Detail: "the body is not well-formed XML: " + malformed.Reason}
+	case errors.As(err, &invalid):
+		return &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload", Detail: "the body is not an IDoc-XML document: " + invalid.Error()}
+	case errors.Is(err, idocxml.ErrUnsupportedCharset):
+		return &apperr.Error{Kind: apperr.UnsupportedMediaType, Type: "unsupported-media-type", Detail: err.Error()}
+	}
+	return err
+}

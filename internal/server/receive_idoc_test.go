@@ -1,0 +1,394 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/text/encoding/charmap"
+)
+
+// postXML sends an IDoc-XML document to receive-message.
+func (b *testBundle) postXML(t *testing.T, body []byte, contentType, query string, headers ...string) response {
+	t.Helper()
+	return b.postTo(t, "/api/edi-hub/receive-message"+query, body, append([]string{"Content-Type", contentType}, headers...)...)
+}
+
+// packetResults decodes a packet's or a batch's answer.
+func packetResults(t *testing.T, r response) []map[string]any {
+	t.Helper()
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	var answer struct{ Messages []map[string]any }
+	require.NoError(t, json.Unmarshal(r.body, &answer))
+	return answer.Messages
+}
+
+type storedMessage struct {
+	ID             int64
+	Docnum         string
+	ContentType    string
+	ReceivedBytes  []byte
+	PacketPosition *int32
+	PacketSize     *int32
+}
+
+func (b *testBundle) storedMessages(t *testing.T) []storedMessage {
+	t.Helper()
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT id, docnum, content_type, received_bytes, packet_position, packet_size FROM messages ORDER BY id`)
+	require.NoError(t, err)
+	defer rows.Close()
+	var out []storedMessage
+	for rows.Next() {
+		var m storedMessage
+		require.NoError(t, rows.Scan(&m.ID, &m.Docnum, &m.ContentType, &m.ReceivedBytes, &m.PacketPosition, &m.PacketSize))
+		out = append(out, m)
+	}
+	require.NoError(t, rows.Err())
+	return out
+}
+
+// An IDoc sent as XML and the same IDoc sent as a JSON envelope have one
+// fingerprint, so whichever comes second is the first one's duplicate.
+func TestIDocXMLAndJSONBlockEachOther(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		code, sample string
+		paths        []string
+		content      string
+	}{
+		{"ORDERS05", "orders05", []string{"*.IDOC.E1EDK01.BELNR"}, "identical"},
+		{"ORDERS05", "orders05", nil, "identical"},
+		// invoic02.json holds its one E1EDP01 in an array, which XML cannot
+		// express: the key paths read both alike, the content hash does not.
+		{"INVOIC02", "invoic02", []string{`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="001").BELNR`}, "changed"},
+	}
+	for _, tc := range cases {
+		for _, xmlFirst := range []bool{true, false} {
+			b := setup(t)
+			b.messageType(t, tc.code, tc.paths, nil)
+			asXML := readFile(t, tc.sample+".xml")
+			sendXML := func() response { return b.postXML(t, asXML, "application/x-sap.idoc", "") }
+			sendJSON := func() response { return b.post(t, envelopeFor(t, tc.code, tc.sample+".json")) }
+			first, second := sendXML, sendJSON
+			if !xmlFirst {
+				first, second = sendJSON, sendXML
+			}
+			created := first()
+			require.Equal(t, http.StatusCreated, created.status, "%s", created.body)
+			dup := second()
+			require.Equal(t, http.StatusOK, dup.status, "%s", dup.body)
+			require.Equal(t, "true", dup.header.Get("Idempotent-Replayed"))
+			require.Equal(t, true, dup.json(t)["duplicate"])
+			require.Equal(t, created.json(t)["id"], dup.json(t)["duplicate_of"])
+			require.Equal(t, created.json(t)["fingerprint"], dup.json(t)["fingerprint"])
+			require.Equal(t, 1, b.messages(t))
+			require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events
+				WHERE action = 'message.duplicate_blocked' AND details->>'content' = $1`, tc.content), tc.sample)
+
+			stored := b.storedMessages(t)[0]
+			if xmlFirst {
+				require.Equal(t, "application/x-sap.idoc", stored.ContentType)
+				require.Equal(t, asXML, stored.ReceivedBytes, "the XML is stored byte for byte")
+			} else {
+				require.Equal(t, "application/json", stored.ContentType)
+				require.Nil(t, stored.ReceivedBytes)
+			}
+		}
+	}
+}
+
+func TestIDocXMLMessageType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	b.messageType(t, "SALESORDER", nil, nil)
+	body := readFile(t, "orders05.xml")
+
+	r := b.postXML(t, body, "application/xml", "?message_type=SALESORDER")
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	require.Equal(t, "SALESORDER", r.json(t)["message_type"])
+	require.Equal(t, "0000000000900101", r.json(t)["docnum"])
+
+	// Without the parameter, the control record's IDOCTYP names the type.
+	r = b.postXML(t, body, "text/xml; charset=utf-8", "")
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	require.Equal(t, "ORDERS05", r.json(t)["message_type"])
+
+	r = b.postXML(t, body, "application/xml", "?message_type=DESADV01")
+	requireProblem(t, r, http.StatusUnprocessableEntity, "unknown-message-type")
+	require.Contains(t, r.json(t)["detail"], "DOCNUM 0000000000900101")
+
+	noType := bytes.Replace(body, []byte("<IDOCTYP>ORDERS05</IDOCTYP>"), nil, 1)
+	r = b.postXML(t, noType, "application/xml", "")
+	requireProblem(t, r, http.StatusBadRequest, "invalid-payload")
+	require.Contains(t, r.json(t)["detail"], "message_type")
+	require.Equal(t, 2, b.messages(t))
+}
+
+func TestIDocXMLCharsets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDKA1.BNAME"}, nil)
+	doc := func(docnum string) string {
+		return `<ORDERS05><IDOC BEGIN="1"><EDI_DC40 SEGMENT="1"><DOCNUM>` + docnum + `</DOCNUM><IDOCTYP>ORDERS05</IDOCTYP></EDI_DC40>` +
+			`<E1EDKA1 SEGMENT="1"><BNAME>Müller Bräu</BNAME></E1EDKA1></IDOC></ORDERS05>`
+	}
+	latin1, err := charmap.ISO8859_1.NewEncoder().String(`<?xml version="1.0" encoding="ISO-8859-1"?>` + doc("1"))
+	require.NoError(t, err)
+	r := b.postXML(t, []byte(latin1), "application/xml", "")
+	require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+	stored := b.storedMessages(t)[0]
+	require.Equal(t, []byte(latin1), stored.ReceivedBytes)
+	var bname string
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT payload->'ORDERS05'->'IDOC'->'E1EDKA1'->>'BNAME' FROM messages`).Scan(&bname))
+	require.Equal(t, "Müller Bräu", bname)
+
+	// The same name in UTF-8 is the same business key.
+	r = b.postXML(t, []byte(doc("2")), "application/xml; charset=UTF-8", "")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.Equal(t, true, r.json(t)["duplicate"])
+
+	r = b.postXML(t, []byte(doc("3")), "application/xml; charset=shift_jis", "")
+	requireProblem(t, r, http.StatusUnsupportedMediaType, "unsupported-media-type")
+	require.Equal(t, 1, b.messages(t))
+}
+
+func TestIDocXMLRefusals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	cases := []struct {
+		body, problem string
+	}{
+		{`<ORDERS05><IDOC>`, "malformed-xml"},
+		{`not xml at all`, "malformed-xml"},
+		{`<ORDERS05><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><X>&xxe;</X></IDOC></ORDERS05>`, "malformed-xml"},
+		{`<?xml version="1.0"?><!DOCTYPE ORDERS05 [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>` +
+			`<ORDERS05><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><X>&xxe;</X></IDOC></ORDERS05>`, "invalid-payload"},
+		{`<ORDERS05/>`, "invalid-payload"},
+		{`<html><body>hello</body></html>`, "invalid-payload"},
+		{`<ORDERS05><IDOC><E1EDK01/></IDOC></ORDERS05>`, "invalid-payload"},
+		// A DOCNUM follows the rule of every identifier: no control or
+		// bidirectional characters (here NEL and U+202E, as XML references).
+		{`<ORDERS05><IDOC><EDI_DC40><DOCNUM>1&#x85;2</DOCNUM><IDOCTYP>ORDERS05</IDOCTYP></EDI_DC40></IDOC></ORDERS05>`, "invalid-field"},
+		{`<ORDERS05><IDOC><EDI_DC40><DOCNUM>1&#x202e;2</DOCNUM><IDOCTYP>ORDERS05</IDOCTYP></EDI_DC40></IDOC></ORDERS05>`, "invalid-field"},
+	}
+	for _, tc := range cases {
+		r := b.postXML(t, []byte(tc.body), "application/xml", "")
+		requireProblem(t, r, http.StatusBadRequest, tc.problem)
+	}
+	require.Equal(t, 0, b.messages(t))
+}
+
+// A packet is one message per IDoc, decided in one transaction in
+// document order; its resending answers every IDoc as a duplicate.
+func TestIDocPacket(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil) // the docnum is the key: three IDocs, three messages
+	packet := readFile(t, "orders05_packet.xml")
+	docnums := []string{"0000000000900101", "0000000000900177", "0000000000900178"}
+
+	results := packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", ""))
+	require.Len(t, results, 3)
+	for i, r := range results {
+		require.Equal(t, "accepted", r["status"])
+		require.Equal(t, docnums[i], r["docnum"])
+	}
+	stored := b.storedMessages(t)
+	require.Len(t, stored, 3)
+	for i, m := range stored {
+		require.Equal(t, docnums[i], m.Docnum, "document order")
+		require.Equal(t, int32(i+1), *m.PacketPosition)
+		require.Equal(t, int32(3), *m.PacketSize)
+		require.Equal(t, "application/x-sap.idoc", m.ContentType)
+		// Each IDoc keeps the packet's own bytes: what precedes the first
+		// IDoc, itself, and what follows the last.
+		require.True(t, bytes.HasPrefix(m.ReceivedBytes, []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ORDERS05>\n  <IDOC BEGIN=\"1\">")))
+		require.True(t, bytes.HasSuffix(m.ReceivedBytes, []byte("</IDOC>\n</ORDERS05>\n")))
+		require.Contains(t, string(m.ReceivedBytes), "<DOCNUM>"+docnums[i]+"</DOCNUM>")
+		require.Equal(t, 1, bytes.Count(m.ReceivedBytes, []byte("<DOCNUM>")))
+		require.Contains(t, string(packet), idocOf(t, m.ReceivedBytes), "the IDoc's bytes are the packet's")
+	}
+	require.Equal(t, readFile(t, "orders05.xml"), stored[0].ReceivedBytes)
+
+	resent := b.postXML(t, packet, "application/x-sap.idoc", "")
+	require.Empty(t, resent.header.Get("Idempotent-Replayed"), "the packet as a whole is no replay")
+	for i, r := range packetResults(t, resent) {
+		require.Equal(t, true, r["duplicate"])
+		require.Equal(t, float64(stored[i].ID), r["duplicate_of"])
+	}
+	require.Equal(t, 3, b.messages(t))
+	// One event per blocked IDoc, naming the request and the IDoc's place.
+	rows, err := b.pool.Query(context.Background(), `SELECT details->'source'->>'request_id', (details->'source'->>'position')::int
+		FROM audit_events WHERE action = 'message.duplicate_blocked' ORDER BY id`)
+	require.NoError(t, err)
+	var positions []int
+	requestIDs := map[string]bool{}
+	for rows.Next() {
+		var requestID string
+		var position int
+		require.NoError(t, rows.Scan(&requestID, &position))
+		requestIDs[requestID] = true
+		positions = append(positions, position)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []int{1, 2, 3}, positions)
+	require.Len(t, requestIDs, 1)
+	require.NotEmpty(t, resent.header.Get("X-Request-Id"))
+	require.True(t, requestIDs[resent.header.Get("X-Request-Id")])
+}
+
+// With the business key as the fingerprint, the packet's repeat output and
+// changed copy are duplicates of its first IDoc, decided inside the packet.
+func TestIDocPacketDuplicatesWithin(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	results := packetResults(t, b.postXML(t, readFile(t, "orders05_packet.xml"), "application/xml", ""))
+	require.Equal(t, "accepted", results[0]["status"])
+	for _, r := range results[1:] {
+		require.Equal(t, true, r["duplicate"])
+		require.Equal(t, results[0]["id"], r["duplicate_of"])
+	}
+	require.Equal(t, 1, b.messages(t))
+	require.Equal(t, 2, b.blockedEvents(t))
+
+	// A packet holding one IDoc twice stores it once.
+	b2 := setup(t)
+	b2.messageType(t, "ORDERS05", nil, nil)
+	twice := packetOf(t, idocOf(t, readFile(t, "orders05.xml")), idocOf(t, readFile(t, "orders05.xml")))
+	results = packetResults(t, b2.postXML(t, twice, "application/xml", ""))
+	require.Equal(t, "accepted", results[0]["status"])
+	require.Equal(t, true, results[1]["duplicate"])
+	require.Equal(t, 1, b2.messages(t))
+}
+
+// idocOf cuts the IDOC element out of a one-IDoc sample.
+func idocOf(t *testing.T, doc []byte) string {
+	t.Helper()
+	s := string(doc)
+	start, end := strings.Index(s, "<IDOC "), strings.LastIndex(s, "</IDOC>")
+	require.True(t, start >= 0 && end > start)
+	return s[start : end+len("</IDOC>")]
+}
+
+// packetOf makes an ORDERS05 document of the IDOC elements given.
+func packetOf(t *testing.T, idocs ...string) []byte {
+	t.Helper()
+	return []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<ORDERS05>\n" + strings.Join(idocs, "\n") + "\n</ORDERS05>\n")
+}
+
+// withDocnum is an IDOC element with another DOCNUM.
+func withDocnum(idoc, docnum string) string {
+	start := strings.Index(idoc, "<DOCNUM>") + len("<DOCNUM>")
+	end := strings.Index(idoc, "</DOCNUM>")
+	return idoc[:start] + docnum + idoc[end:]
+}
+
+// One IDoc that cannot be accepted refuses the whole packet and stores
+// nothing, naming its position and DOCNUM.
+func TestIDocPacketAllOrNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	good := idocOf(t, readFile(t, "orders05.xml"))
+	noControl := `<IDOC BEGIN="1"><E1EDK01 SEGMENT="1"><BELNR>1</BELNR></E1EDK01></IDOC>`
+	r := b.postXML(t, packetOf(t, good, withDocnum(good, "77"), noControl), "application/xml", "")
+	requireProblem(t, r, http.StatusBadRequest, "invalid-payload")
+	require.Contains(t, r.json(t)["detail"], "IDoc 3")
+
+	otherType := strings.Replace(withDocnum(good, "78"), "<IDOCTYP>ORDERS05</IDOCTYP>", "<IDOCTYP>DESADV01</IDOCTYP>", 1)
+	r = b.postXML(t, packetOf(t, good, otherType), "application/xml", "")
+	requireProblem(t, r, http.StatusUnprocessableEntity, "unknown-message-type")
+	require.Contains(t, r.json(t)["detail"], "IDoc 2 of 2 (DOCNUM 78)")
+	require.Equal(t, 0, b.messages(t))
+}
+
+// An Idempotency-Key names the whole packet.
+func TestIDocPacketIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	packet := readFile(t, "orders05_packet.xml")
+	first := b.postXML(t, packet, "application/xml", "", "Idempotency-Key", "packet-1")
+	results := packetResults(t, first)
+	require.Len(t, results, 3)
+	for _, r := range results {
+		require.Equal(t, "accepted", r["status"], "under a key no fingerprint blocks")
+	}
+	replay := b.postXML(t, packet, "application/xml", "", "Idempotency-Key", "packet-1")
+	require.Equal(t, http.StatusOK, replay.status)
+	require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"))
+	require.JSONEq(t, string(first.body), string(replay.body))
+	require.Equal(t, 3, b.messages(t))
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM messages WHERE idempotency_key = 'packet-1' AND fingerprint IS NULL`))
+
+	one := idocOf(t, readFile(t, "orders05.xml"))
+	for _, other := range [][]byte{packetOf(t, one), packetOf(t, one, withDocnum(one, "99"))} {
+		r := b.postXML(t, other, "application/xml", "", "Idempotency-Key", "packet-1")
+		requireProblem(t, r, http.StatusUnprocessableEntity, "idempotency-key-reused")
+	}
+	require.Equal(t, 3, b.messages(t))
+}
+
+// Admins see an IDoc's received bytes, in their charset, beside the JSON
+// view its paths read, and can download the bytes exactly.
+func TestMessagePageShowsReceivedIDocXML(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	idoc := idocOf(t, readFile(t, "orders05.xml"))
+	second := strings.Replace(withDocnum(idoc, "0000000000900177"), "4500012345", "4500099999", -1)
+	second = strings.Replace(second, "Purchasing Group 210", "Einkauf &lt;Süd&gt; &amp; Co", 1)
+	packet, err := charmap.ISO8859_1.NewEncoder().Bytes(packetOf(t, idoc, second))
+	require.NoError(t, err)
+	packet = bytes.Replace(packet, []byte(`encoding="UTF-8"`), []byte(`encoding="ISO-8859-1"`), 1)
+	results := packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", ""))
+	require.Len(t, results, 2)
+	id := int64(results[1]["id"].(float64))
+
+	c := b.client(t)
+	c.login(b.user(t, "viewer@acme.example", "viewer", "acme"))
+	page := string(c.get(fmt.Sprintf("/admin/messages/%d", id)).body)
+	require.Contains(t, page, "<code>application/x-sap.idoc</code>")
+	require.Contains(t, page, "IDoc 2 of 2 in one document")
+	require.Contains(t, page, "&lt;BNAME&gt;Einkauf &amp;lt;Süd&amp;gt; &amp;amp; Co&lt;/BNAME&gt;", "the XML as received, escaped")
+	require.Contains(t, page, "<h2>JSON view</h2>")
+	require.Contains(t, page, `<mark title="*.IDOC.E1EDK01.BELNR">&#34;4500099999&#34;</mark>`)
+
+	download := c.get(fmt.Sprintf("/admin/messages/%d/received", id))
+	require.Equal(t, http.StatusOK, download.status)
+	require.Equal(t, "application/x-sap.idoc", download.header.Get("Content-Type"))
+	require.Contains(t, download.header.Get("Content-Disposition"), "attachment")
+	stored := b.storedMessages(t)[1]
+	require.Equal(t, stored.ReceivedBytes, download.body)
+	require.Contains(t, string(packet), idocOf(t, download.body), "byte for byte, ISO-8859-1 as sent")
+}
+
+// SAP's HTTP destinations send Basic credentials: the API key is the
+// password, whatever the user name.
+func TestIDocXMLBasicAuth(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	send := func(user, password string) response {
+		req, err := http.NewRequest(http.MethodPost, b.url+"/api/edi-hub/receive-message", bytes.NewReader(readFile(t, "orders05.xml")))
+		require.NoError(t, err)
+		req.SetBasicAuth(user, password)
+		return do(t, http.MethodPost, req.URL.String(), http.Header{
+			"Authorization": {req.Header.Get("Authorization")}, "Content-Type": {"application/x-sap.idoc"},
+		}, readFile(t, "orders05.xml"))
+	}
+	require.Equal(t, http.StatusUnauthorized, send("edihub", "wrong").status)
+	require.Equal(t, http.StatusUnauthorized, send(b.apiKey, "").status)
+	require.Equal(t, http.StatusCreated, send("SAPQ01", b.apiKey).status)
+	require.Equal(t, 1, b.messages(t))
+}
