@@ -1250,9 +1250,24 @@ type ReceiveMessageResponse422Headers struct {
 	XRequestId *string
 }
 
+// ReceiveMessageResponse500Headers the declared response headers of an HTTP 500 response for ReceiveMessage
+type ReceiveMessageResponse500Headers struct {
+	XRequestId *string
+}
+
 // ReceiveMessageResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessage
 type ReceiveMessageResponse503Headers struct {
 	RetryAfter int
+	XRequestId *string
+}
+
+// ReceiveMessageResponse504Headers the declared response headers of an HTTP 504 response for ReceiveMessage
+type ReceiveMessageResponse504Headers struct {
+	XRequestId *string
+}
+
+// ReceiveMessageResponseDefaultHeaders the declared response headers of an HTTP default response for ReceiveMessage
+type ReceiveMessageResponseDefaultHeaders struct {
 	XRequestId *string
 }
 
@@ -1273,8 +1288,14 @@ type ReceiveMessageResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Unavailable
+	// ApplicationproblemJSON504 the response for an HTTP 504 `application/problem+json` response
+	ApplicationproblemJSON504 *Timeout
+	// ApplicationproblemJSONDefault the response for an HTTP default `application/problem+json` response
+	ApplicationproblemJSONDefault *Problem
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ReceiveMessageResponse200Headers
 	// Headers201 the parsed response headers for an HTTP 201 response
@@ -1289,8 +1310,14 @@ type ReceiveMessageResponse struct {
 	Headers415 *ReceiveMessageResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ReceiveMessageResponse422Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ReceiveMessageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *ReceiveMessageResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *ReceiveMessageResponse504Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ReceiveMessageResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1328,9 +1355,24 @@ func (r ReceiveMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSON500() *InternalError {
+	return r.ApplicationproblemJSON500
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r ReceiveMessageResponse) GetApplicationproblemJSON503() *Unavailable {
 	return r.ApplicationproblemJSON503
+}
+
+// GetApplicationproblemJSON504 returns the response for an HTTP 504 `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSON504() *Timeout {
+	return r.ApplicationproblemJSON504
+}
+
+// GetApplicationproblemJSONDefault returns the response for an HTTP default `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSONDefault() *Problem {
+	return r.ApplicationproblemJSONDefault
 }
 
 // GetBody returns the raw response body bytes
@@ -2056,12 +2098,33 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Timeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSONDefault = &dest
 
 	}
 
@@ -2150,6 +2213,16 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 500:
+		var headers ReceiveMessageResponse500Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -2167,6 +2240,26 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers ReceiveMessageResponse504Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers504 = &headers
+	case true:
+		var headers ReceiveMessageResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.HeadersDefault = &headers
 	}
 
 	return response, nil
