@@ -24,9 +24,9 @@ build: ## build bin/edihub
 	go build -o bin/edihub ./cmd/edihub
 
 .PHONY: test
-test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector
+test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector, and count them
 	@scripts/test-setup.sh
-	go test -race -count=1 ./...
+	@scripts/test.sh
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 10s; a count such as 50000x also works)

@@ -1,4 +1,4 @@
-package main_test
+package main
 
 import (
 	"bufio"
@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"syscall"
 	"testing"
@@ -17,26 +16,39 @@ import (
 	"github.com/lefia/edihub/internal/pgtest"
 )
 
-// buildBinary compiles edihub once for the tests of this file.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "edihub")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+// runMainVar, set to 1 in its environment, makes the test binary run main
+// instead of the tests (see TestMain).
+const runMainVar = "EDIHUB_TEST_RUN_MAIN"
+
+// TestMain lets the test binary stand in for the edihub binary: the tests
+// start it again with runMainVar set, and it runs the very main function
+// compiled with them. Building edihub from the test instead would compile
+// every dependency a second time, without the race detector's flags, which
+// on a new machine costs minutes.
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainVar) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
 
-// The real binary: exit codes for bad command lines and failures, and a
-// clean exit 0 after SIGTERM.
+// edihub returns a command that runs this binary as edihub with args,
+// against databaseURL and with the extra environment variables vars.
+func edihub(databaseURL string, args []string, vars ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), append([]string{runMainVar + "=1", "DATABASE_URL=" + databaseURL}, vars...)...)
+	return cmd
+}
+
+// The binary's main, run as its own process: exit codes for bad command
+// lines and failures, and a clean exit 0 after SIGTERM.
 func TestBinary(t *testing.T) {
 	t.Parallel()
-	bin := buildBinary(t)
 	url := pgtest.URL(t)
 
 	exitCode := func(args ...string) int {
-		cmd := exec.Command(bin, args...)
-		cmd.Env = append(os.Environ(), "DATABASE_URL="+url)
-		err := cmd.Run()
+		err := edihub(url, args).Run()
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
 			return exit.ExitCode()
@@ -49,8 +61,7 @@ func TestBinary(t *testing.T) {
 	require.Equal(t, 0, exitCode("tenant", "create", "acme"))
 	require.Equal(t, 1, exitCode("tenant", "create", "acme"), "already exists")
 
-	serve := exec.Command(bin, "serve")
-	serve.Env = append(os.Environ(), "DATABASE_URL="+url, "LISTEN_ADDR=127.0.0.1:0")
+	serve := edihub(url, []string{"serve"}, "LISTEN_ADDR=127.0.0.1:0")
 	stderr, err := serve.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, serve.Start())
