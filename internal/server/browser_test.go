@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"os"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +18,51 @@ import (
 // chromiumPath is Debian's Chromium, which .ci/run installs.
 const chromiumPath = "/usr/bin/chromium"
 
-// browsers bounds how many Chromiums run at once: the tests run in
-// parallel, and each browser wants about a core of the machine's two.
+// browsers bounds how many tabs work at once: the tests run in parallel,
+// and each page's renderer wants about a core of the machine's two.
 var browsers = make(chan struct{}, 2)
 
-// browser is a headless Chromium driven by one test.
+// shared is the one headless Chromium of the package's browser tests,
+// started by the first of them and stopped by TestMain. Starting a browser
+// costs seconds of CPU; each test still gets a browser of its own in effect
+// (see newBrowser).
+var shared struct {
+	once sync.Once
+	ctx  context.Context
+	err  error
+	stop func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.stop != nil {
+		shared.stop()
+	}
+	os.Exit(code)
+}
+
+// startBrowser starts the shared Chromium once, with a fresh profile in a
+// temporary --user-data-dir (chromedp makes and removes it).
+func startBrowser() (context.Context, error) {
+	shared.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(chromiumPath),
+			chromedp.NoSandbox,
+			chromedp.DisableGPU,
+			chromedp.Flag("disable-component-update", true),
+		)
+		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelBrowser := chromedp.NewContext(allocCtx)
+		shared.stop = func() {
+			cancelBrowser()
+			cancelAlloc()
+		}
+		shared.ctx, shared.err = ctx, chromedp.Do(ctx)
+	})
+	return shared.ctx, shared.err
+}
+
+// browser is a tab of the shared Chromium driven by one test.
 type browser struct {
 	ctx context.Context
 	// dialogs counts the JavaScript dialogs (alert, confirm, prompt) the
@@ -29,42 +70,37 @@ type browser struct {
 	dialogs atomic.Int32
 }
 
-// newBrowser starts a headless Chromium with a fresh profile in a temporary
-// --user-data-dir (chromedp makes and removes it). Without Chromium the
-// test fails rather than skips, so that a machine missing it cannot pass
-// the browser tests unnoticed.
+// newBrowser opens a tab in a BrowserContext of its own, Chromium's
+// incognito profile: cookies, storage and cache start empty and are
+// disposed of with the tab, so no test sees another's session. Without
+// Chromium the test fails rather than skips, so that a machine missing it
+// cannot pass the browser tests unnoticed.
 func newBrowser(t *testing.T) *browser {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("the browser tests need Chromium at %s (apt-get install chromium, as .ci/run does): %v", chromiumPath, err)
 	}
+	parent, err := startBrowser()
+	require.NoError(t, err, "start Chromium")
 	browsers <- struct{}{}
 	t.Cleanup(func() { <-browsers })
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-component-update", true),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	// A bound on the whole browser, so that a hung page fails the test
-	// instead of the package's timeout.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	tab, cancelTab := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
+	// A bound on the whole test's browsing, so that a hung page fails the
+	// test instead of the package's timeout.
+	ctx, cancelTimeout := context.WithTimeout(tab, 2*time.Minute)
 	t.Cleanup(func() {
 		cancelTimeout()
-		cancelBrowser()
-		cancelAlloc()
+		cancelTab()
 	})
 
-	require.NoError(t, chromedp.Do(ctx), "start Chromium")
+	require.NoError(t, chromedp.Do(ctx), "open a tab")
 	b := &browser{ctx: ctx}
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
 		for _, err := range dialogs {
 			if err != nil {
-				return // the browser has gone
+				return // the tab has gone
 			}
 			b.dialogs.Add(1)
 			// Dismiss it, or the page would wait for ever.
