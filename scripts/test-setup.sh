@@ -13,7 +13,7 @@ as_root() {
 }
 
 if ! command -v pg_isready >/dev/null; then
-  as_root apt-get update && as_root apt-get install -y postgresql
+  as_root apt-get update && as_root apt-get install -y --no-install-recommends postgresql
 fi
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! pg_isready -q -h 127.0.0.1 -p 5432 && command -v pg_ctlcluster >/dev/null; then
   # The tests use the machine's own cluster; start it if it is down.
@@ -33,5 +33,5 @@ fi
 # The admin pages' browser tests drive Debian's Chromium headless; they fail,
 # never skip, without it.
 if [ ! -x /usr/bin/chromium ]; then
-  as_root apt-get update && as_root apt-get install -y chromium
+  as_root apt-get update && as_root apt-get install -y --no-install-recommends chromium
 fi
