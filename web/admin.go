@@ -13,7 +13,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/identifier"
-	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/messageview"
 )
 
 // Page is what the frame of every admin page needs.
@@ -155,7 +155,7 @@ func orNone(s string) string {
 
 // claimText says whether retransmissions are matched against this message;
 // released says it was accepted from a blocked copy.
-func claimText(m inspect.Message, released bool) string {
+func claimText(m messageview.Message, released bool) string {
 	switch {
 	case m.Fingerprint == "":
 		return "The message has no fingerprint and is not deduplicated."

@@ -9,8 +9,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/adminpath"
+	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/payloaddiff"
-	"github.com/lefia/edihub/internal/release"
 )
 
 // ReleaseForm is the form that accepts a blocked copy as a new message, as
@@ -64,7 +64,7 @@ func diffSummary(changes []payloaddiff.Change) string {
 type header struct{ Name, Value string }
 
 // senderHeaderList lists a sender's headers by name.
-func senderHeaderList(c release.Copy) []header {
+func senderHeaderList(c blocked.Copy) []header {
 	list := make([]header, 0, len(c.Sender.Headers))
 	for name, value := range c.Sender.Headers {
 		list = append(list, header{name, value})
@@ -74,7 +74,7 @@ func senderHeaderList(c release.Copy) []header {
 }
 
 // changedCopiesText sums up the changed copies blocked against a message.
-func changedCopiesText(c release.Copies) string {
+func changedCopiesText(c blocked.Copies) string {
 	text := fmt.Sprintf("%d of the copies blocked against this message had changed content", c.Kept)
 	if c.Kept == 1 {
 		text = "1 copy blocked against this message had changed content"

@@ -12,8 +12,8 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"time"
 
+	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/payloaddiff"
-	"github.com/lefia/edihub/internal/release"
 )
 
 // AdminBlocked is a blocked copy whose content differed from its original:
@@ -21,7 +21,7 @@ import (
 // and, for an admin while the copy is not yet released, the form that
 // accepts it as a new message. Opening this page is the confirmation step:
 // the form posts only with a reason.
-func AdminBlocked(p Page, c release.Copy, form ReleaseForm) templ.Component {
+func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -597,7 +597,7 @@ func AdminBlocked(p Page, c release.Copy, form ReleaseForm) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var38 string
-				templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(count(release.MaxReasonLength)).Resolve(ctx)
+				templ_7745c5c3_Var38, templ_7745c5c3_Err = templruntime.NewAttributeExpression(count(blocked.MaxReasonLength)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
 					return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_blocked.templ`, Line: 97, Col: 101}
 				}

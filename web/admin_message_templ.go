@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lefia/edihub/internal/audit"
-	"github.com/lefia/edihub/internal/inspect"
-	"github.com/lefia/edihub/internal/release"
+	"github.com/lefia/edihub/internal/blocked"
+	"github.com/lefia/edihub/internal/messageview"
 )
 
 // AdminMessage is one stored message: where it came from, how its
@@ -23,7 +23,7 @@ import (
 // blocked copy, where it came from (justReleased adds a notice right after
 // the release). Every value is escaped by templ, so a payload holding HTML
 // shows as text.
-func AdminMessage(p Page, m inspect.Message, dups audit.Filter, pg audit.Page, copies release.Copies, justReleased bool) templ.Component {
+func AdminMessage(p Page, m messageview.Message, dups audit.Filter, pg audit.Page, copies blocked.Copies, justReleased bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -620,7 +620,7 @@ func AdminMessage(p Page, m inspect.Message, dups audit.Filter, pg audit.Page, c
 
 // keyExplanation shows what the message type's current duplicate_key_fields
 // read from this payload and which fallback applied.
-func keyExplanation(m inspect.Message) templ.Component {
+func keyExplanation(m messageview.Message) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -31,7 +31,7 @@ func (s *Server) adminReleaseBlocked(c echo.Context) error {
 		return err
 	}
 	form := web.ReleaseForm{Reason: c.FormValue("reason")}
-	newID, err := s.release.Release(c.Request().Context(), currentUser(c), id, form.Reason)
+	newID, err := s.blocked.Release(c.Request().Context(), currentUser(c), id, form.Reason)
 	if ae, ok := apperr.As(err); ok && (ae.Kind == apperr.Invalid || ae.Kind == apperr.Conflict) {
 		form.Problem = ae.Detail
 		return s.renderBlocked(c, statusOfKind[ae.Kind], id, form)
@@ -43,7 +43,7 @@ func (s *Server) adminReleaseBlocked(c echo.Context) error {
 }
 
 func (s *Server) renderBlocked(c echo.Context, status int, id int64, form web.ReleaseForm) error {
-	bc, err := s.release.Get(c.Request().Context(), currentUser(c).Scope(), id)
+	bc, err := s.blocked.Get(c.Request().Context(), currentUser(c).Scope(), id)
 	if err != nil {
 		return err
 	}

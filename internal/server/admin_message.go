@@ -25,7 +25,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	scope := currentUser(c).Scope()
-	m, err := s.inspect.Get(ctx, scope, id)
+	m, err := s.messages.Get(ctx, scope, id)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	copies, err := s.release.OfMessage(ctx, scope, id)
+	copies, err := s.blocked.OfMessage(ctx, scope, id)
 	if err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func (s *Server) adminMessageReceived(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.inspect.Get(c.Request().Context(), currentUser(c).Scope(), id)
+	m, err := s.messages.Get(c.Request().Context(), currentUser(c).Scope(), id)
 	if err != nil {
 		return err
 	}

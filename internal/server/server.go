@@ -18,14 +18,14 @@ import (
 
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
-	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
-	"github.com/lefia/edihub/internal/release"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -43,11 +43,11 @@ type Server struct {
 	sessions  *scs.SessionManager
 	auth      *auth.Service
 	audit     *audit.Service
-	inspect   *inspect.Service
+	messages  *messageview.Service
 	provision *provision.Service
 	types     *typeeditor.Service
 	dashboard *dashboard.Service
-	release   *release.Service
+	blocked   *blocked.Service
 
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
@@ -83,11 +83,11 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		sessions:  newSessions(pool, cfg.CookieSecure),
 		auth:      auth.New(pool),
 		audit:     audit.New(pool),
-		inspect:   inspect.New(pool),
+		messages:  messageview.New(pool),
 		provision: provision.New(pool),
 		types:     typeeditor.New(pool),
 		dashboard: dashboard.New(pool),
-		release:   release.New(pool, deliveries),
+		blocked:   blocked.New(pool, deliveries),
 	}
 	for _, opt := range opts {
 		opt(s)

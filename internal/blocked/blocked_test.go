@@ -1,4 +1,4 @@
-package release_test
+package blocked_test
 
 import (
 	"context"
@@ -14,11 +14,11 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/pgtest"
-	"github.com/lefia/edihub/internal/release"
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
@@ -26,7 +26,7 @@ import (
 // copy blocked against it.
 type testBundle struct {
 	pool     *pgxpool.Pool
-	svc      *release.Service
+	svc      *blocked.Service
 	admin    auth.User
 	original int64
 	copyID   int64
@@ -55,7 +55,7 @@ func setup(t *testing.T) *testBundle {
 	require.Equal(t, ingest.DuplicateFingerprint, receive(`{"id": "A-1", "total": "12.50", "note": "corrected"}`).Outcome)
 
 	b := &testBundle{
-		pool: pool, svc: release.New(pool, deliveries), original: first.MessageID, admin: admin,
+		pool: pool, svc: blocked.New(pool, deliveries), original: first.MessageID, admin: admin,
 	}
 	require.NoError(t, pool.QueryRow(ctx, `SELECT id FROM blocked_copies`).Scan(&b.copyID))
 	return b
@@ -171,7 +171,7 @@ func TestReleaseRefuses(t *testing.T) {
 		{"another tenant's admin", other, b.copyID, "looks new", apperr.NotFound},
 		{"a copy that does not exist", b.admin, b.copyID + 1, "looks new", apperr.NotFound},
 		{"no reason", b.admin, b.copyID, " \t\n", apperr.Invalid},
-		{"a reason too long", b.admin, b.copyID, strings.Repeat("é", release.MaxReasonLength+1), apperr.Invalid},
+		{"a reason too long", b.admin, b.copyID, strings.Repeat("é", blocked.MaxReasonLength+1), apperr.Invalid},
 	} {
 		_, err := b.svc.Release(ctx, tc.user, tc.id, tc.reason)
 		requireKind(t, err, tc.kind)
@@ -179,7 +179,7 @@ func TestReleaseRefuses(t *testing.T) {
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages`))
 
 	// The longest reason fits, counted in characters, not bytes.
-	_, err := b.svc.Release(ctx, b.admin, b.copyID, strings.Repeat("é", release.MaxReasonLength))
+	_, err := b.svc.Release(ctx, b.admin, b.copyID, strings.Repeat("é", blocked.MaxReasonLength))
 	require.NoError(t, err)
 }
 
@@ -191,13 +191,13 @@ func TestOfMessageTellsWhereAReleasedMessageCameFrom(t *testing.T) {
 
 	before, err := b.svc.OfMessage(ctx, scope, b.original)
 	require.NoError(t, err)
-	require.Equal(t, release.Copies{Kept: 1}, before)
+	require.Equal(t, blocked.Copies{Kept: 1}, before)
 
 	id, err := b.svc.Release(ctx, b.admin, b.copyID, "  a corrected order  ")
 	require.NoError(t, err)
 	after, err := b.svc.OfMessage(ctx, scope, b.original)
 	require.NoError(t, err)
-	require.Equal(t, release.Copies{Kept: 1, Released: 1}, after)
+	require.Equal(t, blocked.Copies{Kept: 1, Released: 1}, after)
 
 	released, err := b.svc.OfMessage(ctx, scope, id)
 	require.NoError(t, err)
@@ -214,7 +214,7 @@ func TestOfMessageTellsWhereAReleasedMessageCameFrom(t *testing.T) {
 
 	hidden, err := b.svc.OfMessage(ctx, auth.TenantScope(*b.admin.TenantID+1), id)
 	require.NoError(t, err)
-	require.Equal(t, release.Copies{}, hidden, "another tenant learns nothing")
+	require.Equal(t, blocked.Copies{}, hidden, "another tenant learns nothing")
 }
 
 func requireKind(t *testing.T, err error, kind apperr.Kind) {

@@ -1,4 +1,4 @@
-package inspect_test
+package messageview_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/inspect"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -42,7 +42,7 @@ func TestGetExplainsTheFingerprint(t *testing.T) {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $7, 'receive-message', '192.0.2.7') RETURNING id`,
 		acme.ID, env.ID, mt.ID, docnum, payload, hash[:], at.Fingerprint).Scan(&id))
 
-	svc := inspect.New(pool)
+	svc := messageview.New(pool)
 	m, err := svc.Get(ctx, auth.GlobalScope(), id)
 	require.NoError(t, err)
 	require.Equal(t, "acme", m.Tenant)

@@ -1,4 +1,4 @@
-package inspect
+package messageview
 
 import (
 	"sort"

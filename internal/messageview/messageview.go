@@ -1,10 +1,10 @@
-// Package inspect explains one stored message to an admin: its metadata, its
+// Package messageview explains one stored message to an admin: its metadata, its
 // payload pretty-printed with the values that formed its fingerprint marked
 // where the one evaluation of its key paths found them,
 // and the fingerprint recomputed with the message type's current
 // duplicate_key_fields, so that an admin can see why two messages did or did
 // not match and whether the configuration changed since the message arrived.
-package inspect
+package messageview
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-// Package release shows the blocked copies whose content differed from
+// Package blocked shows the blocked copies whose content differed from
 // their original's, and lets an admin accept such a copy as a new message
 // when the block was a false positive (a corrected order resent under the
 // same business key, say). A release stores the copy as a message of its
@@ -6,7 +6,7 @@
 // and is recorded as a message.duplicate_released audit event. A copy is
 // released at most once: a row lock serialises concurrent releases, and the
 // update that records one only changes a copy not yet released.
-package release
+package blocked
 
 import (
 	"context"
