@@ -85,6 +85,9 @@ func swapResults(url string) templ.Attributes {
 
 func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
 
+// adminURL is the link to an admin route that takes no parameters.
+func adminURL(route string) templ.SafeURL { return templ.URL(adminpath.Path(route)) }
+
 func messageURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.Message, id))
 }

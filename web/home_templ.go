@@ -9,6 +9,8 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "github.com/lefia/edihub/internal/adminpath"
+
 // Home is the landing page: what this server is and where its endpoints are.
 func Home() templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -39,7 +41,20 @@ func Home() templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li><li><a href=\"/admin/audit\"><code>/admin</code></a>: the admin pages, after signing in</li></ul>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li><li><a href=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var3 string
+			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(adminURL(adminpath.Audit)).ResolveURL(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `home.templ`, Line: 18, Col: 42}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\"><code>/admin</code></a>: the admin pages, after signing in</li></ul>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
