@@ -23,3 +23,13 @@ ORDER BY id DESC;
 UPDATE integration_secrets SET expires_at = @expires_at::timestamptz
 WHERE integration_id = @integration_id
   AND (expires_at IS NULL OR expires_at > @expires_at::timestamptz);
+
+-- IntegrationGetWithMessageType loads an integration with the message type
+-- its deliveries are received as, in one round trip: a webhook names
+-- neither, and the type is read afresh for every delivery, so that a
+-- changed window applies at once.
+-- name: IntegrationGetWithMessageType :one
+SELECT sqlc.embed(i), sqlc.embed(mt)
+FROM integrations i
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE i.id = @id;

@@ -44,7 +44,7 @@ func setup(t *testing.T) *testBundle {
 	in := ingest.New(pool, time.Hour, deliveries)
 	receive := func(payload string) ingest.Result {
 		res, err := in.Receive(ctx, ingest.Request{
-			TenantID: tenant.ID, EnvironmentID: env.ID, MessageTypeID: mt.ID, Payload: []byte(payload),
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(payload),
 			Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 		})
 		require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lefia/edihub/internal/cli"
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -444,10 +445,12 @@ func TestWorker(t *testing.T) {
 	var tenantID, envID, typeID int64
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT t.id, e.id, mt.id FROM tenants t
 		JOIN environments e ON e.tenant_id = t.id JOIN message_types mt ON mt.tenant_id = t.id`).Scan(&tenantID, &envID, &typeID))
+	mt, err := db.New(pool).MessageTypeGetByID(context.Background(), db.MessageTypeGetByIDParams{TenantID: tenantID, ID: typeID})
+	require.NoError(t, err)
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
 	_, err = ingest.New(pool, time.Hour, delivery.NewService(pool, cfg.Delivery.MaxAttempts)).Receive(context.Background(), ingest.Request{
-		TenantID: tenantID, EnvironmentID: envID, MessageTypeID: typeID, Docnum: "0000000064132944", Payload: []byte(`{}`),
+		TenantID: tenantID, EnvironmentID: envID, MessageType: mt, Docnum: "0000000064132944", Payload: []byte(`{}`),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)

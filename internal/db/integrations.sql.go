@@ -30,6 +30,44 @@ func (q *Queries) IntegrationGet(ctx context.Context, id uuid.UUID) (Integration
 	return i, err
 }
 
+const integrationGetWithMessageType = `-- name: IntegrationGetWithMessageType :one
+SELECT i.id, i.tenant_id, i.environment_id, i.message_type_id, i.scheme, i.created_at, mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at
+FROM integrations i
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE i.id = $1
+`
+
+type IntegrationGetWithMessageTypeRow struct {
+	Integration Integration
+	MessageType MessageType
+}
+
+// IntegrationGetWithMessageType loads an integration with the message type
+// its deliveries are received as, in one round trip: a webhook names
+// neither, and the type is read afresh for every delivery, so that a
+// changed window applies at once.
+func (q *Queries) IntegrationGetWithMessageType(ctx context.Context, id uuid.UUID) (IntegrationGetWithMessageTypeRow, error) {
+	row := q.db.QueryRow(ctx, integrationGetWithMessageType, id)
+	var i IntegrationGetWithMessageTypeRow
+	err := row.Scan(
+		&i.Integration.ID,
+		&i.Integration.TenantID,
+		&i.Integration.EnvironmentID,
+		&i.Integration.MessageTypeID,
+		&i.Integration.Scheme,
+		&i.Integration.CreatedAt,
+		&i.MessageType.ID,
+		&i.MessageType.TenantID,
+		&i.MessageType.Code,
+		&i.MessageType.DuplicateKeyFields,
+		&i.MessageType.DuplicateWindowHours,
+		&i.MessageType.Version,
+		&i.MessageType.CreatedAt,
+		&i.MessageType.UpdatedAt,
+	)
+	return i, err
+}
+
 const integrationInsert = `-- name: IntegrationInsert :one
 INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
 VALUES ($1, $2, $3, $4)

@@ -39,7 +39,7 @@ func TestEveryNewMessageGetsOneDeliveryPerMatchingDestination(t *testing.T) {
 	// A message without any fingerprint takes the other insert.
 	mt := b.types["ORDERS05"]
 	unkeyed, err := b.ingest.Receive(context.Background(), ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: &mt, Payload: []byte(`{"no":"key"}`),
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: mt, Payload: []byte(`{"no":"key"}`),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestEveryNewMessageGetsOneDeliveryPerMatchingDestination(t *testing.T) {
 
 	// With an Idempotency-Key: the first request stores, the replay does not.
 	keyed := ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: &mt, Docnum: "K-1",
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: mt, Docnum: "K-1",
 		Payload: []byte(`{"id":"K-1"}`), IdempotencyKey: "key-1",
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	}

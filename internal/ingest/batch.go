@@ -103,7 +103,7 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 			if err != nil {
 				return nil, err
 			}
-			res.MessageType = m.messageType.Code
+			res.MessageType = m.MessageType.Code
 			results = append(results, res)
 		}
 		return results, nil
@@ -172,7 +172,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 	replayedAll := func(body []byte) BatchResult {
 		results := make([]Result, len(ms))
 		for i, m := range ms {
-			results[i] = Result{Outcome: ReplayedKey, MessageType: m.messageType.Code}
+			results[i] = Result{Outcome: ReplayedKey, MessageType: m.MessageType.Code}
 		}
 		return BatchResult{Results: results, Replayed: true, Body: body}
 	}
@@ -186,13 +186,13 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 			if err != nil {
 				return nil, err
 			}
-			res.MessageType = first.messageType.Code
+			res.MessageType = first.MessageType.Code
 			results := append(make([]Result, 0, len(ms)), res)
 			for _, m := range ms[1:] {
 				if res, err = storeUnclaimed(ctx, q, m); err != nil {
 					return nil, err
 				}
-				res.MessageType = m.messageType.Code
+				res.MessageType = m.MessageType.Code
 				results = append(results, res)
 			}
 			return results, complete(ctx, q, k, Result{MessageID: results[0].MessageID, Body: batchBody(results)})

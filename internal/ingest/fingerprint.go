@@ -25,7 +25,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 	}
 	for range maxAttempts {
 		row, err := q.MessageStoreOrBlock(ctx, db.MessageStoreOrBlockParams{
-			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.messageType.ID,
+			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
 			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
 			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
@@ -56,7 +56,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		}
 		body, err := encode(Receipt{
 			ID: *row.HolderID, Status: "duplicate", Duplicate: true, DuplicateOf: row.HolderID,
-			MessageType: m.messageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
+			MessageType: m.MessageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
 			ReceivedAt: row.HolderReceivedAt.UTC(),
 		})
 		return Result{Outcome: DuplicateFingerprint, MessageID: *row.HolderID, Body: body}, err
@@ -74,7 +74,7 @@ func created(m message, id int64, receivedAt time.Time) (Result, error) {
 // of its request claimed.
 func insertParams(m message) db.MessageInsertParams {
 	p := db.MessageInsertParams{
-		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.messageType.ID,
+		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
 		Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ComputedFingerprint: m.fingerprint,
 		SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 		ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,

@@ -84,13 +84,11 @@ type Source struct {
 type Request struct {
 	TenantID      int64
 	EnvironmentID int64
-	// The message type: already loaded (receive-message reads it with the
-	// API key, in one query), or else loaded by id (webhooks, whose
-	// integration names it).
-	MessageType   *db.MessageType
-	MessageTypeID int64
-	Docnum        string
-	Payload       []byte // the raw payload JSON, stored as received
+	// MessageType is the type the sender named, as it is now (package
+	// sender resolves it).
+	MessageType db.MessageType
+	Docnum      string
+	Payload     []byte // the raw payload JSON, stored as received
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
 	// receive-message, an integration id for that integration's keys.
@@ -150,7 +148,6 @@ type Receipt struct {
 // message is what Receive works out before it touches the store.
 type message struct {
 	Request
-	messageType  db.MessageType
 	contentHash  [32]byte
 	requestHash  [32]byte // only with an Idempotency-Key
 	fingerprint  *string
@@ -209,7 +206,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	} else {
 		res, err = s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
 	}
-	res.MessageType = m.messageType.Code
+	res.MessageType = m.MessageType.Code
 	return res, err
 }
 
@@ -219,11 +216,7 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 // both hashes are taken from that one canonical form.
 func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	m := message{Request: req, stored: storedFormOf(req.Received)}
-	mt, err := s.loadMessageType(ctx, req)
-	if err != nil {
-		return m, err
-	}
-	m.messageType = mt
+	mt := req.MessageType
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 
 	if err := s.hash(ctx, &m); err != nil {
@@ -292,28 +285,14 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
 	}
 	if m.IdempotencyKey != "" {
-		m.requestHash = canon.RequestHash(m.messageType.Code, m.Docnum, canonical.Bytes())
+		m.requestHash = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical.Bytes())
 	}
 	return nil
 }
 
-func (s *Service) loadMessageType(ctx context.Context, req Request) (db.MessageType, error) {
-	if req.MessageType != nil {
-		return *req.MessageType, nil
-	}
-	mt, err := db.New(s.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: req.TenantID, ID: req.MessageTypeID})
-	if db.IsNotFound(err) {
-		return mt, fmt.Errorf("integration's message type %d is missing", req.MessageTypeID)
-	}
-	if err != nil {
-		return mt, fmt.Errorf("load message type: %w", err)
-	}
-	return mt, nil
-}
-
 func (m message) receipt(id int64, receivedAt time.Time) Receipt {
 	return Receipt{
-		ID: id, Status: "accepted", MessageType: m.messageType.Code,
+		ID: id, Status: "accepted", MessageType: m.MessageType.Code,
 		Docnum: m.docnumOrNull, Fingerprint: m.fingerprint, ReceivedAt: receivedAt.UTC(),
 	}
 }

@@ -10,6 +10,26 @@ import (
 	"github.com/lefia/edihub/internal/db"
 )
 
+// maxKeyLength is the longest idempotency key the idempotency_keys table
+// accepts.
+const maxKeyLength = 255
+
+// CheckKey checks the form the idempotency_keys table accepts, both for
+// keys clients send and for webhook delivery ids used as keys.
+func CheckKey(key string) error {
+	if len(key) == 0 || len(key) > maxKeyLength {
+		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			"Idempotency-Key must be 1 to %d characters long", maxKeyLength)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+				"Idempotency-Key may hold printable ASCII characters only (byte %d is not)", i+1)
+		}
+	}
+	return nil
+}
+
 // receiveWithKey stores m under its Idempotency-Key, or replays the answer
 // the key's first request got. A key that is already taken is answered by
 // one statement (IdempotencyKeyReplay); otherwise the key is claimed by an
@@ -60,7 +80,7 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: &k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
-		MessageTypeID: m.messageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
+		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
 		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize,
@@ -92,7 +112,7 @@ func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
 func replay(ctx context.Context, q *db.Queries, m message, k keyID) (res Result, replayed bool, err error) {
 	row, err := q.IdempotencyKeyReplay(ctx, db.IdempotencyKeyReplayParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		RequestHash: m.requestHash[:], MessageTypeID: &m.messageType.ID, Action: auditevent.DuplicateBlocked,
+		RequestHash: m.requestHash[:], MessageTypeID: &m.MessageType.ID, Action: auditevent.DuplicateBlocked,
 		Actor: m.Source.Actor, Details: m.blocked, ContentHash: m.contentHash[:],
 	})
 	if db.IsNotFound(err) {

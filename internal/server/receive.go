@@ -15,12 +15,13 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/sender"
 )
 
 // receiveMessage handles POST /api/edi-hub/receive-message: a JSON
 // envelope, or an IDoc-XML document (see receiveIDocXML).
 func (s *Server) receiveMessage(c echo.Context) error {
-	who, types, key, err := s.apiCaller(c)
+	who, key, err := s.apiCaller(c)
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 		return err
 	}
 	if media.xml {
-		return s.receiveIDocXML(c, who, types, key, media.charset)
+		return s.receiveIDocXML(c, who, key, media.charset)
 	}
 	body, err := s.readBody(c)
 	if err != nil {
@@ -40,12 +41,12 @@ func (s *Server) receiveMessage(c echo.Context) error {
 		return err
 	}
 	reportOf(c).messageType = env.MessageType
-	mt, err := messageTypeNamed(types, env.MessageType)
+	mt, err := who.MessageType(env.MessageType)
 	if err != nil {
 		return err
 	}
 	reportOf(c).typeKnown = true
-	req := envelopeRequest(c, who, mt, env)
+	req := envelopeRequest(c, who.Caller, mt, env)
 	req.IdempotencyKey = key
 	res, err := s.ingest.Receive(c.Request().Context(), req)
 	if err != nil {
@@ -55,43 +56,41 @@ func (s *Server) receiveMessage(c echo.Context) error {
 }
 
 // apiCaller authenticates an ingest request made with an API key and
-// returns the caller, its tenant's message types and the request's
+// returns the caller with its tenant's message types, and the request's
 // Idempotency-Key ("" when there is none).
-func (s *Server) apiCaller(c echo.Context) (caller, []db.MessageType, string, error) {
-	who, types, err := s.authenticateWithMessageTypes(c)
+func (s *Server) apiCaller(c echo.Context) (sender.Typed, string, error) {
+	key, err := apiKeyOf(c)
 	if err != nil {
-		return who, nil, "", err
+		return sender.Typed{}, "", err
+	}
+	who, err := s.senders.APIKeyWithTypes(c.Request().Context(), key)
+	if err != nil {
+		return who, "", err
 	}
 	report := reportOf(c)
-	report.tenantID, report.environmentID = who.tenantID, who.environmentID
-	key, err := idempotencyKey(c.Request())
-	return who, types, key, err
+	report.tenantID, report.environmentID = who.TenantID, who.EnvironmentID
+	idempotencyKey, err := idempotencyKey(c.Request())
+	return who, idempotencyKey, err
 }
 
 // envelopeRequest is the ingest request of a JSON envelope.
-func envelopeRequest(c echo.Context, who caller, mt *db.MessageType, env envelope.Envelope) ingest.Request {
+func envelopeRequest(c echo.Context, who sender.Caller, mt db.MessageType, env envelope.Envelope) ingest.Request {
 	return ingest.Request{
-		TenantID: who.tenantID, EnvironmentID: who.environmentID, MessageType: mt,
+		TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
 		Docnum: env.Docnum, Payload: env.Payload, Source: apiSource(c, who, ingest.EndpointReceiveMessage),
 	}
 }
 
 // apiSource is the source of a message received with an API key.
-func apiSource(c echo.Context, who caller, endpoint string) ingest.Source {
-	return ingest.Source{
-		Endpoint: endpoint, RemoteAddr: c.RealIP(), Actor: who.actor(),
-		Headers: senderHeaders(c.Request().Header), RequestID: requestID(c),
-	}
+func apiSource(c echo.Context, who sender.Caller, endpoint string) ingest.Source {
+	source := requestSource(c)
+	source.Endpoint, source.Actor = endpoint, who.Actor()
+	return source
 }
 
-// messageTypeNamed finds the message type code among the tenant's types.
-func messageTypeNamed(types []db.MessageType, code string) (*db.MessageType, error) {
-	i := slices.IndexFunc(types, func(t db.MessageType) bool { return t.Code == code })
-	if i < 0 {
-		return nil, apperr.New(apperr.Unprocessable, "unknown-message-type",
-			"message type %q is not configured for this tenant", code)
-	}
-	return &types[i], nil
+// requestSource is what the request says of where a message came from.
+func requestSource(c echo.Context) ingest.Source {
+	return ingest.Source{RemoteAddr: c.RealIP(), Headers: senderHeaders(c.Request().Header), RequestID: requestID(c)}
 }
 
 // writeResult answers 201 for a new message and 200 with
@@ -162,8 +161,6 @@ func senderHeaders(h http.Header) map[string]string {
 	return kept
 }
 
-const maxIdempotencyKeyLength = 255
-
 // idempotencyKey returns the request's Idempotency-Key, "" when absent.
 func idempotencyKey(r *http.Request) (string, error) {
 	values, present := r.Header[http.CanonicalHeaderKey("Idempotency-Key")]
@@ -177,7 +174,7 @@ func idempotencyKey(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := validateIdempotencyKey(key); err != nil {
+	if err := ingest.CheckKey(key); err != nil {
 		return "", err
 	}
 	return key, nil
@@ -218,22 +215,6 @@ func idempotencyKeyContent(value string) (string, error) {
 		}
 	}
 	return "", malformed("closing quote is missing")
-}
-
-// validateIdempotencyKey checks the form the idempotency_keys table accepts,
-// both for keys clients send and for webhook delivery ids used as keys.
-func validateIdempotencyKey(key string) error {
-	if len(key) == 0 || len(key) > maxIdempotencyKeyLength {
-		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
-			"Idempotency-Key must be 1 to %d characters long", maxIdempotencyKeyLength)
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return apperr.New(apperr.Invalid, "invalid-idempotency-key",
-				"Idempotency-Key may hold printable ASCII characters only (byte %d is not)", i+1)
-		}
-	}
-	return nil
 }
 
 // mediaType is what a request's Content-Type says about its body.

@@ -4,9 +4,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/sender"
 )
 
 // receiveMessages handles POST /api/edi-hub/receive-messages: a batch of
@@ -15,7 +15,7 @@ import (
 // item; a request may use one or the other. Every item that cannot be
 // accepted is listed, and refuses the batch.
 func (s *Server) receiveMessages(c echo.Context) error {
-	who, types, key, err := s.apiCaller(c)
+	who, key, err := s.apiCaller(c)
 	if err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func (s *Server) receiveMessages(c echo.Context) error {
 	items := make([]ingest.Request, len(parsed))
 	var refused []ingest.ItemError
 	for i, item := range parsed {
-		req, err := s.batchItem(c, who, types, key, item)
+		req, err := batchItem(c, who, key, item)
 		if err != nil {
 			refused = append(refused, ingest.ItemError{Index: i, Err: err})
 			continue
@@ -47,7 +47,7 @@ func (s *Server) receiveMessages(c echo.Context) error {
 }
 
 // batchItem checks one item of a batch and makes its ingest request.
-func (s *Server) batchItem(c echo.Context, who caller, types []db.MessageType, requestKey string, item envelope.BatchItem) (ingest.Request, *apperr.Error) {
+func batchItem(c echo.Context, who sender.Typed, requestKey string, item envelope.BatchItem) (ingest.Request, *apperr.Error) {
 	if item.Err != nil {
 		return ingest.Request{}, item.Err
 	}
@@ -56,17 +56,17 @@ func (s *Server) batchItem(c echo.Context, who caller, types []db.MessageType, r
 			return ingest.Request{}, apperr.New(apperr.Invalid, "invalid-idempotency-key",
 				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well")
 		}
-		if err := validateIdempotencyKey(item.IdempotencyKey); err != nil {
+		if err := ingest.CheckKey(item.IdempotencyKey); err != nil {
 			ae, _ := apperr.As(err)
 			return ingest.Request{}, ae
 		}
 	}
-	mt, err := messageTypeNamed(types, item.MessageType)
+	mt, err := who.MessageType(item.MessageType)
 	if err != nil {
 		ae, _ := apperr.As(err)
 		return ingest.Request{}, ae
 	}
-	req := envelopeRequest(c, who, mt, item.Envelope)
+	req := envelopeRequest(c, who.Caller, mt, item.Envelope)
 	req.Source.Endpoint = ingest.EndpointReceiveMessages
 	req.IdempotencyKey = item.IdempotencyKey
 	return req, nil

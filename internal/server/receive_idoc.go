@@ -7,10 +7,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/idocxml"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/sender"
 )
 
 // receiveIDocXML handles an IDoc-XML document sent to receive-message, as
@@ -18,7 +18,7 @@ import (
 // JSON view; a document of one IDoc is answered as a JSON envelope is, a
 // packet of several with 200 and one answer per IDoc. Any IDoc that cannot
 // be accepted refuses the whole document, so that SAP resends all of it.
-func (s *Server) receiveIDocXML(c echo.Context, who caller, types []db.MessageType, key, charset string) error {
+func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset string) error {
 	body, err := s.readBody(c)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who caller, types []db.MessageTy
 				"%s: the control record has no IDOCTYP; name the message type with ?message_type=", idocName(doc, idoc))
 		}
 		reportOf(c).messageType = code
-		mt, err := messageTypeNamed(types, code)
+		mt, err := who.MessageType(code)
 		if err != nil {
 			return apperr.New(apperr.Unprocessable, "unknown-message-type",
 				"%s: message type %q is not configured for this tenant", idocName(doc, idoc), code)
@@ -49,12 +49,12 @@ func (s *Server) receiveIDocXML(c echo.Context, who caller, types []db.MessageTy
 		if err := envelope.CheckDocnum(fmt.Sprintf("the DOCNUM of IDoc %d", idoc.Position), idoc.Docnum); err != nil {
 			return err
 		}
-		source := apiSource(c, who, ingest.EndpointReceiveMessage)
+		source := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
 		if len(doc.IDocs) > 1 {
 			source.Position = idoc.Position
 		}
 		items[i] = ingest.Request{
-			TenantID: who.tenantID, EnvironmentID: who.environmentID, MessageType: mt,
+			TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
 			Docnum: idoc.Docnum, Payload: idoc.View, Source: source,
 			Received: &ingest.Received{
 				ContentType: contentType, Bytes: doc.Own(body, idoc), Position: idoc.Position, Of: len(doc.IDocs),

@@ -26,6 +26,7 @@ import (
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/sender"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -35,6 +36,7 @@ type Server struct {
 	pool    *pgxpool.Pool
 	log     *slog.Logger
 	ingest  *ingest.Service
+	senders *sender.Service
 	echo    *echo.Echo
 	metrics *metrics.Metrics
 
@@ -73,12 +75,13 @@ func WithClock(now func() time.Time) Option {
 func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option) *Server {
 	deliveries := delivery.NewService(pool, cfg.Delivery.MaxAttempts)
 	s := &Server{
-		cfg:    cfg,
-		pool:   pool,
-		log:    log,
-		ingest: ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries),
-		echo:   echo.New(),
-		now:    time.Now,
+		cfg:     cfg,
+		pool:    pool,
+		log:     log,
+		ingest:  ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries),
+		senders: sender.New(pool),
+		echo:    echo.New(),
+		now:     time.Now,
 
 		sessions:  newSessions(pool, cfg.CookieSecure),
 		auth:      auth.New(pool),

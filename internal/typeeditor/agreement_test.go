@@ -78,7 +78,7 @@ func TestReplayAgreesWithIngest(t *testing.T) {
 			require.NoError(t, err)
 		}
 		res, err := in.Receive(ctx, ingest.Request{
-			TenantID: mt.TenantID, EnvironmentID: a.env, MessageTypeID: mt.ID, Docnum: a.docnum, Payload: payload,
+			TenantID: mt.TenantID, EnvironmentID: a.env, MessageType: mt, Docnum: a.docnum, Payload: payload,
 			IdempotencyKey: a.key, Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 		})
 		require.NoError(t, err)

@@ -52,8 +52,11 @@ func setup(t *testing.T) *testBundle {
 // settings as they are now.
 func (b *testBundle) receive(t *testing.T, docnum string, payload []byte) ingest.Result {
 	t.Helper()
-	res, err := b.ingest.Receive(context.Background(), ingest.Request{
-		TenantID: b.env.TenantID, EnvironmentID: b.env.ID, MessageTypeID: b.mt.ID, Docnum: docnum, Payload: payload,
+	ctx := context.Background()
+	mt, err := db.New(b.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: b.env.TenantID, ID: b.mt.ID})
+	require.NoError(t, err)
+	res, err := b.ingest.Receive(ctx, ingest.Request{
+		TenantID: b.env.TenantID, EnvironmentID: b.env.ID, MessageType: mt, Docnum: docnum, Payload: payload,
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)
