@@ -46,7 +46,9 @@ commands:
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
   destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
   delivery retry ID | --all-failed [--destination ID]   queue failed deliveries again; prints how many
-  demo [--destination URL]    create a demo tenant, API key and admin login (and a destination at URL)
+  demo [--destination URL] [--secrets FILE]
+                              create a demo tenant, API key and admin login (and a destination at URL);
+                              keeps the key and login saved in FILE while they work, and saves them there
 
 Every command reads DATABASE_URL (default ` + config.DefaultDatabaseURL + `).`
 

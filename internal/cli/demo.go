@@ -1,28 +1,47 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/provision"
 )
 
 // demo prints name=value lines, one value per line, so that a script can
-// pick the API key and the login out of them.
+// pick the API key and the login out of them. With --secrets FILE it keeps
+// the secrets of the run that wrote FILE while they still work, and writes
+// the lines it prints to FILE, readable by its owner only: `make run`
+// prints the same login on every run, and a login written down earlier
+// keeps working.
 func demo(ctx context.Context, env Env, cfg config.Config, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	receiver := fs.String("destination", "", "URL of a receiver the demo's production environment delivers to (e.g. edihub-receiver's)")
-	if _, err := positionals(fs, args); err != nil {
+	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
+	receiver := flags.String("destination", "", "URL of a receiver the demo's production environment delivers to (e.g. edihub-receiver's)")
+	secretsFile := flags.String("secrets", "", "file holding the secrets of an earlier run, to keep; rewritten with this run's output")
+	if _, err := positionals(flags, args); err != nil {
 		return err
+	}
+	var keep provision.DemoSecrets
+	if *secretsFile != "" {
+		var err error
+		if keep, err = readDemoSecrets(*secretsFile); err != nil {
+			return err
+		}
 	}
 	pool, err := connectMigrated(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	d, err := provision.New(pool).Demo(ctx, *receiver, cfg.Delivery.Egress)
+	d, err := provision.New(pool).Demo(ctx, *receiver, cfg.Delivery.Egress, keep)
 	if err != nil {
 		return err
 	}
@@ -32,9 +51,69 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		"api_key=" + d.APIKey,
 		"admin_email=" + d.AdminEmail,
 		"admin_password=" + d.AdminPassword,
+		"api_key_kept=" + strconv.FormatBool(d.APIKeyKept),
+		"admin_password_kept=" + strconv.FormatBool(d.AdminPasswordKept),
 	}
 	if d.DestinationID != 0 {
 		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10))
 	}
+	if *secretsFile != "" {
+		if err := writeDemoSecrets(*secretsFile, lines); err != nil {
+			return err
+		}
+	}
 	return printLines(env.Stdout, lines...)
+}
+
+// readDemoSecrets reads the api_key and admin_password lines of a file
+// demo wrote; a missing file holds none.
+func readDemoSecrets(path string) (provision.DemoSecrets, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return provision.DemoSecrets{}, nil
+	}
+	if err != nil {
+		return provision.DemoSecrets{}, fmt.Errorf("demo secrets: %w", err)
+	}
+	defer f.Close()
+	var s provision.DemoSecrets
+	lines := bufio.NewScanner(f)
+	for lines.Scan() {
+		switch name, value, _ := strings.Cut(lines.Text(), "="); name {
+		case "api_key":
+			s.APIKey = value
+		case "admin_password":
+			s.AdminPassword = value
+		}
+	}
+	if err := lines.Err(); err != nil {
+		return provision.DemoSecrets{}, fmt.Errorf("demo secrets %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// writeDemoSecrets replaces path with lines, mode 0600 in a directory
+// created with mode 0700, through a rename so that a reader never sees half
+// a file.
+func writeDemoSecrets(path string, lines []string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("demo secrets: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*") // created with mode 0600
+	if err != nil {
+		return fmt.Errorf("demo secrets: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	_, err = tmp.WriteString(strings.Join(lines, "\n") + "\n")
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("demo secrets: %w", err)
+	}
+	return nil
 }

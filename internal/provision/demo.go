@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/signature"
 )
 
@@ -34,35 +35,35 @@ var demoTypes = []MessageTypeSpec{
 
 // Demo is what a user needs to try edihub right away.
 type Demo struct {
-	Tenant        string
-	Environment   string
-	APIKey        string
-	AdminEmail    string
-	AdminPassword string
+	Tenant      string
+	Environment string
+	AdminEmail  string
+	DemoSecrets
+	// APIKeyKept and AdminPasswordKept say that the secrets given to keep
+	// still worked and were not replaced.
+	APIKeyKept, AdminPasswordKept bool
 	// DestinationID is the demo's destination, when a receiver URL was given.
 	DestinationID int64
 }
 
+// DemoSecrets are the demo's API key and admin password, which an earlier
+// run printed and a new run may keep.
+type DemoSecrets struct {
+	APIKey        string
+	AdminPassword string
+}
+
 // Demo creates the demo tenant, its environments, message types and a global
 // admin, leaving whatever already exists in place, so running it again is
-// safe. Each run prints a new API key and a new admin password, because
-// stored secrets are hashes and cannot be shown twice. With a receiverURL
-// (allowed by policy), the production environment also gets a destination
-// there, created once.
-func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Policy) (Demo, error) {
-	key, err := apikey.Generate()
-	if err != nil {
-		return Demo{}, err
-	}
-	pw, err := randomPassword()
-	if err != nil {
-		return Demo{}, err
-	}
-	demo := Demo{
-		Tenant: DemoTenant, Environment: DemoEnvironment, APIKey: key.Secret,
-		AdminEmail: DemoAdminEmail, AdminPassword: pw,
-	}
-	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+// safe. Stored secrets are hashes and cannot be shown twice, so the caller
+// passes the secrets an earlier run printed: each one that still works (the
+// key is live in the demo's environment, the password is the admin's) is
+// kept, so that a login written down earlier keeps working; any other is
+// replaced by a new one. With a receiverURL (allowed by policy), the
+// production environment also gets a destination there, created once.
+func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Policy, keep DemoSecrets) (Demo, error) {
+	demo := Demo{Tenant: DemoTenant, Environment: DemoEnvironment, AdminEmail: DemoAdminEmail}
+	err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		t, err := ensureTenant(ctx, q, DemoTenant, "ACME Corporation")
 		if err != nil {
 			return err
@@ -82,12 +83,12 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 				return err
 			}
 		}
-		if _, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
-			TenantID: t.ID, EnvironmentID: prod.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
-		}); err != nil {
-			return fmt.Errorf("store demo api key: %w", err)
+		demo.APIKey, demo.APIKeyKept, err = ensureDemoAPIKey(ctx, q, prod, keep.APIKey)
+		if err != nil {
+			return err
 		}
-		if err := ensureAdmin(ctx, q, pw); err != nil {
+		demo.AdminPassword, demo.AdminPasswordKept, err = ensureAdmin(ctx, q, keep.AdminPassword)
+		if err != nil {
 			return err
 		}
 		if receiverURL == "" {
@@ -97,6 +98,31 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 		return err
 	})
 	return demo, err
+}
+
+// ensureDemoAPIKey returns kept when it is a live key of e; otherwise a new
+// key of e. A revoked key stays revoked.
+func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept string) (string, bool, error) {
+	if kept != "" {
+		hash := apikey.Hash(kept)
+		k, err := q.APIKeyGetByHash(ctx, hash[:])
+		if err == nil && k.EnvironmentID == e.ID {
+			return kept, true, nil
+		}
+		if err != nil && !db.IsNotFound(err) {
+			return "", false, fmt.Errorf("look up the demo api key: %w", err)
+		}
+	}
+	key, err := apikey.Generate()
+	if err != nil {
+		return "", false, err
+	}
+	if _, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
+		TenantID: e.TenantID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
+	}); err != nil {
+		return "", false, fmt.Errorf("store demo api key: %w", err)
+	}
+	return key.Secret, false, nil
 }
 
 // ensureDestination creates a destination for every type at url unless
@@ -157,23 +183,32 @@ func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 	return nil
 }
 
-func ensureAdmin(ctx context.Context, q *db.Queries, pw string) error {
+// ensureAdmin returns kept when it is the demo admin's password; otherwise
+// it gives the admin, created if missing, a new password and returns it.
+func ensureAdmin(ctx context.Context, q *db.Queries, kept string) (string, bool, error) {
 	u, err := q.UserGetByEmail(ctx, DemoAdminEmail)
-	if db.IsNotFound(err) {
-		hash, herr := hashPassword(pw)
-		if herr != nil {
-			return herr
-		}
-		_, err = q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin})
-		if err != nil {
-			return fmt.Errorf("create demo admin: %w", err)
-		}
-		return nil
+	if err != nil && !db.IsNotFound(err) {
+		return "", false, fmt.Errorf("load demo admin: %w", err)
 	}
+	exists := err == nil
+	if exists && kept != "" && password.Check(kept, u.PasswordHash) == nil {
+		return kept, true, nil
+	}
+	pw, err := randomPassword()
 	if err != nil {
-		return fmt.Errorf("load demo admin: %w", err)
+		return "", false, err
 	}
-	return setPassword(ctx, q, u.ID, pw)
+	if exists {
+		return pw, false, setPassword(ctx, q, u.ID, pw)
+	}
+	hash, err := hashPassword(pw)
+	if err != nil {
+		return "", false, err
+	}
+	if _, err := q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin}); err != nil {
+		return "", false, fmt.Errorf("create demo admin: %w", err)
+	}
+	return pw, false, nil
 }
 
 // randomPassword returns 24 characters from 144 random bits.
