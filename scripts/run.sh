@@ -1,55 +1,98 @@
 #!/usr/bin/env bash
-# `make run`: starts edihub on the first database it finds, with the demo
-# loaded. In order: DATABASE_URL when set; the local PostgreSQL on
-# 127.0.0.1:5432 (database edihub, created if missing); otherwise a
-# project-local cluster under .data/, made with the installed PostgreSQL
-# binaries and started on port 54329.
+# `make run`: starts edihub with the demo loaded, saying what it does at
+# each step. It first checks that nothing listens on LISTEN_ADDR and
+# RECEIVER_ADDR, so that a second `make run` changes nothing of a running
+# one. The database is, in order: DATABASE_URL when set; the local
+# PostgreSQL on 127.0.0.1:5432 (database edihub, created if missing);
+# otherwise a project-local cluster under .data/, made with the installed
+# PostgreSQL binaries and started on port 54329. Missing PostgreSQL
+# binaries are installed first, as for `make test` (scripts/prerequisites.sh).
+# The demo's API key and admin login are kept in .data/demo/secrets, so
+# every run prints the same ones while they work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib.sh
 export PATH="$PATH:/usr/local/go/bin"
 
-local_host=127.0.0.1
+addr="${LISTEN_ADDR:-:8080}"
+receiver_addr="${RECEIVER_ADDR:-127.0.0.1:8099}"
 local_port="${EDIHUB_LOCAL_PG_PORT:-5432}"
 data_port=54329
 data_dir="$PWD/.data/postgres"
+secrets=.data/demo/secrets
 
-pg_bin() {
-  # Debian keeps the server binaries out of PATH.
-  if command -v pg_config >/dev/null && [ -x "$(pg_config --bindir)/initdb" ]; then
-    pg_config --bindir
-  else
-    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
-  fi
+say() { echo "make run: $*"; }
+fail() {
+  echo "make run: $*" >&2
+  exit 1
 }
 
-# as_owner runs a server binary as the cluster's owner: PostgreSQL refuses
-# to run as root.
-as_owner() {
-  if [ "$(id -u)" = 0 ]; then
-    runuser -u postgres -- "$@"
-  else
-    "$@"
-  fi
+# dial_host is where to reach a listen address such as ":8080",
+# "0.0.0.0:8080" or "[::1]:8080".
+dial_host() {
+  local h="${1%:*}"
+  h="${h#[}" h="${h%]}"
+  case "$h" in "" | 0.0.0.0 | ::) echo 127.0.0.1 ;; *) echo "$h" ;; esac
 }
+
+# listening succeeds when something accepts connections on host port;
+# http_get prints the answer to GET path there. Both give up after 2
+# seconds, and need nothing but bash.
+listening() {
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2"' _ "$1" "$2" 2>/dev/null
+}
+http_get() { # host port path
+  timeout 2 bash -c 'exec 3<>"/dev/tcp/$1/$2" && printf "GET %s HTTP/1.0\r\nHost: %s\r\n\r\n" "$3" "$1" >&3 && cat <&3' \
+    _ "$1" "$2" "$3" 2>/dev/null
+}
+
+# redacted is a database URL without its password and parameters.
+redacted() { sed -E 's#(//[^:/@]*):[^@/]*@#\1:…@#; s#\?.*##' <<<"$1"; }
+
+# value prints the value of a name=value line of demo's output.
+value() { sed -n "s/^$1=//p" <<<"$2"; }
+
+host="$(dial_host "$addr")" port="${addr##*:}"
+url="http://localhost:$port"
+
+# A running edihub keeps its database and its login: this run stops here.
+if listening "$host" "$port"; then
+  if http_get "$host" "$port" / | grep -q 'edihub</title>'; then
+    echo "make run: edihub is already running at $url; this run changes nothing and stops." >&2
+    if [ -r "$secrets" ]; then
+      saved="$(cat "$secrets")"
+      echo "  Its login, as the last make run printed it (kept in $secrets):" >&2
+      echo "  API key:  $(value api_key "$saved")" >&2
+      echo "  Admin:    $url/admin  (sign in as $(value admin_email "$saved") / $(value admin_password "$saved"))" >&2
+    fi
+    fail "stop it first (Ctrl-C where it runs) to start it again, or set LISTEN_ADDR and RECEIVER_ADDR to run another one beside it."
+  fi
+  fail "another program listens on port $port (LISTEN_ADDR=$addr): stop it, or choose another port, e.g. LISTEN_ADDR=:8081 make run"
+fi
+if listening "$(dial_host "$receiver_addr")" "${receiver_addr##*:}"; then
+  fail "another program listens on $receiver_addr, where the demo's receiver goes (RECEIVER_ADDR): stop it, or choose another address, e.g. RECEIVER_ADDR=127.0.0.1:8098 make run"
+fi
+command -v go >/dev/null ||
+  fail "Go is missing: install Go $(sed -n 's/^go //p' go.mod) or newer (https://go.dev/dl/), then run make run again"
 
 start_local_cluster() {
   local bin
-  bin="$(pg_bin)"
-  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
-    echo "no PostgreSQL reachable and no PostgreSQL binaries installed (initdb, pg_ctl):" >&2
-    echo "install PostgreSQL (apt-get install postgresql) or set DATABASE_URL" >&2
-    exit 1
-  fi
+  bin="$(pg_bindir)"
+  [ -n "$bin" ] && [ -x "$bin/initdb" ] || fail "no PostgreSQL server binaries (initdb, pg_ctl) found; set DATABASE_URL"
   mkdir -p "$data_dir"
-  [ "$(id -u)" = 0 ] && chown -R postgres "$PWD/.data"
-  if [ ! -f "$data_dir/PG_VERSION" ]; then
-    echo "creating a PostgreSQL cluster in $data_dir"
-    as_owner "$bin/initdb" -D "$data_dir" -U postgres --auth=trust >/dev/null
+  if [ "$(id -u)" = 0 ]; then
+    # The server runs as postgres; it writes its log and socket in .data/.
+    chown postgres "$PWD/.data"
+    chown -R postgres "$data_dir"
   fi
-  if ! as_owner "$bin/pg_ctl" -D "$data_dir" status >/dev/null 2>&1; then
-    as_owner "$bin/pg_ctl" -D "$data_dir" -l "$PWD/.data/postgres.log" -w \
-      -o "-p $data_port -c listen_addresses=$local_host -k $PWD/.data" start >/dev/null
-    echo "started PostgreSQL on $local_host:$data_port (log: .data/postgres.log; stop: make stop-db)"
+  if [ ! -f "$data_dir/PG_VERSION" ]; then
+    say "creating a PostgreSQL cluster in .data/postgres ($bin/initdb)"
+    as_postgres "$bin/initdb" -D "$data_dir" -U postgres --auth=trust >/dev/null
+  fi
+  if ! as_postgres "$bin/pg_ctl" -D "$data_dir" status >/dev/null 2>&1; then
+    as_postgres "$bin/pg_ctl" -D "$data_dir" -l "$PWD/.data/postgres.log" -w \
+      -o "-p $data_port -c listen_addresses=127.0.0.1 -k $PWD/.data" start >/dev/null
+    say "started PostgreSQL on 127.0.0.1:$data_port (log: .data/postgres.log; make stop-db stops it)"
   fi
 }
 
@@ -57,54 +100,94 @@ ensure_database() { # host port
   local exists
   exists="$(psql -h "$1" -p "$2" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'edihub'")"
   if [ "$exists" != 1 ]; then
+    say "creating the database edihub"
     psql -h "$1" -p "$2" -U postgres -d postgres -qc "CREATE DATABASE edihub" >/dev/null
   fi
 }
 
-if [ -z "${DATABASE_URL:-}" ]; then
-  if pg_isready -q -h "$local_host" -p "$local_port"; then
-    host=$local_host port=$local_port
+if [ -n "${DATABASE_URL:-}" ]; then
+  say "database: DATABASE_URL ($(redacted "$DATABASE_URL"))"
+else
+  scripts/prerequisites.sh postgresql
+  if pg_isready -q -h 127.0.0.1 -p "$local_port"; then
+    say "database: the local PostgreSQL on 127.0.0.1:$local_port, database edihub"
+    db_port=$local_port
   else
+    say "database: none answers on 127.0.0.1:$local_port; using a project-local cluster in .data/postgres"
     start_local_cluster
-    host=$local_host port=$data_port
+    db_port=$data_port
   fi
-  ensure_database "$host" "$port"
-  export DATABASE_URL="postgres://postgres@$host:$port/edihub?sslmode=disable"
+  ensure_database 127.0.0.1 "$db_port"
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$db_port/edihub?sslmode=disable"
 fi
 
-go build -o bin/edihub ./cmd/edihub
-go build -o bin/edihub-receiver ./cmd/edihub-receiver
+# The background processes stop with this script: the ticker below, the
+# receiver and edihub, which is given time to finish in-flight requests.
+pids=()
+cleanup() {
+  [ ${#pids[@]} = 0 ] && return
+  kill "${pids[@]}" 2>/dev/null || true
+  wait "${pids[@]}" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+say "building bin/edihub and bin/edihub-receiver (a first build compiles every dependency: minutes on 2 cores; later ones take seconds)"
+started=$SECONDS
+(n=0; while sleep 1; do ((++n % 15)) || say "still building ($n s)"; done) &
+ticker=$!
+pids+=("$ticker")
+mkdir -p bin
+go build -o bin/ ./cmd/edihub ./cmd/edihub-receiver
+kill "$ticker"
+say "built in $((SECONDS - started)) s"
 
 # A small receiver on loopback stands for the system messages are delivered
 # to; the demo's destination points at it, and loopback must be opened for
 # destinations on purpose.
-receiver_addr="${RECEIVER_ADDR:-127.0.0.1:8099}"
 export DESTINATION_ALLOWED_CIDRS="${DESTINATION_ALLOWED_CIDRS:-127.0.0.1/32}"
+say "starting edihub-receiver on $receiver_addr and edihub on $addr (edihub applies pending migrations first)"
 bin/edihub-receiver -addr "$receiver_addr" &
-receiver_pid=$!
-trap 'kill "$receiver_pid" 2>/dev/null' EXIT
+pids+=($!)
+bin/edihub serve &
+serve=$!
+pids+=("$serve")
+for ((i = 0; ; i++)); do
+  http_get "$host" "$port" /readyz | grep -q '"status":"ready"' && break
+  if ! kill -0 "$serve" 2>/dev/null; then
+    wait "$serve" || fail "edihub stopped; its last lines above say why"
+  fi
+  ((i < 300)) || fail "edihub did not become ready on $addr within a minute"
+  sleep 0.2
+done
 
-bin/edihub migrate
-demo="$(bin/edihub demo --destination "http://$receiver_addr/edi")"
-api_key="$(sed -n 's/^api_key=//p' <<<"$demo")"
-email="$(sed -n 's/^admin_email=//p' <<<"$demo")"
-password="$(sed -n 's/^admin_password=//p' <<<"$demo")"
-addr="${LISTEN_ADDR:-:8080}"
-url="http://localhost:${addr##*:}"
+if [ -r "$secrets" ]; then
+  say "loading the demo (tenant acme), keeping the API key and login kept in $secrets while they work"
+else
+  say "loading the demo (tenant acme); its API key and login are kept in $secrets for the next runs"
+fi
+demo="$(bin/edihub demo --destination "http://$receiver_addr/edi" --secrets "$secrets")"
+key_note="kept from the last run"
+[ "$(value api_key_kept "$demo")" = true ] || key_note="new"
+password_note="kept from the last run"
+[ "$(value admin_password_kept "$demo")" = true ] ||
+  password_note="new: any earlier password of this admin no longer works"
 
 cat <<MSG
 
-edihub is starting at $url  (database: ${DATABASE_URL%%\?*})
-  API key:      $api_key
-  Admin:        $url/admin  (sign in as $email / $password)
+edihub is running at $url  (database: $(redacted "$DATABASE_URL"))
+  API key:      $(value api_key "$demo")  ($key_note)
+  Admin:        $url/admin  (sign in as $(value admin_email "$demo") / $(value admin_password "$demo"); $password_note)
+  OpenAPI:      $url/api/openapi.yaml
+The key and the login are kept in $secrets: the next make run prints the same ones.
 
 Post the sample SAP order (run it twice: the second answer is the duplicate):
   curl -i -X POST $url/api/edi-hub/receive-message \\
-    -H "Authorization: Bearer $api_key" -H "Content-Type: application/json" \\
+    -H "Authorization: Bearer $(value api_key "$demo")" -H "Content-Type: application/json" \\
     --data @docs/samples/receive_message_envelope.json
 
 Each new message is delivered to the demo's destination, edihub-receiver on
 http://$receiver_addr/edi, which prints a "delivery" line below for it.
+Ctrl-C stops edihub and the receiver.
 
 MSG
-bin/edihub serve
+wait "$serve"

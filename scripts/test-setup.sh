@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Prepares what `make test` needs, so that it passes on a new machine: a
-# PostgreSQL server (started if it is installed but down) with the database
-# the tests clone their own databases from, and Debian's Chromium for the
-# browser tests. `.ci/run` uses it too.
+# PostgreSQL server (installed with scripts/prerequisites.sh if missing,
+# started if it is down) with the database the tests clone their own
+# databases from, and Debian's Chromium for the browser tests. `.ci/run`
+# uses it too.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib.sh
 
 url="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
 
-# as_root runs a package installation, which needs root.
-as_root() {
-  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-if ! command -v pg_isready >/dev/null; then
-  as_root apt-get update && as_root apt-get install -y --no-install-recommends postgresql
-fi
+# The admin pages' browser tests drive Debian's Chromium headless; they fail,
+# never skip, without it.
+scripts/prerequisites.sh postgresql chromium
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! pg_isready -q -h 127.0.0.1 -p 5432 && command -v pg_ctlcluster >/dev/null; then
   # The tests use the machine's own cluster; start it if it is down.
+  echo "make test: starting the machine's PostgreSQL cluster" >&2
   as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n 1)" main start
 fi
 for _ in $(seq 1 30); do pg_isready -q -d "$url" && break; sleep 1; done
@@ -28,10 +27,4 @@ fi
 if [ -z "${TEST_DATABASE_URL:-}" ] &&
   [ "$(psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'")" != 1 ]; then
   psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test"
-fi
-
-# The admin pages' browser tests drive Debian's Chromium headless; they fail,
-# never skip, without it.
-if [ ! -x /usr/bin/chromium ]; then
-  as_root apt-get update && as_root apt-get install -y --no-install-recommends chromium
 fi

@@ -146,6 +146,9 @@ func TestHomePageAndStaticAssets(t *testing.T) {
 	require.Equal(t, "text/html; charset=UTF-8", resp.header.Get("Content-Type"))
 	require.Contains(t, string(resp.body), "<title>Home · edihub</title>")
 	require.Contains(t, string(resp.body), "/api/edi-hub/receive-message")
+	require.Contains(t, string(resp.body), "POST /api/webhook/&#123;integrationId&#125;")
+	require.Contains(t, string(resp.body), `<a href="/api/openapi.yaml">`)
+	require.Contains(t, string(resp.body), `<a href="/admin"><code>/admin</code></a>`, "Admin leads to the dashboard")
 
 	for path, contentType := range map[string]string{
 		"/static/edihub.css":          "text/css",
