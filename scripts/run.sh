@@ -161,16 +161,20 @@ for ((i = 0; ; i++)); do
 done
 
 if [ -r "$secrets" ]; then
-  say "loading the demo (tenant acme), keeping the API key and login kept in $secrets while they work"
+  say "loading the demo (tenant acme), keeping the API key and login saved in $secrets while they work"
 else
   say "loading the demo (tenant acme); its API key and login are kept in $secrets for the next runs"
 fi
 demo="$(bin/edihub demo --destination "http://$receiver_addr/edi" --secrets "$secrets")"
-key_note="kept from the last run"
-[ "$(value api_key_kept "$demo")" = true ] || key_note="new"
-password_note="kept from the last run"
-[ "$(value admin_password_kept "$demo")" = true ] ||
-  password_note="new: any earlier password of this admin no longer works"
+case "$(value api_key_status "$demo")" in
+kept) key_note="kept from the last run" ;;
+*) key_note="new" ;;
+esac
+case "$(value admin_password_status "$demo")" in
+kept) password_note="kept from the last run" ;;
+replaced) password_note="new: this admin's earlier password no longer works" ;;
+*) password_note="new" ;;
+esac
 
 cat <<MSG
 

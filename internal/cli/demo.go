@@ -51,8 +51,8 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		"api_key=" + d.APIKey,
 		"admin_email=" + d.AdminEmail,
 		"admin_password=" + d.AdminPassword,
-		"api_key_kept=" + strconv.FormatBool(d.APIKeyKept),
-		"admin_password_kept=" + strconv.FormatBool(d.AdminPasswordKept),
+		"api_key_status=" + string(d.APIKeyStatus),
+		"admin_password_status=" + string(d.AdminPasswordStatus),
 	}
 	if d.DestinationID != 0 {
 		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10))

@@ -39,9 +39,10 @@ type Demo struct {
 	Environment string
 	AdminEmail  string
 	DemoSecrets
-	// APIKeyKept and AdminPasswordKept say that the secrets given to keep
-	// still worked and were not replaced.
-	APIKeyKept, AdminPasswordKept bool
+	// What became of the secrets given to keep: an API key is kept or new
+	// (older keys stay valid); the password is kept, new for a new admin,
+	// or replaced, when the admin's earlier password stops working.
+	APIKeyStatus, AdminPasswordStatus SecretStatus
 	// DestinationID is the demo's destination, when a receiver URL was given.
 	DestinationID int64
 }
@@ -52,6 +53,15 @@ type DemoSecrets struct {
 	APIKey        string
 	AdminPassword string
 }
+
+// SecretStatus says whether Demo kept a secret it was given.
+type SecretStatus string
+
+const (
+	SecretKept     SecretStatus = "kept"
+	SecretNew      SecretStatus = "new"
+	SecretReplaced SecretStatus = "replaced"
+)
 
 // Demo creates the demo tenant, its environments, message types and a global
 // admin, leaving whatever already exists in place, so running it again is
@@ -83,11 +93,11 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 				return err
 			}
 		}
-		demo.APIKey, demo.APIKeyKept, err = ensureDemoAPIKey(ctx, q, prod, keep.APIKey)
+		demo.APIKey, demo.APIKeyStatus, err = ensureDemoAPIKey(ctx, q, prod, keep.APIKey)
 		if err != nil {
 			return err
 		}
-		demo.AdminPassword, demo.AdminPasswordKept, err = ensureAdmin(ctx, q, keep.AdminPassword)
+		demo.AdminPassword, demo.AdminPasswordStatus, err = ensureAdmin(ctx, q, keep.AdminPassword)
 		if err != nil {
 			return err
 		}
@@ -102,27 +112,27 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 
 // ensureDemoAPIKey returns kept when it is a live key of e; otherwise a new
 // key of e. A revoked key stays revoked.
-func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept string) (string, bool, error) {
+func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept string) (string, SecretStatus, error) {
 	if kept != "" {
 		hash := apikey.Hash(kept)
 		k, err := q.APIKeyGetByHash(ctx, hash[:])
 		if err == nil && k.EnvironmentID == e.ID {
-			return kept, true, nil
+			return kept, SecretKept, nil
 		}
 		if err != nil && !db.IsNotFound(err) {
-			return "", false, fmt.Errorf("look up the demo api key: %w", err)
+			return "", "", fmt.Errorf("look up the demo api key: %w", err)
 		}
 	}
 	key, err := apikey.Generate()
 	if err != nil {
-		return "", false, err
+		return "", "", err
 	}
 	if _, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
 		TenantID: e.TenantID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
 	}); err != nil {
-		return "", false, fmt.Errorf("store demo api key: %w", err)
+		return "", "", fmt.Errorf("store demo api key: %w", err)
 	}
-	return key.Secret, false, nil
+	return key.Secret, SecretNew, nil
 }
 
 // ensureDestination creates a destination for every type at url unless
@@ -185,30 +195,30 @@ func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 
 // ensureAdmin returns kept when it is the demo admin's password; otherwise
 // it gives the admin, created if missing, a new password and returns it.
-func ensureAdmin(ctx context.Context, q *db.Queries, kept string) (string, bool, error) {
+func ensureAdmin(ctx context.Context, q *db.Queries, kept string) (string, SecretStatus, error) {
 	u, err := q.UserGetByEmail(ctx, DemoAdminEmail)
 	if err != nil && !db.IsNotFound(err) {
-		return "", false, fmt.Errorf("load demo admin: %w", err)
+		return "", "", fmt.Errorf("load demo admin: %w", err)
 	}
 	exists := err == nil
 	if exists && kept != "" && password.Check(kept, u.PasswordHash) == nil {
-		return kept, true, nil
+		return kept, SecretKept, nil
 	}
 	pw, err := randomPassword()
 	if err != nil {
-		return "", false, err
+		return "", "", err
 	}
 	if exists {
-		return pw, false, setPassword(ctx, q, u.ID, pw)
+		return pw, SecretReplaced, setPassword(ctx, q, u.ID, pw)
 	}
 	hash, err := hashPassword(pw)
 	if err != nil {
-		return "", false, err
+		return "", "", err
 	}
 	if _, err := q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin}); err != nil {
-		return "", false, fmt.Errorf("create demo admin: %w", err)
+		return "", "", fmt.Errorf("create demo admin: %w", err)
 	}
-	return pw, false, nil
+	return pw, SecretNew, nil
 }
 
 // randomPassword returns 24 characters from 144 random bits.
