@@ -148,7 +148,8 @@ func TestHomePageAndStaticAssets(t *testing.T) {
 	require.Contains(t, string(resp.body), "/api/edi-hub/receive-message")
 	require.Contains(t, string(resp.body), "POST /api/webhook/&#123;integrationId&#125;")
 	require.Contains(t, string(resp.body), `<a href="/api/openapi.yaml">`)
-	require.Contains(t, string(resp.body), `<a href="/admin"><code>/admin</code></a>`, "Admin leads to the dashboard")
+	require.Contains(t, string(resp.body), `<a href="/admin">Admin</a>`, "Admin leads to the dashboard")
+	require.Contains(t, string(resp.body), `<a href="/admin"><code>/admin</code></a>`)
 
 	for path, contentType := range map[string]string{
 		"/static/edihub.css":          "text/css",
