@@ -6,6 +6,7 @@
 -- that a copy outside the scope is not found.
 -- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
+       c.content_type, c.received_bytes, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
@@ -33,16 +34,19 @@ FOR UPDATE OF c;
 -- BlockedCopyInsertMessage stores a copy as a message of its own, with the
 -- time and source it arrived with. It computes the fingerprint the copy
 -- matched on but does not claim it (fingerprint stays NULL): the original
--- keeps matching retransmissions, undisturbed. The payload is copied inside
--- the database, never read into the application.
+-- keeps matching retransmissions, undisturbed. The payload, and the bytes
+-- of a copy that arrived as IDoc-XML, are copied inside the database, never
+-- read into the application.
 -- name: BlockedCopyInsertMessage :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at
+    computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
+    content_type, received_bytes, packet_position, packet_size
 )
 SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
        e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
-       coalesce(c.sender->>'remote_addr', ''), c.received_at
+       coalesce(c.sender->>'remote_addr', ''), c.received_at,
+       c.content_type, c.received_bytes, c.packet_position, c.packet_size
 FROM blocked_copies c
 JOIN audit_events e ON e.id = c.audit_event_id
 WHERE c.id = @id

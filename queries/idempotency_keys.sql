@@ -31,33 +31,52 @@ RETURNING id, received_at;
 -- IdempotencyKeyReplay answers a request whose key is already taken, in one
 -- statement and so in one round trip and one transaction: it returns the
 -- live, completed key with the first answer and whether this request is the
--- same as the first one, and only when it is, writes the
--- message.duplicate_blocked audit event against the original message. No row
--- means no live, completed key: a first request, an expired key, or one
--- whose first request has not committed yet (the caller then claims it and
--- waits there). details is the event's details object without "original"
--- and "content", which are added here (see auditevent.BlockedDetails).
+-- same as the first one, and only when it is, writes one
+-- message.duplicate_blocked audit event per message of the request against
+-- the message its first sending stored. No row means no live, completed key:
+-- a first request, an expired key, or one whose first request has not
+-- committed yet (the caller then claims it and waits there).
+-- The request's messages are given in order as parallel arrays: each one's
+-- event details without "original" and "content", which are added here (see
+-- auditevent.BlockedDetails), its content hash and its message type. A
+-- request of one message has its original in the key's message_id; a packet
+-- or a batch stored under one key has its originals in its first answer,
+-- {"messages": [...]}, in the same order.
 -- name: IdempotencyKeyReplay :one
 WITH k AS (
     SELECT ik.message_id, ik.request_hash = @request_hash AS same_request, ik.response_body
     FROM idempotency_keys ik
     WHERE ik.tenant_id = @tenant_id AND ik.environment_id = @environment_id AND ik.scope = @scope
       AND ik.key = @key AND ik.expires_at > now() AND ik.response_body IS NOT NULL
+), answered AS (
+    SELECT a.position::int AS position,
+           CASE WHEN json_typeof(k.response_body->'messages') = 'array'
+                THEN (a.answer->>'id')::bigint ELSE k.message_id END AS original_id
+    FROM k
+    CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(k.response_body->'messages') = 'array'
+                                                THEN k.response_body->'messages'
+                                                ELSE json_build_array(k.response_body) END)
+        WITH ORDINALITY AS a (answer, position)
+    WHERE k.same_request
 ), original AS (
-    SELECT m.id, m.docnum, m.content_hash
-    FROM messages m, k
-    WHERE k.same_request AND m.tenant_id = @tenant_id AND m.id = k.message_id
+    SELECT a.position, m.id, m.docnum, m.content_hash AS original_content_hash,
+           (@details::jsonb[])[a.position] AS details,
+           (@content_hashes::bytea[])[a.position] AS content_hash,
+           (@message_type_ids::bigint[])[a.position] AS message_type_id
+    FROM answered a
+    JOIN messages m ON m.tenant_id = @tenant_id AND m.id = a.original_id
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT @tenant_id, @environment_id, @message_type_id, original.id, @action, @actor, @key,
-           @details::jsonb || jsonb_build_object(
+    SELECT @tenant_id, @environment_id, original.message_type_id, original.id, @action, @actor, @key,
+           original.details || jsonb_build_object(
                'original', jsonb_build_object('id', original.id, 'docnum', original.docnum),
-               'content', CASE WHEN original.content_hash = @content_hash::bytea THEN 'identical' ELSE 'changed' END)
+               'content', CASE WHEN original.original_content_hash = original.content_hash THEN 'identical' ELSE 'changed' END)
     FROM original
+    ORDER BY original.position
+    RETURNING 1
 )
-SELECT k.same_request, k.response_body, o.id AS original_id
-FROM k
-LEFT JOIN original o ON true;
+SELECT k.same_request, k.response_body, k.message_id AS original_id, (SELECT count(*) FROM blocked) AS blocked
+FROM k;
 
 -- name: IdempotencyKeyComplete :exec
 UPDATE idempotency_keys

@@ -25,7 +25,8 @@ RETURNING id, received_at;
 -- details is the event's details object without "original" and "content",
 -- which depend on the holder and are added here (see auditevent.BlockedDetails).
 -- A blocked copy whose content differs from the holder's is kept in
--- blocked_copies with its sender, beside its event; an identical copy
+-- blocked_copies with its sender and the form it arrived in, beside its
+-- event; an identical copy
 -- stores nothing more than the event.
 -- name: MessageStoreOrBlock :one
 WITH inserted AS (
@@ -58,9 +59,11 @@ WITH inserted AS (
     RETURNING id
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
-                                docnum, payload, content_hash, sender)
+                                docnum, payload, content_hash, sender,
+                                content_type, received_bytes, packet_position, packet_size)
     SELECT @tenant_id, @environment_id, @message_type_id, blocked.id, holder.id,
-           @docnum, @payload, @content_hash, @sender::jsonb
+           @docnum, @payload, @content_hash, @sender::jsonb,
+           @content_type, @received_bytes, @packet_position, @packet_size
     FROM blocked, holder
     WHERE holder.changed
 )

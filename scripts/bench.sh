@@ -7,20 +7,27 @@
 #  2. starts `edihub serve` and drives it with edihub-load: three mixes (new
 #     messages, fingerprint duplicates, Idempotency-Key replays) at each
 #     client count, a warm-up and then a measured period each;
-#  3. runs pgbench with scripts/bench/insert.sql, the same insert, at the
+#  3. drives it with requests of several new messages each: JSON batches
+#     (receive-messages) and IDoc-XML packets (receive-message) of 1, 10
+#     and 100 messages, at 16 clients, measured in messages per second;
+#  4. runs pgbench with scripts/bench/insert.sql, the same insert, at the
 #     same client counts against the same server;
-#  4. restarts edihub and posts 5 MiB messages from 16 clients to measure
+#  5. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
-#  5. runs the Go micro benchmarks of the fingerprint and the content hash
+#  6. runs the Go micro benchmarks of the fingerprint and the content hash
 #     next to the floor of hashing the raw bytes;
-#  6. measures delivery to a local receiver: deliveries per second and the
+#  7. measures delivery to a local receiver: deliveries per second and the
 #     lag from ingest answer to first attempt (internal/delivery);
-#  7. prints one table (written to bin/bench/report.md as well).
+#  8. prints the tables (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
 # BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client),
-# BENCH_DELIVERY_MESSAGES (2000).
+# BENCH_DELIVERY_MESSAGES (2000), BENCH_BATCH_CLIENTS (16), BENCH_BATCH_SIZES
+# (messages per batch or packet, "1 10 100"), BENCH_BATCH_DURATION (measured
+# time of each of those rows, BENCH_DURATION; a row counts the requests that
+# start within it, so it must be several times as long as one request of
+# 100 messages takes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -34,6 +41,11 @@ warmup="${BENCH_WARMUP:-2s}"
 payload_size="${BENCH_PAYLOAD:-2048}"
 large_requests="${BENCH_LARGE_REQUESTS:-5}"
 delivery_messages="${BENCH_DELIVERY_MESSAGES:-2000}"
+batch_clients="${BENCH_BATCH_CLIENTS:-16}"
+batch_sizes="${BENCH_BATCH_SIZES:-1 10 100}"
+batch_duration="${BENCH_BATCH_DURATION:-$duration}"
+# pgbench runs at every client count that a row compares with.
+pg_clients="$(printf '%s\n' $clients $batch_clients | sort -nu | tr '\n' ' ')"
 out=bin/bench
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 
@@ -101,12 +113,21 @@ for mix in new duplicate replay; do
       -server-pid "$server_pid" >>"$out/rows.jsonl"
   done
 done
+
+step "edihub: JSON batches and IDoc-XML packets of $batch_sizes new messages at $batch_clients clients ($warmup warm-up, $batch_duration measured each)"
+for form in batch packet; do
+  for n in $batch_sizes; do
+    bin/edihub-load run -url "$url" -key "$api_key" -mix new -form "$form" -per-request "$n" \
+      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size" \
+      -server-pid "$server_pid" >>"$out/rows.jsonl"
+  done
+done
 stop_server
 
-step "pgbench: scripts/bench/insert.sql at clients $clients"
+step "pgbench: scripts/bench/insert.sql at clients $pg_clients"
 payload="$(bin/edihub-load payload -size "$payload_size")"
 hash="$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)"
-for c in $clients; do
+for c in $pg_clients; do
   args=(-h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))"
     -f scripts/bench/insert.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id"
     -D "payload=$payload" -D "hash=$hash" "$db")
@@ -141,7 +162,8 @@ step "report"
 {
   echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
     "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'));" \
-    "payload $payload_size bytes; $warmup warm-up + $duration per row."
+    "payload $payload_size bytes; $warmup warm-up + $duration per row ($batch_duration for batches and packets);" \
+    "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written (other work on the machine shows here)."
   echo
   bin/edihub-load report -rows "$out/rows.jsonl" -pgbench "$out/pgbench.jsonl" -memory "$out/memory.json"
   echo

@@ -24,6 +24,11 @@ func blockedURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.Blocked, id))
 }
 
+// blockedReceivedURL downloads the bytes a blocked copy was received as.
+func blockedReceivedURL(id int64) templ.SafeURL {
+	return templ.URL(adminpath.Path(adminpath.BlockedReceived, id))
+}
+
 func releaseURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.BlockedRelease, id))
 }

@@ -3,6 +3,7 @@
 // (see docs/performance.md).
 //
 //	edihub-load run -url URL -key KEY -mix new|duplicate|replay -clients N [-duration 10s -warmup 2s | -requests N]
+//	                [-form envelope|batch|packet -per-request N]
 //	edihub-load payload -size BYTES     # the payload of one message, for pgbench
 //	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
 package main
@@ -56,6 +57,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "edihub base URL")
 	fs.StringVar(&cfg.APIKey, "key", "", "API key of the bench environment")
 	mix := fs.String("mix", "new", "new, duplicate or replay")
+	form := fs.String("form", "envelope", "envelope (one JSON message), batch (JSON, receive-messages) or packet (IDoc-XML)")
+	fs.IntVar(&cfg.PerRequest, "per-request", 1, "messages per request: envelopes in a batch, IDocs in a packet")
 	fs.IntVar(&cfg.Clients, "clients", 1, "concurrent clients")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured time first")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
@@ -67,6 +70,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	var err error
 	if cfg.Mix, err = loadgen.ParseMix(*mix); err != nil {
+		return err
+	}
+	if cfg.Form, err = loadgen.ParseForm(*form); err != nil {
 		return err
 	}
 	res, err := loadgen.Run(ctx, cfg)

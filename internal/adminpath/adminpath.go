@@ -23,6 +23,7 @@ const (
 	MessageReceived       = "/messages/:id/received"
 	Blocked               = "/blocked/:id"
 	BlockedRelease        = "/blocked/:id/release"
+	BlockedReceived       = "/blocked/:id/received"
 	MessageTypes          = "/message-types"
 	NewMessageType        = "/message-types/new"
 	NewMessageTypePreview = "/message-types/new/preview"

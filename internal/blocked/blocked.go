@@ -26,6 +26,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/jsonindent"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
 
@@ -63,6 +64,10 @@ type Copy struct {
 	// PayloadAsStored (indenting it would have made it many times larger).
 	Payload         string
 	PayloadAsStored bool
+	// Received is what the copy arrived as when that was not its JSON
+	// payload (IDoc-XML), as a stored message keeps it; Payload is then the
+	// JSON view its paths read and Changes compare.
+	Received *messageview.Received
 	// Released is set once an admin accepted the copy as a new message.
 	Released *Released
 }
@@ -97,6 +102,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
 		Docnum: deref(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
 		Fingerprint: deref(row.Fingerprint),
+		Received:    messageview.ReceivedForm(row.ContentType, row.ReceivedBytes, row.PacketPosition, row.PacketSize),
 		Original: Original{
 			ID: row.OriginalMessageID, Docnum: deref(row.OriginalDocnum), ReceivedAt: row.OriginalReceivedAt.UTC(),
 		},

@@ -79,6 +79,7 @@ func (q *Queries) BlockedCopyCountsOfOriginal(ctx context.Context, arg BlockedCo
 
 const blockedCopyGet = `-- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
+       c.content_type, c.received_bytes, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
@@ -105,6 +106,10 @@ type BlockedCopyGetRow struct {
 	ContentHash        []byte
 	Sender             []byte
 	ReceivedAt         time.Time
+	ContentType        string
+	ReceivedBytes      []byte
+	PacketPosition     *int32
+	PacketSize         *int32
 	OriginalMessageID  int64
 	OriginalDocnum     *string
 	OriginalPayload    []byte
@@ -135,6 +140,10 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.ContentHash,
 		&i.Sender,
 		&i.ReceivedAt,
+		&i.ContentType,
+		&i.ReceivedBytes,
+		&i.PacketPosition,
+		&i.PacketSize,
 		&i.OriginalMessageID,
 		&i.OriginalDocnum,
 		&i.OriginalPayload,
@@ -154,11 +163,13 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 const blockedCopyInsertMessage = `-- name: BlockedCopyInsertMessage :one
 INSERT INTO messages (
     tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at
+    computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
+    content_type, received_bytes, packet_position, packet_size
 )
 SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
        e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
-       coalesce(c.sender->>'remote_addr', ''), c.received_at
+       coalesce(c.sender->>'remote_addr', ''), c.received_at,
+       c.content_type, c.received_bytes, c.packet_position, c.packet_size
 FROM blocked_copies c
 JOIN audit_events e ON e.id = c.audit_event_id
 WHERE c.id = $1
@@ -168,8 +179,9 @@ RETURNING id
 // BlockedCopyInsertMessage stores a copy as a message of its own, with the
 // time and source it arrived with. It computes the fingerprint the copy
 // matched on but does not claim it (fingerprint stays NULL): the original
-// keeps matching retransmissions, undisturbed. The payload is copied inside
-// the database, never read into the application.
+// keeps matching retransmissions, undisturbed. The payload, and the bytes
+// of a copy that arrived as IDoc-XML, are copied inside the database, never
+// read into the application.
 func (q *Queries) BlockedCopyInsertMessage(ctx context.Context, id int64) (int64, error) {
 	row := q.db.QueryRow(ctx, blockedCopyInsertMessage, id)
 	var id_2 int64

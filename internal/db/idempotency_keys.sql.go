@@ -151,51 +151,71 @@ WITH k AS (
     FROM idempotency_keys ik
     WHERE ik.tenant_id = $2 AND ik.environment_id = $3 AND ik.scope = $4
       AND ik.key = $5 AND ik.expires_at > now() AND ik.response_body IS NOT NULL
+), answered AS (
+    SELECT a.position::int AS position,
+           CASE WHEN json_typeof(k.response_body->'messages') = 'array'
+                THEN (a.answer->>'id')::bigint ELSE k.message_id END AS original_id
+    FROM k
+    CROSS JOIN LATERAL json_array_elements(CASE WHEN json_typeof(k.response_body->'messages') = 'array'
+                                                THEN k.response_body->'messages'
+                                                ELSE json_build_array(k.response_body) END)
+        WITH ORDINALITY AS a (answer, position)
+    WHERE k.same_request
 ), original AS (
-    SELECT m.id, m.docnum, m.content_hash
-    FROM messages m, k
-    WHERE k.same_request AND m.tenant_id = $2 AND m.id = k.message_id
+    SELECT a.position, m.id, m.docnum, m.content_hash AS original_content_hash,
+           ($6::jsonb[])[a.position] AS details,
+           ($7::bytea[])[a.position] AS content_hash,
+           ($8::bigint[])[a.position] AS message_type_id
+    FROM answered a
+    JOIN messages m ON m.tenant_id = $2 AND m.id = a.original_id
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT $2, $3, $6, original.id, $7, $8, $5,
-           $9::jsonb || jsonb_build_object(
+    SELECT $2, $3, original.message_type_id, original.id, $9, $10, $5,
+           original.details || jsonb_build_object(
                'original', jsonb_build_object('id', original.id, 'docnum', original.docnum),
-               'content', CASE WHEN original.content_hash = $10::bytea THEN 'identical' ELSE 'changed' END)
+               'content', CASE WHEN original.original_content_hash = original.content_hash THEN 'identical' ELSE 'changed' END)
     FROM original
+    ORDER BY original.position
+    RETURNING 1
 )
-SELECT k.same_request, k.response_body, o.id AS original_id
+SELECT k.same_request, k.response_body, k.message_id AS original_id, (SELECT count(*) FROM blocked) AS blocked
 FROM k
-LEFT JOIN original o ON true
 `
 
 type IdempotencyKeyReplayParams struct {
-	RequestHash   []byte
-	TenantID      int64
-	EnvironmentID int64
-	Scope         string
-	Key           string
-	MessageTypeID *int64
-	Action        string
-	Actor         string
-	Details       []byte
-	ContentHash   []byte
+	RequestHash    []byte
+	TenantID       int64
+	EnvironmentID  int64
+	Scope          string
+	Key            string
+	Details        [][]byte
+	ContentHashes  [][]byte
+	MessageTypeIds []int64
+	Action         string
+	Actor          string
 }
 
 type IdempotencyKeyReplayRow struct {
 	SameRequest  bool
 	ResponseBody []byte
 	OriginalID   *int64
+	Blocked      int64
 }
 
 // IdempotencyKeyReplay answers a request whose key is already taken, in one
 // statement and so in one round trip and one transaction: it returns the
 // live, completed key with the first answer and whether this request is the
-// same as the first one, and only when it is, writes the
-// message.duplicate_blocked audit event against the original message. No row
-// means no live, completed key: a first request, an expired key, or one
-// whose first request has not committed yet (the caller then claims it and
-// waits there). details is the event's details object without "original"
-// and "content", which are added here (see auditevent.BlockedDetails).
+// same as the first one, and only when it is, writes one
+// message.duplicate_blocked audit event per message of the request against
+// the message its first sending stored. No row means no live, completed key:
+// a first request, an expired key, or one whose first request has not
+// committed yet (the caller then claims it and waits there).
+// The request's messages are given in order as parallel arrays: each one's
+// event details without "original" and "content", which are added here (see
+// auditevent.BlockedDetails), its content hash and its message type. A
+// request of one message has its original in the key's message_id; a packet
+// or a batch stored under one key has its originals in its first answer,
+// {"messages": [...]}, in the same order.
 func (q *Queries) IdempotencyKeyReplay(ctx context.Context, arg IdempotencyKeyReplayParams) (IdempotencyKeyReplayRow, error) {
 	row := q.db.QueryRow(ctx, idempotencyKeyReplay,
 		arg.RequestHash,
@@ -203,13 +223,18 @@ func (q *Queries) IdempotencyKeyReplay(ctx context.Context, arg IdempotencyKeyRe
 		arg.EnvironmentID,
 		arg.Scope,
 		arg.Key,
-		arg.MessageTypeID,
+		arg.Details,
+		arg.ContentHashes,
+		arg.MessageTypeIds,
 		arg.Action,
 		arg.Actor,
-		arg.Details,
-		arg.ContentHash,
 	)
 	var i IdempotencyKeyReplayRow
-	err := row.Scan(&i.SameRequest, &i.ResponseBody, &i.OriginalID)
+	err := row.Scan(
+		&i.SameRequest,
+		&i.ResponseBody,
+		&i.OriginalID,
+		&i.Blocked,
+	)
 	return i, err
 }

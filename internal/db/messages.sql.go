@@ -411,9 +411,11 @@ WITH inserted AS (
     RETURNING id
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
-                                docnum, payload, content_hash, sender)
+                                docnum, payload, content_hash, sender,
+                                content_type, received_bytes, packet_position, packet_size)
     SELECT $1, $2, $3, blocked.id, holder.id,
-           $4, $5, $6, $19::jsonb
+           $4, $5, $6, $19::jsonb,
+           $11, $12, $13, $14
     FROM blocked, holder
     WHERE holder.changed
 )
@@ -466,7 +468,8 @@ type MessageStoreOrBlockRow struct {
 // details is the event's details object without "original" and "content",
 // which depend on the holder and are added here (see auditevent.BlockedDetails).
 // A blocked copy whose content differs from the holder's is kept in
-// blocked_copies with its sender, beside its event; an identical copy
+// blocked_copies with its sender and the form it arrived in, beside its
+// event; an identical copy
 // stores nothing more than the event.
 func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
 	row := q.db.QueryRow(ctx, messageStoreOrBlock,

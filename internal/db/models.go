@@ -49,6 +49,10 @@ type BlockedCopy struct {
 	ReleasedAt        *time.Time
 	ReleasedBy        *int64
 	ReleaseReason     *string
+	ContentType       string
+	ReceivedBytes     []byte
+	PacketPosition    *int32
+	PacketSize        *int32
 }
 
 type Delivery struct {

@@ -145,7 +145,7 @@ func claimLocks(ms []message) []int64 {
 func (s *Service) decideWithKey(ctx context.Context, q *db.Queries, m message) (Result, error) {
 	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, q, m, k)
+		res, replayed, err := replay(ctx, q, k, m.requestHash, []message{m})
 		if err != nil || replayed {
 			return res, err
 		}
@@ -164,7 +164,9 @@ func (s *Service) decideWithKey(ctx context.Context, q *db.Queries, m message) (
 // receiveBatchWithKey stores every item of a batch under the request's
 // Idempotency-Key, or replays the answer the key first got. The key's
 // request hash covers every item in order, and the key points at the first
-// item's message; the others carry the key in their rows.
+// item's message; the others carry the key in their rows. A replay records
+// one blocked duplicate per item, against the message that item stored,
+// which the first answer names.
 func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchResult, error) {
 	first := ms[0]
 	first.requestHash = batchRequestHash(ms)
@@ -177,7 +179,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 		return BatchResult{Results: results, Replayed: true, Body: body}
 	}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, db.New(s.pool), first, k)
+		res, replayed, err := replay(ctx, db.New(s.pool), k, first.requestHash, ms)
 		if err != nil || replayed {
 			return replayedAll(res.Body), err
 		}

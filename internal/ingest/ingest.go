@@ -316,6 +316,9 @@ const maxAttempts = 5
 // one transaction with the deliveries of every message it created. Every
 // path that stores a message goes through here, so a message never commits
 // without its deliveries, and a duplicate, which stores none, gets none.
+// The deliveries of all of a request's new messages are written by one
+// call, so a packet or batch costs no more round trips for them than a
+// single message does.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
 	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -323,13 +326,14 @@ func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Res
 		if results, err = decide(db.New(tx)); err != nil {
 			return err
 		}
+		var created []int64
 		for _, res := range results {
-			if res.Outcome != Created {
-				continue
+			if res.Outcome == Created {
+				created = append(created, res.MessageID)
 			}
-			if _, err := s.deliveries.EnqueueTx(ctx, tx, res.MessageID); err != nil {
-				return fmt.Errorf("write deliveries of message %d: %w", res.MessageID, err)
-			}
+		}
+		if _, err := s.deliveries.EnqueueTx(ctx, tx, created...); err != nil {
+			return fmt.Errorf("write deliveries of %d new messages: %w", len(created), err)
 		}
 		return nil
 	})

@@ -40,7 +40,7 @@ func CheckKey(key string) error {
 func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error) {
 	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, db.New(s.pool), m, k)
+		res, replayed, err := replay(ctx, db.New(s.pool), k, m.requestHash, []message{m})
 		if err != nil || replayed {
 			return res, err
 		}
@@ -106,15 +106,21 @@ func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
 }
 
 // replay answers a request whose key is taken with the first answer, and
-// records the blocked duplicate, or refuses it when the content differs
+// records one blocked duplicate per message of the request (ms, in order,
+// whose hash is requestHash: one message, or every IDoc of a packet or item
+// of a batch stored under one key), or refuses it when the content differs
 // from what the key was first used for. replayed is false when the key is
-// not taken.
-func replay(ctx context.Context, q *db.Queries, m message, k keyID) (res Result, replayed bool, err error) {
-	row, err := q.IdempotencyKeyReplay(ctx, db.IdempotencyKeyReplayParams{
+// not taken. res names the message the key points at: the request's first.
+func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, ms []message) (res Result, replayed bool, err error) {
+	p := db.IdempotencyKeyReplayParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		RequestHash: m.requestHash[:], MessageTypeID: &m.MessageType.ID, Action: auditevent.DuplicateBlocked,
-		Actor: m.Source.Actor, Details: m.blocked, ContentHash: m.contentHash[:],
-	})
+		RequestHash: requestHash[:], Action: auditevent.DuplicateBlocked, Actor: ms[0].Source.Actor,
+		Details: make([][]byte, len(ms)), ContentHashes: make([][]byte, len(ms)), MessageTypeIds: make([]int64, len(ms)),
+	}
+	for i, m := range ms {
+		p.Details[i], p.ContentHashes[i], p.MessageTypeIds[i] = m.blocked, m.contentHash[:], m.MessageType.ID
+	}
+	row, err := q.IdempotencyKeyReplay(ctx, p)
 	if db.IsNotFound(err) {
 		return Result{}, false, nil
 	}
@@ -126,11 +132,11 @@ func replay(ctx context.Context, q *db.Queries, m message, k keyID) (res Result,
 			"this Idempotency-Key was already used for a request with different content "+
 				"(message_type, docnum or payload); use a new key for a new message")
 	}
-	if row.OriginalID == nil {
-		// Claim, store and complete commit together, and a message is
-		// never deleted, so a completed key always has its message; this
-		// would be a bug, not a race.
-		return Result{}, false, fmt.Errorf("idempotency key %q has no stored message", k.Key)
+	// Claim, store and complete commit together, and a message is never
+	// deleted, so a completed key always has its messages, one per message
+	// of the same request; anything else would be a bug, not a race.
+	if row.OriginalID == nil || row.Blocked != int64(len(ms)) {
+		return Result{}, false, fmt.Errorf("idempotency key %q: %d of %d stored messages found", k.Key, row.Blocked, len(ms))
 	}
 	return Result{Outcome: ReplayedKey, MessageID: *row.OriginalID, Body: row.ResponseBody}, true, nil
 }

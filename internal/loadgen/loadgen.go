@@ -1,6 +1,8 @@
 // Package loadgen drives a running edihub with concurrent clients posting to
-// receive-message and measures what they see: throughput, latency
-// percentiles, errors, and the server's resident memory. It backs
+// receive-message (JSON envelopes, IDoc-XML documents and packets) and
+// receive-messages (JSON batches) and measures what they see: throughput in
+// requests and messages, latency percentiles, errors, and the server's
+// resident memory. It backs
 // cmd/edihub-load and `make bench` (docs/performance.md).
 package loadgen
 
@@ -29,11 +31,7 @@ const (
 
 // ParseMix checks a mix name.
 func ParseMix(s string) (Mix, error) {
-	switch m := Mix(s); m {
-	case MixNew, MixDuplicate, MixReplay:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown mix %q: want new, duplicate or replay", s)
+	return parseName("mix", s, MixNew, MixDuplicate, MixReplay)
 }
 
 // Config is one run.
@@ -50,6 +48,11 @@ type Config struct {
 	Warmup, Duration time.Duration
 	Requests         int
 	PayloadSize      int // bytes of each message's payload
+	// Form is how each request carries its messages, and PerRequest how
+	// many it carries (1 for an envelope); batches and packets are
+	// measured with MixNew only.
+	Form       Form
+	PerRequest int
 	// ServerPID, when not 0, is the server process whose memory is sampled.
 	ServerPID int
 	// Progress receives a status line every second; nil for none.
@@ -59,12 +62,15 @@ type Config struct {
 // Result is what a run measured. Latencies are in milliseconds.
 type Result struct {
 	Mix          Mix     `json:"mix"`
+	Form         Form    `json:"form"`
+	PerRequest   int     `json:"messages_per_request"`
 	Clients      int     `json:"clients"`
 	BodyBytes    int     `json:"body_bytes"`
 	Requests     int     `json:"requests"`
 	Errors       int     `json:"errors"`
 	Seconds      float64 `json:"seconds"`
 	RPS          float64 `json:"rps"`
+	MPS          float64 `json:"messages_per_second"` // RPS × PerRequest
 	P50          float64 `json:"p50_ms"`
 	P95          float64 `json:"p95_ms"`
 	P99          float64 `json:"p99_ms"`
@@ -84,6 +90,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.Requests <= 0 && cfg.Duration <= 0 {
 		return Result{}, errors.New("give a duration or a number of requests per client")
+	}
+	if cfg.Form == "" {
+		cfg.Form = FormEnvelope
+	}
+	cfg.PerRequest = max(cfg.PerRequest, 1)
+	if cfg.Form == FormEnvelope && cfg.PerRequest != 1 {
+		return Result{}, errors.New("an envelope carries one message; use the batch or packet form for more")
+	}
+	if cfg.Form != FormEnvelope && cfg.Mix != MixNew {
+		return Result{}, errors.New("batches and packets are measured with the new mix")
 	}
 	r := newRunner(cfg)
 	stopSampling := r.sampleMemory()
@@ -106,7 +122,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	rss := stopSampling()
 
 	res := Result{
-		Mix: cfg.Mix, Clients: cfg.Clients, BodyBytes: len(r.doc.Envelope(0)),
+		Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(0)),
 		Errors: int(r.errors.Load()), Seconds: elapsed.Seconds(), FirstError: r.firstError(),
 		ServerRSS: rss,
 	}
@@ -117,6 +133,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Requests = len(all)
 	res.RPS = float64(len(all)) / elapsed.Seconds()
+	res.MPS = res.RPS * float64(cfg.PerRequest)
 	summarise(&res, all)
 	if cfg.ServerPID != 0 {
 		m, err := ReadMemory(cfg.ServerPID)
@@ -131,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // runner is the state the clients of one run share.
 type runner struct {
 	cfg         Config
-	doc         *Document
+	bodies      bodies
 	http        *http.Client
 	base        uint64        // first document number of this run
 	next        atomic.Uint64 // next new document number, for MixNew
@@ -145,8 +162,8 @@ type runner struct {
 
 func newRunner(cfg Config) *runner {
 	r := &runner{
-		cfg: cfg,
-		doc: NewDocument(cfg.PayloadSize),
+		cfg:    cfg,
+		bodies: newBodies(cfg.Form, cfg.PerRequest, cfg.PayloadSize),
 		http: &http.Client{
 			Timeout: time.Minute,
 			Transport: &http.Transport{
@@ -176,11 +193,11 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	var fixed []byte
 	key := ""
 	if r.cfg.Mix != MixNew {
-		fixed = r.doc.Envelope(r.base + uint64(id))
+		fixed = r.bodies.build(r.base + uint64(id))
 		if r.cfg.Mix == MixReplay {
 			key = fmt.Sprintf("bench-%d-%d", r.base, id)
 		}
-		if err := r.send(ctx, fixed, key, http.StatusCreated); err != nil {
+		if err := r.send(ctx, fixed, key, r.bodies.checkNew); err != nil {
 			r.fail(err)
 		}
 	}
@@ -192,11 +209,12 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 		if !r.until.IsZero() && !started.Before(r.until) {
 			break
 		}
-		body, want := fixed, http.StatusOK
+		body, check := fixed, checkReplayed
 		if r.cfg.Mix == MixNew {
-			body, want = r.doc.Envelope(r.next.Add(1)), http.StatusCreated
+			per := uint64(r.cfg.PerRequest)
+			body, check = r.bodies.build(r.next.Add(per)-per+1), r.bodies.checkNew
 		}
-		err := r.send(ctx, body, key, want)
+		err := r.send(ctx, body, key, check)
 		r.done.Add(1)
 		if started.Before(r.measureFrom) {
 			continue
@@ -210,16 +228,14 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	return latencies
 }
 
-// send posts body and checks that the answer has the status want, and that
-// a 200 is marked as a replay.
-func (r *runner) send(ctx context.Context, body []byte, key string, want int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		r.cfg.URL+"/api/edi-hub/receive-message", bytes.NewReader(body))
+// send posts body and checks the answer with check.
+func (r *runner) send(ctx context.Context, body []byte, key string, check func(status int, answer []byte, header http.Header) error) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.URL+r.bodies.path(), bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", r.bodies.contentType())
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
@@ -228,15 +244,22 @@ func (r *runner) send(ctx context.Context, body []byte, key string, want int) er
 		return err
 	}
 	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	// An answer lists each message in about 250 bytes.
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, int64(4<<10+r.cfg.PerRequest*512)))
 	if err != nil {
 		return fmt.Errorf("read answer: %w", err)
 	}
-	if resp.StatusCode != want {
-		return fmt.Errorf("status %d, want %d: %s", resp.StatusCode, want, answer)
+	return check(resp.StatusCode, answer, resp.Header)
+}
+
+// checkReplayed checks the answer to a duplicate or a replay: 200, marked
+// as a replay.
+func checkReplayed(status int, answer []byte, header http.Header) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)
 	}
-	if want == http.StatusOK && resp.Header.Get("Idempotent-Replayed") != "true" {
-		return fmt.Errorf("status 200 without Idempotent-Replayed: %s", answer)
+	if header.Get("Idempotent-Replayed") != "true" {
+		return fmt.Errorf("status 200 without Idempotent-Replayed: %.300s", answer)
 	}
 	return nil
 }
@@ -279,13 +302,22 @@ func (r *runner) progress() (stop func()) {
 				if now.Before(r.measureFrom) {
 					phase = "warm-up"
 				}
-				fmt.Fprintf(r.cfg.Progress, "\r  %-9s c=%-3d %-7s %4.0fs %8d requests %7d rps %5d errors",
-					r.cfg.Mix, r.cfg.Clients, phase, now.Sub(start).Seconds(), n, n-last, r.errors.Load())
+				fmt.Fprintf(r.cfg.Progress, "\r  %-12s c=%-3d %-7s %4.0fs %8d requests %7d rps %5d errors",
+					r.name(), r.cfg.Clients, phase, now.Sub(start).Seconds(), n, n-last, r.errors.Load())
 				last = n
 			}
 		}
 	})
 	return func() { close(done); wg.Wait() }
+}
+
+// name names the run on the progress line: its mix, or its form and
+// messages per request.
+func (r *runner) name() string {
+	if r.cfg.Form == FormEnvelope {
+		return string(r.cfg.Mix)
+	}
+	return fmt.Sprintf("%s×%d", r.cfg.Form, r.cfg.PerRequest)
 }
 
 // sampleMemory records the server's largest resident set, sampled ten times

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/lefia/edihub/internal/idocxml"
 )
 
 func TestDocument(t *testing.T) {
@@ -49,6 +53,37 @@ func TestDocument(t *testing.T) {
 	require.Equal(t, string(env), string(d.Envelope(42)), "the template is not changed")
 }
 
+// A batch holds envelopes of consecutive numbers; a packet holds IDocs of
+// consecutive numbers whose JSON views read like the envelope's payload.
+func TestBatchAndPacketBodies(t *testing.T) {
+	t.Parallel()
+	batch := newBodies(FormBatch, 3, 1024).build(7)
+	var parsed struct{ Messages []json.RawMessage }
+	require.NoError(t, json.Unmarshal(batch, &parsed))
+	require.Len(t, parsed.Messages, 3)
+	for i, env := range parsed.Messages {
+		require.JSONEq(t, string(NewDocument(1024).Envelope(uint64(7+i))), string(env))
+	}
+
+	packet := newBodies(FormPacket, 3, 1024).build(7)
+	doc, err := idocxml.Parse(packet, "", idocxml.DefaultLimits)
+	require.NoError(t, err)
+	require.Len(t, doc.IDocs, 3)
+	for i, idoc := range doc.IDocs {
+		number := fmt.Sprintf("%016d", 7+i)
+		require.Equal(t, number, idoc.Docnum)
+		require.Equal(t, "ORDERS05", idoc.IDocType)
+		require.Equal(t, number, gjson.GetBytes(idoc.View, "*.IDOC.E1EDK01.BELNR").Str, "the bench type's path")
+		require.GreaterOrEqual(t, idoc.End-idoc.Start, 1024)
+		require.Equal(t, gjson.GetBytes(NewDocument(1024).Payload(7), "ORDERS05.IDOC.E1EDS01").Raw,
+			gjson.GetBytes(idoc.View, "ORDERS05.IDOC.E1EDS01").Raw)
+	}
+	alone := newBodies(FormPacket, 1, 1024).build(7)
+	doc, err = idocxml.Parse(alone, "", idocxml.DefaultLimits)
+	require.NoError(t, err)
+	require.Len(t, doc.IDocs, 1)
+}
+
 func TestPercentile(t *testing.T) {
 	t.Parallel()
 	var l []time.Duration
@@ -63,7 +98,8 @@ func TestPercentile(t *testing.T) {
 }
 
 // fakeEdihub answers like edihub: 201 for a body or Idempotency-Key it has
-// not seen, 200 with Idempotent-Replayed for one it has.
+// not seen, 200 with Idempotent-Replayed for one it has; a batch, or a
+// packet of several IDocs, 200 with one accepted answer per message.
 func fakeEdihub(t *testing.T) *httptest.Server {
 	var mu sync.Mutex
 	seen := map[string]bool{}
@@ -75,12 +111,16 @@ func fakeEdihub(t *testing.T) *httptest.Server {
 		again := seen[id]
 		seen[id] = true
 		mu.Unlock()
-		if again {
+		switch n := max(bytes.Count(body, []byte(`"message_type"`)), bytes.Count(body, []byte("<IDOC "))); {
+		case again:
 			w.Header().Set("Idempotent-Replayed", "true")
 			w.WriteHeader(http.StatusOK)
-			return
+		case strings.HasSuffix(r.URL.Path, "/receive-messages") || n > 1:
+			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, `{"messages":[`+strings.Repeat(`{"status":"accepted"},`, n-1)+`{"status":"accepted"}]}`)
+		default:
+			w.WriteHeader(http.StatusCreated)
 		}
-		w.WriteHeader(http.StatusCreated)
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -99,6 +139,40 @@ func TestRunCountsRequestsPerMix(t *testing.T) {
 		require.Positive(t, res.P99, mix)
 		require.LessOrEqual(t, res.P50, res.P99, mix)
 	}
+}
+
+func TestRunCountsMessagesOfBatchesAndPackets(t *testing.T) {
+	t.Parallel()
+	srv := fakeEdihub(t)
+	for _, form := range []Form{FormBatch, FormPacket} {
+		for _, per := range []int{1, 10} {
+			res, err := Run(context.Background(), Config{
+				URL: srv.URL, APIKey: "k", Mix: MixNew, Form: form, PerRequest: per, Clients: 2, Requests: 3, PayloadSize: 256,
+			})
+			require.NoError(t, err)
+			require.Zero(t, res.Errors, "%s×%d: %s", form, per, res.FirstError)
+			require.Equal(t, 6, res.Requests)
+			require.InDelta(t, res.RPS*float64(per), res.MPS, 1e-9)
+		}
+	}
+	_, err := Run(context.Background(), Config{URL: srv.URL, Mix: MixDuplicate, Form: FormPacket, PerRequest: 10, Clients: 1, Requests: 1})
+	require.ErrorContains(t, err, "new mix")
+	_, err = Run(context.Background(), Config{URL: srv.URL, Mix: MixNew, PerRequest: 10, Clients: 1, Requests: 1})
+	require.ErrorContains(t, err, "one message")
+}
+
+// An answer that accepted fewer messages than the request carried is an
+// error.
+func TestRunCountsPartlyAcceptedBatchesAsErrors(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"messages":[{"status":"accepted"},{"status":"duplicate"}]}`)
+	}))
+	t.Cleanup(srv.Close)
+	res, err := Run(context.Background(), Config{URL: srv.URL, Mix: MixNew, Form: FormBatch, PerRequest: 2, Clients: 1, Requests: 2, PayloadSize: 100})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Errors)
+	require.Contains(t, res.FirstError, "1 of 2 messages accepted")
 }
 
 func TestRunCountsWrongAnswersAsErrors(t *testing.T) {
@@ -125,6 +199,7 @@ func TestReportWrite(t *testing.T) {
 		Rows: []Result{
 			{Mix: MixNew, Clients: 16, RPS: 500, P50: 1, P95: 2, P99: 3, ServerRSS: 20 << 20, ServerPeak: 30 << 20},
 			{Mix: MixReplay, Clients: 64, RPS: 100},
+			{Mix: MixNew, Form: FormPacket, PerRequest: 10, Clients: 16, RPS: 150, MPS: 1500, P50: 9, P99: 30},
 		},
 		Pgbench: []Pgbench{{Clients: 16, TPS: 1000}},
 		Memory:  &Result{Mix: MixNew, Clients: 16, Requests: 32, BodyBytes: 5 << 20, InFlightSize: 80 << 20, ServerPeak: 160 << 20},
@@ -133,6 +208,7 @@ func TestReportWrite(t *testing.T) {
 	require.NoError(t, rep.Write(&out))
 	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 1000 | 0.50 | 20.0 MiB |")
 	require.Contains(t, out.String(), "| replay | 64 | 100 | 0.00 | 0.00 | 0.00 | 0 | n/a | n/a | n/a |")
+	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | n/a |")
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")
 }

@@ -48,29 +48,52 @@ func ReadJSONLines[T any](path string) ([]T, error) {
 	return out, sc.Err()
 }
 
-// Write prints the report as Markdown: one table row per load row with the
-// pgbench rate at the same client count and the ratio of the two, then the
-// memory figures.
+// Write prints the report as Markdown: one table row per load row of
+// single envelopes with the pgbench rate at the same client count and the
+// ratio of the two; then the rows of batches and packets, in messages per
+// second against the same rate; then the memory figures.
 func (rep Report) Write(w io.Writer) error {
 	limit := map[int]Pgbench{}
 	for _, p := range rep.Pgbench {
 		limit[p.Clients] = p
 	}
+	// against is the pgbench rate at n clients and rate's ratio to it.
+	against := func(n int, rate float64) (tps, ratio string) {
+		if pg, ok := limit[n]; ok && pg.TPS > 0 {
+			return fmt.Sprintf("%.0f", pg.TPS), fmt.Sprintf("%.2f", rate/pg.TPS)
+		}
+		return "n/a", "n/a"
+	}
+	var envelopes, multi []Result
+	for _, r := range rep.Rows {
+		if r.Form == "" || r.Form == FormEnvelope {
+			envelopes = append(envelopes, r)
+		} else {
+			multi = append(multi, r)
+		}
+	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | server RSS (max sampled) |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var peak int64
-	for _, r := range rep.Rows {
-		pg, ok := limit[r.Clients]
-		tps, ratio := "n/a", "n/a"
-		if ok && pg.TPS > 0 {
-			tps, ratio = fmt.Sprintf("%.0f", pg.TPS), fmt.Sprintf("%.2f", r.RPS/pg.TPS)
-		}
+	for _, r := range envelopes {
+		tps, ratio := against(r.Clients, r.RPS)
 		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s |\n",
 			r.Mix, r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, mib(r.ServerRSS))
 		peak = max(peak, r.ServerPeak)
 	}
 	fmt.Fprintln(bw)
+	if len(multi) > 0 {
+		fmt.Fprintln(bw, "| form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | server RSS (max sampled) |")
+		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		for _, r := range multi {
+			tps, ratio := against(r.Clients, r.MPS)
+			fmt.Fprintf(bw, "| %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
+				r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, mib(r.ServerRSS))
+			peak = max(peak, r.ServerPeak)
+		}
+		fmt.Fprintln(bw)
+	}
 	if peak > 0 {
 		fmt.Fprintf(bw, "Server peak RSS (VmHWM) over these rows: %s.\n", mib(peak))
 	}
@@ -82,7 +105,7 @@ func (rep Report) Write(w io.Writer) error {
 	}
 	for _, r := range append(rep.Rows, derefAll(rep.Memory)...) {
 		if r.FirstError != "" {
-			fmt.Fprintf(bw, "\nFirst error of %s c=%d: %s\n", r.Mix, r.Clients, r.FirstError)
+			fmt.Fprintf(bw, "\nFirst error of %s %s×%d c=%d: %s\n", r.Mix, r.Form, r.PerRequest, r.Clients, r.FirstError)
 		}
 	}
 	return bw.Flush()

@@ -120,24 +120,29 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	var indented bool
 	m.Payload, indented = mark(row.Payload, m.Key)
 	m.PayloadAsStored = !indented
-	if row.ReceivedBytes != nil {
-		m.Received = received(row)
-	}
+	m.Received = ReceivedForm(row.ContentType, row.ReceivedBytes, row.PacketPosition, row.PacketSize)
 	return m, nil
 }
 
-func received(row db.MessageGetForAdminRow) *Received {
-	r := &Received{ContentType: row.ContentType, Size: len(row.ReceivedBytes), Bytes: row.ReceivedBytes}
-	_, params, _ := mime.ParseMediaType(row.ContentType)
-	text, err := idocxml.Text(row.ReceivedBytes, params["charset"])
+// ReceivedForm is what a stored message or blocked copy arrived as, read
+// from its columns (content_type, received_bytes, packet_position,
+// packet_size); nil when it arrived as JSON, whose payload is what it
+// received.
+func ReceivedForm(contentType string, received []byte, position, of *int32) *Received {
+	if received == nil {
+		return nil
+	}
+	r := &Received{ContentType: contentType, Size: len(received), Bytes: received}
+	_, params, _ := mime.ParseMediaType(contentType)
+	text, err := idocxml.Text(received, params["charset"])
 	if err != nil {
 		// Only readable bodies are stored, so this would be a bug; the
 		// bytes are still shown, with what cannot be read replaced.
-		text = strings.ToValidUTF8(string(row.ReceivedBytes), "\uFFFD")
+		text = strings.ToValidUTF8(string(received), "\uFFFD")
 	}
 	r.Text = text
-	if row.PacketPosition != nil && row.PacketSize != nil {
-		r.Position, r.Of = int(*row.PacketPosition), int(*row.PacketSize)
+	if position != nil && of != nil {
+		r.Position, r.Of = int(*position), int(*of)
 	}
 	return r
 }

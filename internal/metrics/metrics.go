@@ -23,12 +23,20 @@ const (
 	// before the answer: neither was decided, and neither is a rejection.
 	OutcomeTimedOut     = "timed_out"
 	OutcomeClientClosed = "client_closed"
+	// A packet or batch whose messages had different outcomes; the
+	// messages' own are counted in IngestMessages.
+	OutcomeMixed = "mixed"
 )
 
 // UnknownMessageType is the message_type label of every request naming a
 // code its tenant does not have: labels take configured codes only, so the
 // number of series stays bounded by the configuration, not by clients.
 const UnknownMessageType = "unknown"
+
+// MixedMessageTypes is the message_type label of a request whose messages
+// (the items of a batch) are of several types; each message is counted
+// under its own in IngestMessages.
+const MixedMessageTypes = "mixed"
 
 // Metrics holds every collector, registered on a registry of its own so
 // that tests can create as many as they like.

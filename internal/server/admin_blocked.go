@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -8,6 +9,8 @@ import (
 
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/web"
 )
 
@@ -40,6 +43,12 @@ func (s *Server) adminReleaseBlocked(c echo.Context) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?released=%d", adminpath.Path(adminpath.Message, newID), id))
+}
+
+// blockedReceived loads what a blocked copy was received as.
+func (s *Server) blockedReceived(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error) {
+	bc, err := s.blocked.Get(ctx, scope, id)
+	return bc.Received, err
 }
 
 func (s *Server) renderBlocked(c echo.Context, status int, id int64, form web.ReleaseForm) error {

@@ -1,15 +1,19 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/web"
 )
 
@@ -43,23 +47,34 @@ func (s *Server) adminMessage(c echo.Context) error {
 		m, dups, pg, copies, justReleased))
 }
 
-// adminMessageReceived downloads the bytes a message was received as, with
-// their content type, byte for byte. They are sent as an attachment, so a
-// browser saves them rather than rendering what a sender wrote.
-func (s *Server) adminMessageReceived(c echo.Context) error {
-	id, err := idParam(c, "message")
-	if err != nil {
-		return err
+// receivedDownload is the handler that downloads the bytes a message or a
+// blocked copy (what, named so in the file name with dashes) was received
+// as, loaded within the user's scope by load, with their content type, byte
+// for byte. They are sent as an attachment, so a browser saves them rather
+// than rendering what a sender wrote.
+func receivedDownload(what string, load func(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error)) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		id, err := idParam(c, what)
+		if err != nil {
+			return err
+		}
+		r, err := load(c.Request().Context(), currentUser(c).Scope(), id)
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return apperr.New(apperr.NotFound, "not-found", "%s %d arrived as JSON; its payload is on its page", what, id)
+		}
+		c.Response().Header().Set(echo.HeaderContentDisposition,
+			fmt.Sprintf(`attachment; filename="%s-%d.xml"`, strings.ReplaceAll(what, " ", "-"), id))
+		return c.Blob(http.StatusOK, r.ContentType, r.Bytes)
 	}
-	m, err := s.messages.Get(c.Request().Context(), currentUser(c).Scope(), id)
-	if err != nil {
-		return err
-	}
-	if m.Received == nil {
-		return apperr.New(apperr.NotFound, "not-found", "message %d arrived as JSON; its payload is on its page", id)
-	}
-	c.Response().Header().Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="message-%d.xml"`, id))
-	return c.Blob(http.StatusOK, m.Received.ContentType, m.Received.Bytes)
+}
+
+// messageReceived loads what a message was received as.
+func (s *Server) messageReceived(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error) {
+	m, err := s.messages.Get(ctx, scope, id)
+	return m.Received, err
 }
 
 // idParam reads the id in the path; an id that cannot exist is answered

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -149,4 +151,47 @@ func TestGeneratedClient(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, tampered.StatusCode(), "%s", tampered.Body)
 	require.Equal(t, "invalid-signature", tampered.ApplicationproblemJSON401.Type)
 	require.Equal(t, 3, b.messages(t))
+}
+
+// The generated client sends a JSON batch and an IDoc-XML packet and decodes
+// one receipt per message from each answer.
+func TestGeneratedClientBatchesAndPackets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	ctx := context.Background()
+	c, err := client.NewClientWithResponses(b.url, client.WithHTTPClient(checkedDoer{t}),
+		client.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+b.apiKey)
+			return nil
+		}))
+	require.NoError(t, err)
+
+	var batch client.ReceiveMessagesJSONRequestBody
+	require.NoError(t, json.Unmarshal(batchOf(t, [][]byte{
+		[]byte(`{"message_type": "ORDERS05", "docnum": "B-1", "payload": {"n": 1}}`),
+		[]byte(`{"message_type": "ORDERS05", "docnum": "B-2", "payload": {"n": 2}}`),
+	}, "", "item-key-2"), &batch))
+	batched, err := c.ReceiveMessagesWithResponse(ctx, nil, batch)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, batched.StatusCode(), "%s", batched.Body)
+	require.Len(t, batched.JSON200.Messages, 2)
+	for i, r := range batched.JSON200.Messages {
+		require.Equal(t, client.ReceiptStatusAccepted, r.Status)
+		require.Equal(t, fmt.Sprintf("B-%d", i+1), *r.Docnum)
+	}
+
+	orders := "ORDERS05"
+	packet, err := c.ReceiveMessageWithBodyWithResponse(ctx, &client.ReceiveMessageParams{MessageType: &orders},
+		"application/x-sap.idoc", bytes.NewReader(readFile(t, "orders05_packet.xml")))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, packet.StatusCode(), "%s", packet.Body)
+	receipts, err := packet.JSON200.AsReceipts()
+	require.NoError(t, err)
+	require.Len(t, receipts.Messages, 3)
+	for _, r := range receipts.Messages {
+		require.Equal(t, client.ReceiptStatusAccepted, r.Status)
+		require.False(t, r.Duplicate)
+	}
+	require.Equal(t, 5, b.messages(t))
 }

@@ -98,3 +98,48 @@ func TestIngestMetricsAndLogs(t *testing.T) {
 		`,"message_type":"ORDERS05","message_id":\d+,"outcome":"duplicate_fingerprint","reason":"","request_id":"\w+"`, logs.String())
 	require.NotContains(t, logs.String(), b.apiKey)
 }
+
+// A packet or a batch counts each message it carries under that message's
+// own outcome and type, and the request once, under its messages' outcome
+// and type when they share one and "mixed" when they do not.
+func TestIngestMetricsPerMessage(t *testing.T) {
+	t.Parallel()
+	o := observedServer(t, nil)
+	b := o.testBundle
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	b.messageType(t, "INVOIC02", nil, nil)
+	packet := readFile(t, "orders05_packet.xml") // three IDocs of one order: its second and third repeat the first's BELNR
+
+	require.Len(t, packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", "")), 3)                           // 1 accepted, 2 duplicates
+	require.Len(t, packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", "")), 3)                           // 3 duplicates
+	require.Len(t, packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", "", "Idempotency-Key", "p-1")), 3) // 3 accepted
+	require.Len(t, packetResults(t, b.postXML(t, packet, "application/x-sap.idoc", "", "Idempotency-Key", "p-1")), 3) // 3 replays
+	require.Len(t, packetResults(t, b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "INVOIC02", "invoic02.json"),
+		envelopeFor(t, "ORDERS05", "orders05.json")}))), 2) // 1 accepted, 1 duplicate of the first packet's first IDoc
+	text := o.scrape()
+
+	var tenant, env string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT tenant_id::text, id::text FROM environments`).Scan(&tenant, &env))
+	messages := func(endpoint, messageType, outcome string) float64 {
+		return metricValue(t, text, `edihub_ingest_messages_total{endpoint="`+endpoint+`",environment_id="`+env+
+			`",message_type="`+messageType+`",outcome="`+outcome+`",tenant_id="`+tenant+`"}`)
+	}
+	require.Equal(t, 4.0, messages("receive-message", "ORDERS05", "accepted"))
+	require.Equal(t, 5.0, messages("receive-message", "ORDERS05", "duplicate_fingerprint"))
+	require.Equal(t, 3.0, messages("receive-message", "ORDERS05", "duplicate_key"))
+	require.Equal(t, 1.0, messages("receive-messages", "INVOIC02", "accepted"))
+	require.Equal(t, 1.0, messages("receive-messages", "ORDERS05", "duplicate_fingerprint"))
+	require.NotContains(t, text, `edihub_ingest_messages_total{endpoint="receive-messages",environment_id="`+env+`",message_type="INVOIC02",outcome="duplicate`)
+
+	requests := func(endpoint, messageType, outcome string) float64 {
+		return metricValue(t, text, `edihub_ingest_requests_total{endpoint="`+endpoint+`",environment_id="`+env+
+			`",message_type="`+messageType+`",outcome="`+outcome+`",reason="",tenant_id="`+tenant+`"}`)
+	}
+	require.Equal(t, 1.0, requests("receive-message", "ORDERS05", "mixed"))
+	require.Equal(t, 1.0, requests("receive-message", "ORDERS05", "duplicate_fingerprint"))
+	require.Equal(t, 1.0, requests("receive-message", "ORDERS05", "accepted"))
+	require.Equal(t, 1.0, requests("receive-message", "ORDERS05", "duplicate_key"))
+	require.Equal(t, 1.0, requests("receive-messages", "mixed", "mixed"))
+	require.Regexp(t, `"msg":"ingest","tenant_id":`+tenant+`,"environment_id":`+env+
+		`,"message_type":"mixed","message_id":0,"outcome":"mixed","reason":"","request_id":"\w+","messages":2`, o.logs.String())
+}

@@ -23,7 +23,6 @@ type ingestReport struct {
 	// codes; only those become metrics labels.
 	typeKnown bool
 	messageID int64
-	outcome   ingest.Outcome
 	// messages are the outcomes of every message the request carried: one
 	// for a single message, one per IDoc of a packet or item of a batch.
 	messages []ingest.Result
@@ -51,7 +50,7 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 			c.Set(ingestReportKey, r)
 			err := interrupted(c, next(c))
 
-			outcome, reason := outcomeLabel(r.outcome), ""
+			outcome, reason := r.outcomeLabel(), ""
 			if err != nil {
 				outcome, reason = failureLabel(err), problemOf(err).Type
 			}
@@ -61,24 +60,58 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 				s.metrics.IngestMessages.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
 					m.MessageType, outcomeLabel(m.Outcome)).Inc()
 			}
+			// The log names the code a client sent even when it is unknown;
+			// a decided request names its messages' type as the metrics do.
+			messageType := r.messageType
+			if len(r.messages) > 0 {
+				messageType = r.typeLabel()
+			}
 			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "ingest",
 				slog.Int64("tenant_id", r.tenantID), slog.Int64("environment_id", r.environmentID),
-				slog.String("message_type", r.messageType), slog.Int64("message_id", r.messageID),
+				slog.String("message_type", messageType), slog.Int64("message_id", r.messageID),
 				slog.String("outcome", outcome), slog.String("reason", reason),
-				slog.String("request_id", requestID(c)))
+				slog.String("request_id", requestID(c)), slog.Int("messages", len(r.messages)))
 			return err
 		}
 	}
 }
 
-// typeLabel is the message_type label of the request: its code when the
-// tenant has that type, metrics.UnknownMessageType for any other code, so
-// that a client sending made-up codes cannot grow the series without end.
+// typeLabel is the message_type label of the request: the code of its
+// messages when they share one (every packet whose IDocs name one type,
+// and most batches), metrics.MixedMessageTypes when a batch carried
+// several, and metrics.UnknownMessageType for a code the tenant does not
+// have, so that a client sending made-up codes cannot grow the series
+// without end.
 func (r *ingestReport) typeLabel() string {
+	if len(r.messages) > 0 {
+		code := r.messages[0].MessageType
+		for _, m := range r.messages[1:] {
+			if m.MessageType != code {
+				return metrics.MixedMessageTypes
+			}
+		}
+		return code
+	}
 	if r.messageType != "" && !r.typeKnown {
 		return metrics.UnknownMessageType
 	}
 	return r.messageType
+}
+
+// outcomeLabel is the outcome label of a request that was decided: its
+// messages' outcome when they all had one, metrics.OutcomeMixed when a
+// packet or batch had several (edihub_ingest_messages_total counts each).
+func (r *ingestReport) outcomeLabel() string {
+	if len(r.messages) == 0 {
+		return ""
+	}
+	outcome := r.messages[0].Outcome
+	for _, m := range r.messages[1:] {
+		if m.Outcome != outcome {
+			return metrics.OutcomeMixed
+		}
+	}
+	return outcomeLabel(outcome)
 }
 
 // observeLatency records every request's duration by route pattern, so

@@ -97,8 +97,7 @@ func requestSource(c echo.Context) ingest.Source {
 // Idempotent-Replayed for a duplicate of either kind.
 func writeResult(c echo.Context, res ingest.Result) error {
 	report := reportOf(c)
-	report.messageType, report.messageID, report.outcome = res.MessageType, res.MessageID, res.Outcome
-	report.typeKnown = true
+	report.messageID = res.MessageID
 	report.messages = append(report.messages, res)
 	status := http.StatusCreated
 	if res.Outcome != ingest.Created {

@@ -104,6 +104,11 @@ func TestBatchRequestIdempotencyKey(t *testing.T) {
 	require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"))
 	require.Equal(t, first.body, replay.body)
 	require.Equal(t, 2, b.messages(t))
+	firstResults := packetResults(t, first)
+	require.Equal(t, []blockedEvent{
+		{Position: 1, Mode: "idempotency_key", OriginalID: int64(firstResults[0]["id"].(float64)), Content: "identical"},
+		{Position: 2, Mode: "idempotency_key", OriginalID: int64(firstResults[1]["id"].(float64)), Content: "identical"},
+	}, b.blockedIn(t, replay), "one event per item")
 
 	// The header and an item's key at once are refused.
 	r := b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "orders05.json")}, "item-key"), "Idempotency-Key", "batch-8")
@@ -170,4 +175,30 @@ func TestBatchSize(t *testing.T) {
 
 	r := b.postBatch(t, []byte(`<xml/>`), "Content-Type", "application/xml")
 	require.Equal(t, http.StatusUnsupportedMediaType, r.status)
+}
+
+// Every message a packet or a batch stores is owed to its destinations,
+// written in the request's transaction; its duplicates are owed nothing.
+func TestBatchAndPacketDeliveries(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	b.messageType(t, "INVOIC02", nil, nil)
+	all := b.destination(t, "http://127.0.0.1:9/all")
+	invoices := b.destination(t, "http://127.0.0.1:9/invoices", "INVOIC02")
+
+	packet := packetResults(t, b.postXML(t, readFile(t, "orders05_packet.xml"), "application/xml", "")) // one order, two repeats
+	batch := packetResults(t, b.postBatch(t, batchOf(t, [][]byte{
+		envelopeFor(t, "INVOIC02", "invoic02.json"), envelopeFor(t, "ORDERS05", "orders05.json"), // a new invoice, the order again
+	})))
+	require.Equal(t, 2, b.messages(t))
+	owed := func(message any, destination int64) int {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE message_id = $1 AND destination_id = $2`, int64(message.(float64)), destination)
+	}
+	require.Equal(t, 1, owed(packet[0]["id"], all))
+	require.Equal(t, 0, owed(packet[0]["id"], invoices))
+	require.Equal(t, 1, owed(batch[0]["id"], all))
+	require.Equal(t, 1, owed(batch[0]["id"], invoices))
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM deliveries`), "duplicates are owed nothing")
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM river_job`), "one job per delivery")
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -227,23 +228,42 @@ func TestIDocPacket(t *testing.T) {
 	}
 	require.Equal(t, 3, b.messages(t))
 	// One event per blocked IDoc, naming the request and the IDoc's place.
-	rows, err := b.pool.Query(context.Background(), `SELECT details->'source'->>'request_id', (details->'source'->>'position')::int
-		FROM audit_events WHERE action = 'message.duplicate_blocked' ORDER BY id`)
+	require.Equal(t, 3, b.blockedEvents(t))
+	events := b.blockedIn(t, resent)
+	require.Len(t, events, 3)
+	for i, e := range events {
+		require.Equal(t, blockedEvent{Position: i + 1, Mode: "fingerprint", OriginalID: stored[i].ID, Content: "identical"}, e)
+	}
+}
+
+// blockedEvent is what a message.duplicate_blocked event says about one
+// blocked message of a request.
+type blockedEvent struct {
+	Position   int // its place in the packet or batch; 0 when it came alone
+	Mode       string
+	OriginalID int64
+	Content    string
+}
+
+// blockedIn lists the message.duplicate_blocked events of the request that
+// got r, found by its X-Request-Id, in the order they were written.
+func (b *testBundle) blockedIn(t *testing.T, r response) []blockedEvent {
+	t.Helper()
+	requestID := r.header.Get("X-Request-Id")
+	require.NotEmpty(t, requestID)
+	rows, err := b.pool.Query(context.Background(), `SELECT coalesce((details->'source'->>'position')::int, 0),
+		details->>'mode', message_id, details->>'content'
+		FROM audit_events WHERE action = 'message.duplicate_blocked' AND details->'source'->>'request_id' = $1 ORDER BY id`, requestID)
 	require.NoError(t, err)
-	var positions []int
-	requestIDs := map[string]bool{}
+	defer rows.Close()
+	var events []blockedEvent
 	for rows.Next() {
-		var requestID string
-		var position int
-		require.NoError(t, rows.Scan(&requestID, &position))
-		requestIDs[requestID] = true
-		positions = append(positions, position)
+		var e blockedEvent
+		require.NoError(t, rows.Scan(&e.Position, &e.Mode, &e.OriginalID, &e.Content))
+		events = append(events, e)
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []int{1, 2, 3}, positions)
-	require.Len(t, requestIDs, 1)
-	require.NotEmpty(t, resent.header.Get("X-Request-Id"))
-	require.True(t, requestIDs[resent.header.Get("X-Request-Id")])
+	return events
 }
 
 // With the business key as the fingerprint, the packet's repeat output and
@@ -329,6 +349,14 @@ func TestIDocPacketIdempotencyKey(t *testing.T) {
 	require.Equal(t, "true", replay.header.Get("Idempotent-Replayed"))
 	require.JSONEq(t, string(first.body), string(replay.body))
 	require.Equal(t, 3, b.messages(t))
+	// The replay blocked every IDoc of the packet: one event each, against
+	// the message that IDoc stored the first time.
+	events := b.blockedIn(t, replay)
+	require.Len(t, events, 3)
+	for i, e := range events {
+		require.Equal(t, blockedEvent{Position: i + 1, Mode: "idempotency_key", OriginalID: int64(results[i]["id"].(float64)),
+			Content: "identical"}, e)
+	}
 	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM messages WHERE idempotency_key = 'packet-1' AND fingerprint IS NULL`))
 
 	one := idocOf(t, readFile(t, "orders05.xml"))
@@ -337,6 +365,7 @@ func TestIDocPacketIdempotencyKey(t *testing.T) {
 		requireProblem(t, r, http.StatusUnprocessableEntity, "idempotency-key-reused")
 	}
 	require.Equal(t, 3, b.messages(t))
+	require.Equal(t, 3, b.blockedEvents(t), "a refused reuse blocks nothing")
 }
 
 // Admins see an IDoc's received bytes, in their charset, beside the JSON
@@ -364,13 +393,21 @@ func TestMessagePageShowsReceivedIDocXML(t *testing.T) {
 	require.Contains(t, page, "<h2>JSON view</h2>")
 	require.Contains(t, page, `<mark title="*.IDOC.E1EDK01.BELNR">&#34;4500099999&#34;</mark>`)
 
-	download := c.get(fmt.Sprintf("/admin/messages/%d/received", id))
-	require.Equal(t, http.StatusOK, download.status)
-	require.Equal(t, "application/x-sap.idoc", download.header.Get("Content-Type"))
-	require.Contains(t, download.header.Get("Content-Disposition"), "attachment")
+	download := requireXMLDownload(t, c, fmt.Sprintf("/admin/messages/%d/received", id))
 	stored := b.storedMessages(t)[1]
 	require.Equal(t, stored.ReceivedBytes, download.body)
 	require.Contains(t, string(packet), idocOf(t, download.body), "byte for byte, ISO-8859-1 as sent")
+}
+
+// requireXMLDownload checks that path offers bytes received from SAP's XML
+// HTTP port for download, with their content type, and returns them.
+func requireXMLDownload(t *testing.T, c *adminClient, path string) response {
+	t.Helper()
+	download := c.get(path)
+	require.Equal(t, http.StatusOK, download.status)
+	require.Equal(t, "application/x-sap.idoc", download.header.Get("Content-Type"))
+	require.Contains(t, download.header.Get("Content-Disposition"), "attachment")
+	return download
 }
 
 // SAP's HTTP destinations send Basic credentials: the API key is the
@@ -391,4 +428,55 @@ func TestIDocXMLBasicAuth(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, send(b.apiKey, "").status)
 	require.Equal(t, http.StatusCreated, send("SAPQ01", b.apiKey).status)
 	require.Equal(t, 1, b.messages(t))
+}
+
+// A blocked copy of an IDoc that arrived as XML keeps its bytes beside its
+// JSON view, as a stored message does, and the page shows both; released,
+// the message it becomes keeps them too.
+func TestBlockedIDocCopyKeepsItsXML(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	idoc := idocOf(t, readFile(t, "orders05.xml"))
+	changed := strings.Replace(withDocnum(idoc, "0000000000900179"), "Purchasing Group 210", "Einkauf Süd", 1)
+	results := packetResults(t, b.postXML(t, packetOf(t, idoc, changed), "application/x-sap.idoc", ""))
+	require.Equal(t, true, results[1]["duplicate"], "the same order number, changed")
+	var copyID int64
+	var kept []byte
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT id, received_bytes FROM blocked_copies
+		WHERE content_type = 'application/x-sap.idoc' AND packet_position = 2 AND packet_size = 2`).Scan(&copyID, &kept))
+	require.Equal(t, 1, bytes.Count(kept, []byte("<IDOC ")))
+	require.Contains(t, string(kept), idocOf(t, []byte(changed)), "the copy's own IDoc, byte for byte")
+
+	c := b.client(t)
+	c.login(b.user(t, "admin@acme.example", "admin", "acme"))
+	page := string(c.get(fmt.Sprintf("/admin/blocked/%d", copyID)).body)
+	require.Contains(t, page, "<code>application/x-sap.idoc</code>")
+	require.Contains(t, page, "IDoc 2 of 2 in one document")
+	require.Contains(t, page, "&lt;BNAME&gt;Einkauf Süd&lt;/BNAME&gt;", "the XML as received, escaped")
+	require.Contains(t, page, "<h2>JSON view of this copy</h2>")
+	require.Contains(t, page, `&#34;BNAME&#34;: &#34;Einkauf Süd&#34;`, "the JSON view, pretty-printed")
+	require.Contains(t, page, `<td class="path"><code>/ORDERS05/IDOC/EDI_DC40/DOCNUM</code></td>`, "the diff compares the views")
+
+	require.Equal(t, kept, requireXMLDownload(t, c, fmt.Sprintf("/admin/blocked/%d/received", copyID)).body)
+
+	resp := c.submit(fmt.Sprintf("/admin/blocked/%d/release", copyID), url.Values{"reason": {"a second order after all"}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	released := b.storedMessages(t)[1]
+	require.Equal(t, "0000000000900179", released.Docnum)
+	require.Equal(t, "application/x-sap.idoc", released.ContentType)
+	require.Equal(t, kept, released.ReceivedBytes)
+	require.Equal(t, int32(2), *released.PacketPosition)
+	require.Equal(t, int32(2), *released.PacketSize)
+	require.Contains(t, string(c.get(resp.header.Get("Location")).body), "<code>application/x-sap.idoc</code>")
+
+	// A copy that arrived as JSON shows its payload and has nothing to download.
+	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json")).status)
+	var jsonCopy int64
+	require.NoError(t, b.pool.QueryRow(context.Background(),
+		`SELECT id FROM blocked_copies WHERE content_type = 'application/json' AND received_bytes IS NULL`).Scan(&jsonCopy))
+	page = string(c.get(fmt.Sprintf("/admin/blocked/%d", jsonCopy)).body)
+	require.Contains(t, page, "<h2>Payload of this copy</h2>")
+	require.NotContains(t, page, `id="received"`)
+	require.Equal(t, http.StatusNotFound, c.get(fmt.Sprintf("/admin/blocked/%d/received", jsonCopy)).status)
 }

@@ -1,0 +1,116 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Form is how a request carries its messages.
+type Form string
+
+// The forms: a JSON envelope to receive-message, a JSON batch of envelopes
+// to receive-messages, or an IDoc-XML document (a packet when it holds
+// several IDocs) to receive-message.
+const (
+	FormEnvelope Form = "envelope"
+	FormBatch    Form = "batch"
+	FormPacket   Form = "packet"
+)
+
+// ParseForm checks a form name.
+func ParseForm(s string) (Form, error) {
+	return parseName("form", s, FormEnvelope, FormBatch, FormPacket)
+}
+
+// parseName returns s as one of the names valid, or an error naming what s
+// should have been and listing them.
+func parseName[T ~string](what, s string, valid ...T) (T, error) {
+	if slices.Contains(valid, T(s)) {
+		return T(s), nil
+	}
+	names := make([]string, len(valid))
+	for i, v := range valid {
+		names[i] = string(v)
+	}
+	return "", fmt.Errorf("unknown %s %q: want one of %s", what, s, strings.Join(names, ", "))
+}
+
+// bodies makes the request bodies of a run: each carries perRequest
+// messages of consecutive document numbers.
+type bodies struct {
+	form       Form
+	perRequest int
+	envelope   *Document
+	idoc       template // FormPacket only
+}
+
+func newBodies(form Form, perRequest, payloadSize int) bodies {
+	b := bodies{form: form, perRequest: perRequest, envelope: NewDocument(payloadSize)}
+	if form == FormPacket {
+		b.idoc = newIDoc(payloadSize)
+	}
+	return b
+}
+
+func (b bodies) path() string {
+	if b.form == FormBatch {
+		return "/api/edi-hub/receive-messages"
+	}
+	return "/api/edi-hub/receive-message"
+}
+
+// contentType is what SAP's XML HTTP port sends for IDoc-XML.
+func (b bodies) contentType() string {
+	if b.form == FormPacket {
+		return "application/x-sap.idoc"
+	}
+	return "application/json"
+}
+
+// build returns the body carrying the messages numbered first, first+1, ….
+func (b bodies) build(first uint64) []byte {
+	switch b.form {
+	case FormBatch:
+		out := make([]byte, 0, b.perRequest*(len(b.envelope.text)+1)+16)
+		out = append(out, `{"messages":[`...)
+		for i := range b.perRequest {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			out = b.envelope.appendNumbered(out, first+uint64(i))
+		}
+		return append(out, "]}"...)
+	case FormPacket:
+		const head, tail = `<?xml version="1.0" encoding="UTF-8"?><ORDERS05>`, `</ORDERS05>`
+		out := make([]byte, 0, len(head)+b.perRequest*len(b.idoc.text)+len(tail))
+		out = append(out, head...)
+		for i := range b.perRequest {
+			out = b.idoc.appendNumbered(out, first+uint64(i))
+		}
+		return append(out, tail...)
+	}
+	return b.envelope.Envelope(first)
+}
+
+// checkNew checks the answer to a request whose messages are all new: 201
+// for a message alone (an envelope, or a document of one IDoc), else 200
+// with one accepted result per message.
+func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
+	alone := b.form == FormEnvelope || (b.form == FormPacket && b.perRequest == 1)
+	if alone {
+		if status != http.StatusCreated {
+			return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusCreated, answer)
+		}
+		return nil
+	}
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)
+	}
+	if n := bytes.Count(answer, []byte(`"status":"accepted"`)); n != b.perRequest {
+		return fmt.Errorf("%d of %d messages accepted: %.300s", n, b.perRequest, answer)
+	}
+	return nil
+}
