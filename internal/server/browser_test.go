@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,4 +145,22 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
 	require.NoError(t, err, expr)
 	return v
+}
+
+// screenshotWidth is the width pages are reviewed at: a common laptop's.
+const screenshotWidth = 1280
+
+// screenshot saves the whole page, 1280 px wide, as name.png in the
+// directory EDIHUB_SCREENSHOTS names, for a person to look at; without it,
+// nothing is taken.
+func (b *browser) screenshot(t *testing.T, name string) {
+	t.Helper()
+	dir := os.Getenv("EDIHUB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	b.do(t, chromedp.EmulateViewport(screenshotWidth, 800))
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
 }

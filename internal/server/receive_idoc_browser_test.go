@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -26,5 +27,31 @@ func TestBrowserMessagePageShowsIDocXML(t *testing.T) {
 	require.Contains(t, eval[string](t, b, `document.querySelector('#received').textContent`), "<BELNR>4500012345</BELNR>")
 	require.Contains(t, eval[string](t, b, `document.querySelector('#received-as').textContent`), "IDoc 1 of 2")
 	require.Equal(t, []string{`"4500012345"`}, eval[[]string](t, b, `Array.from(document.querySelectorAll('#payload mark'), m => m.textContent)`))
+	b.screenshot(t, "message-idoc-xml")
+	require.Equal(t, int32(0), b.dialogs.Load())
+}
+
+// An admin opens a blocked copy of an IDoc that arrived as XML and reads
+// the XML as received beside the JSON view the diff compares.
+func TestBrowserBlockedCopyShowsIDocXML(t *testing.T) {
+	t.Parallel()
+	site := setup(t)
+	site.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	idoc := idocOf(t, readFile(t, "orders05.xml"))
+	changed := strings.Replace(withDocnum(idoc, "0000000000900179"), "Purchasing Group 210", "Einkauf Süd", 1)
+	packetResults(t, site.postXML(t, packetOf(t, idoc, changed), "application/x-sap.idoc", ""))
+	var copyID int64
+	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "acme")
+	b := newBrowser(t)
+
+	b.signIn(t, site.url, fmt.Sprintf("/admin/blocked/%d", copyID), email)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#received`)))
+	require.Contains(t, eval[string](t, b, `document.querySelector('#received').textContent`), "<BNAME>Einkauf Süd</BNAME>")
+	require.Contains(t, eval[string](t, b, `document.querySelector('#received-as').textContent`), "IDoc 2 of 2")
+	require.Contains(t, eval[string](t, b, `document.querySelector('#copy-payload').textContent`), `"BNAME": "Einkauf Süd"`)
+	require.Equal(t, fmt.Sprintf("/admin/blocked/%d/received", copyID),
+		eval[string](t, b, `document.querySelector('#received-download').getAttribute('href')`))
+	b.screenshot(t, "blocked-copy-idoc-xml")
 	require.Equal(t, int32(0), b.dialogs.Load())
 }
