@@ -84,10 +84,12 @@ SELECT pg_advisory_xact_lock(k) FROM unnest(@claim_locks::bigint[]) AS k;
 
 -- MessageReleaseFingerprint hands a fingerprint back after its window passed,
 -- so that a newer message can claim it. It changes nothing when another
--- transaction released it first.
+-- transaction released it first. The environment completes the key of
+-- uq_messages_fingerprint: without it, a generic plan may walk all of a
+-- tenant's fingerprints in that index.
 -- name: MessageReleaseFingerprint :execrows
 UPDATE messages SET fingerprint = NULL
-WHERE tenant_id = @tenant_id AND id = @id AND fingerprint = @fingerprint;
+WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND id = @id AND fingerprint = @fingerprint;
 
 -- name: MessageCount :one
 SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = @environment_id;

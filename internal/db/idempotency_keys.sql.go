@@ -162,12 +162,21 @@ WITH k AS (
         WITH ORDINALITY AS a (answer, position)
     WHERE k.same_request
 ), original AS (
+    -- Each original is looked up by its primary key alone, and its tenant
+    -- checked after: OFFSET 0 keeps the lookup a subquery run once per
+    -- answer, into which the tenant check is not pushed. With the tenant in
+    -- the lookup, a generic plan made while messages was small walks every
+    -- message of the tenant and filters on the id (see "Plans" in
+    -- docs/performance.md).
     SELECT a.position, m.id, m.docnum, m.content_hash AS original_content_hash,
            ($6::jsonb[])[a.position] AS details,
            ($7::bytea[])[a.position] AS content_hash,
            ($8::bigint[])[a.position] AS message_type_id
     FROM answered a
-    JOIN messages m ON m.tenant_id = $2 AND m.id = a.original_id
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.tenant_id, m.docnum, m.content_hash FROM messages m WHERE m.id = a.original_id OFFSET 0
+    ) m
+    WHERE m.tenant_id = $2
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
     SELECT $2, $3, original.message_type_id, original.id, $9, $10, $5,

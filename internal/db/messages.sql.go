@@ -360,20 +360,28 @@ func (q *Queries) MessagePayloadsOfType(ctx context.Context, arg MessagePayloads
 
 const messageReleaseFingerprint = `-- name: MessageReleaseFingerprint :execrows
 UPDATE messages SET fingerprint = NULL
-WHERE tenant_id = $1 AND id = $2 AND fingerprint = $3
+WHERE tenant_id = $1 AND environment_id = $2 AND id = $3 AND fingerprint = $4
 `
 
 type MessageReleaseFingerprintParams struct {
-	TenantID    int64
-	ID          int64
-	Fingerprint *string
+	TenantID      int64
+	EnvironmentID int64
+	ID            int64
+	Fingerprint   *string
 }
 
 // MessageReleaseFingerprint hands a fingerprint back after its window passed,
 // so that a newer message can claim it. It changes nothing when another
-// transaction released it first.
+// transaction released it first. The environment completes the key of
+// uq_messages_fingerprint: without it, a generic plan may walk all of a
+// tenant's fingerprints in that index.
 func (q *Queries) MessageReleaseFingerprint(ctx context.Context, arg MessageReleaseFingerprintParams) (int64, error) {
-	result, err := q.db.Exec(ctx, messageReleaseFingerprint, arg.TenantID, arg.ID, arg.Fingerprint)
+	result, err := q.db.Exec(ctx, messageReleaseFingerprint,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.ID,
+		arg.Fingerprint,
+	)
 	if err != nil {
 		return 0, err
 	}

@@ -48,7 +48,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 			// match. Should m then fail, the next retransmission is simply
 			// stored as new, as it would have been anyway.
 			if _, err := q.MessageReleaseFingerprint(ctx, db.MessageReleaseFingerprintParams{
-				TenantID: m.TenantID, ID: *row.HolderID, Fingerprint: m.fingerprint,
+				TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, ID: *row.HolderID, Fingerprint: m.fingerprint,
 			}); err != nil {
 				return Result{}, fmt.Errorf("release expired fingerprint: %w", err)
 			}

@@ -53,11 +53,13 @@ func (r *Recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 // TraceQueryEnd implements pgx.QueryTracer.
 func (*Recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// planNode is the part of EXPLAIN (FORMAT JSON) output that Explain reads.
+// planNode is the part of EXPLAIN (FORMAT JSON) output that Explain and
+// Scans read.
 type planNode struct {
 	NodeType  string     `json:"Node Type"`
 	Relation  string     `json:"Relation Name"`
 	IndexName string     `json:"Index Name"`
+	IndexCond string     `json:"Index Cond"`
 	Plans     []planNode `json:"Plans"`
 }
 
@@ -76,13 +78,51 @@ func (r *Recorder) Explain(tb testing.TB, pool *pgxpool.Pool) (scans []string, r
 	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
 		tb.Fatalf("explain: %v", err)
 	}
+	root := parsePlan(tb, raw)
+	return scansOf(root), raw
+}
+
+func parsePlan(tb testing.TB, raw []byte) planNode {
+	tb.Helper()
 	var plans []struct {
 		Plan planNode `json:"Plan"`
 	}
 	if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
 		tb.Fatalf("read plan %s: %v", raw, err)
 	}
-	return scansOf(plans[0].Plan), raw
+	return plans[0].Plan
+}
+
+// Scan is how a plan reads a table: Index is empty for a sequential scan,
+// and Cond is the index condition, the part of the lookup the index
+// narrows (what it does not is filtered row by row).
+type Scan struct {
+	Relation, Index, Cond string
+}
+
+// Scans returns every table read of an EXPLAIN (FORMAT JSON) plan, in plan
+// order. A bitmap scan is reported once, by its index and the table of the
+// heap scan above it.
+func Scans(tb testing.TB, raw []byte) []Scan {
+	tb.Helper()
+	var scans []Scan
+	var walk func(n planNode, table string)
+	walk = func(n planNode, table string) {
+		if n.Relation != "" {
+			table = n.Relation
+		}
+		switch {
+		case n.NodeType == "Seq Scan":
+			scans = append(scans, Scan{Relation: table})
+		case n.IndexName != "":
+			scans = append(scans, Scan{Relation: table, Index: n.IndexName, Cond: n.IndexCond})
+		}
+		for _, child := range n.Plans {
+			walk(child, table)
+		}
+	}
+	walk(parsePlan(tb, raw), "")
+	return scans
 }
 
 func scansOf(n planNode) []string {

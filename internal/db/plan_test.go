@@ -1,0 +1,190 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	neturl "net/url"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/pgtest"
+)
+
+// configRows are the records ingest looks up on every request, in numbers
+// larger than any hub has, so that a lookup that reads a whole table shows:
+// 1,000 tenants with one environment each, 10 message types, 10
+// integrations with a secret each and 10 destinations per tenant, and 100
+// API keys per environment.
+const configRows = `
+SET session_replication_role = replica; -- no foreign-key checks: the rows below are consistent
+INSERT INTO tenants (slug, name) SELECT 't' || g, 'Tenant ' || g FROM generate_series(1, 1000) g;
+INSERT INTO environments (tenant_id, slug) SELECT id, 'production' FROM tenants;
+INSERT INTO message_types (tenant_id, code) SELECT t.id, 'TYPE' || g FROM tenants t, generate_series(1, 10) g;
+INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix)
+SELECT e.tenant_id, e.id, sha256(int8send(e.id * 1000 + g)), 'k' FROM environments e, generate_series(1, 100) g;
+INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
+SELECT mt.tenant_id, e.id, mt.id, 'standard-webhooks' FROM message_types mt JOIN environments e ON e.tenant_id = mt.tenant_id;
+INSERT INTO integration_secrets (integration_id, secret) SELECT id, 'secret' FROM integrations;
+INSERT INTO destinations (tenant_id, environment_id, url, secret)
+SELECT e.tenant_id, e.id, 'https://example.com/' || g, 'whsec_x' FROM environments e, generate_series(1, 10) g;
+`
+
+// millionMessages are a million messages, nine in ten of them the first
+// tenant's, each stored under an idempotency key and every other one
+// holding a fingerprint: the tables every ingest statement reads. Keys and
+// fingerprints rise with the id so that the indexes fill in order, which
+// is several times faster than random keys on a busy machine.
+const millionMessages = `
+SET session_replication_role = replica;
+INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash,
+                      computed_fingerprint, fingerprint, source_endpoint, idempotency_key)
+SELECT e.tenant_id, e.id, e.tenant_id * 10, '{}', decode(repeat('00', 32), 'hex'), fp,
+       CASE WHEN g % 2 = 0 THEN fp END, 'receive-message', 'key-' || lpad(g::text, 7, '0')
+FROM generate_series(1, 1000000) g
+CROSS JOIN LATERAL (SELECT lpad(to_hex(g), 64, '0') AS fp) f
+JOIN environments e ON e.tenant_id = CASE WHEN g % 10 = 0 THEN 2 + g % 999 ELSE 1 END;
+INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, message_id, response_body, expires_at)
+SELECT tenant_id, environment_id, '', idempotency_key, content_hash, id, '{}', now() + interval '1 day'
+FROM messages ORDER BY idempotency_key;
+`
+
+// lookup is what a statement must narrow through an index: a table and
+// a column ("a or b": either) that the table's scan must bind in its index
+// condition, with every column of the index before it. A scan of an index that narrows
+// only by tenant, and filters the tenant's rows on the rest (or skips
+// along them for a later column), is the plan this test exists to catch.
+type lookup struct{ table, column string }
+
+// hotStatements are the statements every ingest request runs (single
+// messages, batches and packets, webhooks), with the lookups each makes.
+// A statement that only inserts (its conflict check is the unique index
+// itself) makes none and must read no table. docs/performance.md ("Plans")
+// lists them with these indexes.
+var hotStatements = []struct {
+	name    string
+	sql     string
+	lookups []lookup
+}{
+	{"APIKeyGetWithMessageTypes", aPIKeyGetWithMessageTypes,
+		[]lookup{{"api_keys", "key_hash"}, {"message_types", "tenant_id"}}},
+	{"APIKeyGetByHash", aPIKeyGetByHash, []lookup{{"api_keys", "key_hash"}}},
+	{"MessageTypeGetByID", messageTypeGetByID, []lookup{{"message_types", "id"}}},
+	{"IntegrationGet", integrationGet, []lookup{{"integrations", "id"}}},
+	{"IntegrationSecretsCurrent", integrationSecretsCurrent, []lookup{{"integration_secrets", "integration_id"}}},
+	{"MessageInsert", messageInsert, nil},
+	{"MessageStoreOrBlock", messageStoreOrBlock, []lookup{{"messages", "fingerprint"}}},
+	{"MessageReleaseFingerprint", messageReleaseFingerprint, []lookup{{"messages", "id or fingerprint"}}},
+	{"MessageClaimLocks", messageClaimLocks, nil},
+	{"IdempotencyKeyClaimAndStore", idempotencyKeyClaimAndStore, nil},
+	{"IdempotencyKeyReplay", idempotencyKeyReplay, []lookup{{"idempotency_keys", "key"}, {"messages", "id"}}},
+	{"IdempotencyKeyComplete", idempotencyKeyComplete, []lookup{{"idempotency_keys", "key"}}},
+	{"AuditEventInsert", auditEventInsert, nil},
+	{"DeliveryCreateForMessages", deliveryCreateForMessages, []lookup{{"messages", "id"}, {"destinations", "tenant_id"}}},
+}
+
+// Every hot statement reads through the index of its lookup under
+// plan_cache_mode = force_generic_plan, the one plan a pooled connection
+// keeps for a statement, on a million messages: with the plan made while
+// the tables were empty and kept (as a connection opened at start keeps
+// it), made afresh with no statistics (autovacuum off), and made after
+// ANALYZE.
+func TestHotStatementsKeepIndexPlans(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	load := pgtest.PoolFor(t, asSuperuser(t, url))
+	_, err := load.Exec(ctx, configRows)
+	require.NoError(t, err)
+
+	early := genericConn(t, url)
+	check(t, "empty tables", early, "early")
+
+	_, err = load.Exec(ctx, millionMessages)
+	require.NoError(t, err)
+	check(t, "plan kept from empty tables", early, "early")
+
+	fresh := genericConn(t, url)
+	check(t, "no statistics", fresh, "fresh")
+
+	_, err = load.Exec(ctx, "ANALYZE")
+	require.NoError(t, err)
+	check(t, "after ANALYZE", fresh, "fresh")
+}
+
+// asSuperuser is databaseURL with the test server's user, who may turn
+// foreign-key checks off (session_replication_role) while the fill runs.
+func asSuperuser(t *testing.T, databaseURL string) string {
+	t.Helper()
+	u, err := neturl.Parse(databaseURL)
+	require.NoError(t, err)
+	server, err := neturl.Parse(pgtest.ServerURL())
+	require.NoError(t, err)
+	u.User = server.User
+	return u.String()
+}
+
+// genericConn opens a connection whose every prepared statement runs on a
+// generic plan, as a pooled connection's do once PostgreSQL settles on one.
+func genericConn(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(url)
+	require.NoError(t, err)
+	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	conn, err := pgx.ConnectConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close(context.Background()) })
+	return conn
+}
+
+// check explains every hot statement's generic plan on conn, preparing it
+// under prefix first if conn has not yet, so that a plan made earlier on
+// conn is the one explained. The arguments are NULLs: a generic plan does
+// not depend on them, and EXPLAIN runs nothing.
+func check(t *testing.T, phase string, conn *pgx.Conn, prefix string) {
+	t.Run(phase, func(t *testing.T) {
+		ctx := context.Background()
+		for _, st := range hotStatements {
+			name := prefix + st.name
+			desc, err := conn.Prepare(ctx, name, st.sql)
+			require.NoError(t, err, st.name)
+			args := strings.TrimSuffix(strings.Repeat("NULL, ", len(desc.ParamOIDs)), ", ")
+			var raw []byte
+			require.NoError(t, conn.QueryRow(ctx, fmt.Sprintf("EXPLAIN (FORMAT JSON) EXECUTE %q(%s)", name, args)).Scan(&raw), st.name)
+			scans := pgtest.Scans(t, raw)
+			require.Len(t, scans, len(st.lookups), "%s reads only its lookups: %s", st.name, raw)
+			for _, want := range st.lookups {
+				assert.True(t, slices.ContainsFunc(scans, func(s pgtest.Scan) bool { return narrows(t, conn, s, want) }),
+					"%s reads %s through an index bound up to %s: %v\n%s", st.name, want.table, want.column, scans, raw)
+			}
+		}
+	})
+}
+
+// narrows says whether s reads l's table through an index whose condition
+// binds every column of the index up to and including l's column.
+func narrows(t *testing.T, conn *pgx.Conn, s pgtest.Scan, l lookup) bool {
+	if s.Relation != l.table || s.Index == "" {
+		return false
+	}
+	var columns []string
+	require.NoError(t, conn.QueryRow(context.Background(), `
+		SELECT array_agg(a.attname ORDER BY k.ord)
+		FROM pg_index i CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k (attnum, ord)
+		JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+		WHERE i.indexrelid = $1::regclass`, s.Index).Scan(&columns))
+	for _, c := range columns {
+		if !strings.Contains(s.Cond, "("+c+" = ") {
+			return false
+		}
+		if slices.Contains(strings.Split(l.column, " or "), c) {
+			return true
+		}
+	}
+	return false
+}
+
