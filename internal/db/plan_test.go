@@ -3,8 +3,8 @@ package db
 import (
 	"context"
 	"fmt"
-	"slices"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -187,4 +187,3 @@ func narrows(t *testing.T, conn *pgx.Conn, s pgtest.Scan, l lookup) bool {
 	}
 	return false
 }
-
