@@ -1,15 +1,18 @@
 -- DeliveryCreateForMessages writes one delivery for each of the messages
 -- and each destination of its tenant and environment that takes its type,
 -- and returns the new ones. A delivery that already exists is left alone,
--- so calling it twice for a message creates nothing the second time. The
--- ids are joined one by one (unnest), which a generic plan made while
--- messages was small still reads through the primary key; "id = ANY" let
--- such a plan read the whole table.
+-- so calling it twice for a message creates nothing the second time. Each
+-- message is looked up on its own, by primary key: OFFSET 0 keeps the
+-- lookup a subquery run once per id, which a generic plan made while
+-- messages was empty cannot turn into a scan of the whole table, as it did
+-- with "m.id = ANY(ids)" or a plain join of the ids.
 -- name: DeliveryCreateForMessages :many
 INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
 SELECT m.tenant_id, m.environment_id, m.id, d.id, m.message_type_id
 FROM unnest(@message_ids::bigint[]) AS ids (id)
-JOIN messages m ON m.id = ids.id
+CROSS JOIN LATERAL (
+    SELECT m.tenant_id, m.environment_id, m.id, m.message_type_id FROM messages m WHERE m.id = ids.id OFFSET 0
+) m
 JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
 WHERE cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids)
 ORDER BY m.id, d.id
