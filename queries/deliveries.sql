@@ -51,15 +51,79 @@ WHERE deliveries.id = @delivery_id;
 SELECT count(*) AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
 FROM deliveries WHERE status = 'pending';
 
--- DeliveryRequeueFailed puts failed deliveries back to pending, for a new
--- round of attempts: one delivery (id) or every failed one (id NULL),
--- optionally of one destination, within the scope (NULL: every tenant). It
--- returns those it changed; a delivery that is not failed is left alone, so
--- two admins retrying at once queue it once.
+-- DeliveryRequeueFailed puts a batch of failed deliveries back to
+-- pending, for a new round of attempts, and returns them: the failed ones
+-- after after_id, in id order, that match every filter given (NULL matches
+-- anything), within the scope (NULL: every tenant). Walking by id lets a
+-- caller requeue any number in bounded transactions, and never twice in one
+-- pass, even when a requeued delivery fails again meanwhile. The rows are
+-- locked as they are read, and a delivery no longer failed when its lock is
+-- granted is passed over, so two admins retrying at once queue it once.
 -- name: DeliveryRequeueFailed :many
-UPDATE deliveries SET status = 'pending'
-WHERE status = 'failed'
-  AND (sqlc.narg(id)::bigint IS NULL OR id = sqlc.narg(id))
-  AND (sqlc.narg(destination_id)::bigint IS NULL OR destination_id = sqlc.narg(destination_id))
-  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
-RETURNING id, destination_id;
+UPDATE deliveries dl SET status = 'pending'
+WHERE dl.id IN (
+    SELECT f.id FROM deliveries f
+    WHERE f.status = 'failed' AND f.id > @after_id
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR f.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(id)::bigint IS NULL OR f.id = sqlc.narg(id))
+      AND (sqlc.narg(destination_id)::bigint IS NULL OR f.destination_id = sqlc.narg(destination_id))
+      AND (sqlc.narg(message_type)::text IS NULL OR EXISTS (
+          SELECT FROM message_types mt WHERE mt.tenant_id = f.tenant_id AND mt.id = f.message_type_id
+            AND mt.code = sqlc.narg(message_type)))
+      AND (sqlc.narg(since)::timestamptz IS NULL OR f.created_at >= sqlc.narg(since))
+      AND (sqlc.narg(until)::timestamptz IS NULL OR f.created_at < sqlc.narg(until))
+    ORDER BY f.id
+    LIMIT @batch_size
+    FOR UPDATE)
+RETURNING dl.id, dl.destination_id;
+
+-- DeliveryList is a page of the admin's deliveries page, newest first,
+-- keyset paginated on (created_at, id), each with its last attempt's
+-- answer. Every filter is optional (NULL matches anything); the scope
+-- (NULL: a global user) applies whatever they say. Run it with custom plans
+-- (db.CustomPlans) so that the unused filters fold away.
+-- name: DeliveryList :many
+SELECT dl.id, dl.created_at, dl.status, dl.attempts, dl.last_attempt_at, dl.delivered_at,
+       dl.message_id, dl.destination_id, m.docnum, mt.code AS message_type_code, d.url AS destination_url,
+       t.slug AS tenant_slug, env.slug AS environment_slug,
+       last.response_status AS last_response_status, coalesce(last.error, '')::text AS last_error
+FROM deliveries dl
+JOIN messages m ON m.tenant_id = dl.tenant_id AND m.id = dl.message_id
+JOIN message_types mt ON mt.tenant_id = dl.tenant_id AND mt.id = dl.message_type_id
+JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+JOIN tenants t ON t.id = dl.tenant_id
+JOIN environments env ON env.tenant_id = dl.tenant_id AND env.id = dl.environment_id
+LEFT JOIN LATERAL (
+    SELECT a.response_status, a.error FROM delivery_attempts a
+    WHERE a.delivery_id = dl.id ORDER BY a.id DESC LIMIT 1
+) last ON true
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR dl.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(status)::text IS NULL OR dl.status = sqlc.narg(status))
+  AND (sqlc.narg(destination_id)::bigint IS NULL OR dl.destination_id = sqlc.narg(destination_id))
+  AND (sqlc.narg(message_type)::text IS NULL OR mt.code = sqlc.narg(message_type))
+  AND (sqlc.narg(since)::timestamptz IS NULL OR dl.created_at >= sqlc.narg(since))
+  AND (sqlc.narg(until)::timestamptz IS NULL OR dl.created_at < sqlc.narg(until))
+  AND (sqlc.narg(before_time)::timestamptz IS NULL
+       OR (dl.created_at, dl.id) < (sqlc.narg(before_time)::timestamptz, sqlc.narg(before_id)::bigint))
+ORDER BY dl.created_at DESC, dl.id DESC
+LIMIT @page_size;
+
+-- DeliveryListOfMessage lists a message's deliveries, within the scope
+-- (NULL: a global user).
+-- name: DeliveryListOfMessage :many
+SELECT dl.id, dl.created_at, dl.status, dl.attempts, dl.delivered_at, dl.destination_id, d.url AS destination_url
+FROM deliveries dl
+JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+WHERE dl.message_id = @message_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR dl.tenant_id = sqlc.narg(scope_tenant_id))
+ORDER BY dl.id;
+
+-- DeliveryAttemptListOfMessage lists every attempt of a message's
+-- deliveries, within the scope (NULL: a global user).
+-- name: DeliveryAttemptListOfMessage :many
+SELECT a.delivery_id, a.attempt, a.started_at, a.duration_ms, a.response_status, a.error, a.response_snippet
+FROM delivery_attempts a
+JOIN deliveries dl ON dl.id = a.delivery_id
+WHERE dl.message_id = @message_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR dl.tenant_id = sqlc.narg(scope_tenant_id))
+ORDER BY a.delivery_id, a.id;

@@ -21,3 +21,29 @@ RETURNING id, tenant_id, paused;
 -- name: DestinationFindByURL :one
 SELECT id FROM destinations WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url
 ORDER BY id LIMIT 1;
+
+-- DestinationListForAdmin lists the destinations a signed-in user may see
+-- (scope_tenant_id NULL: a global user), or the one with id, with the codes
+-- of the message types each takes (none: every type).
+-- name: DestinationListForAdmin :many
+SELECT d.id, d.url, d.paused, d.max_concurrency, d.created_at, d.updated_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug,
+       ARRAY(SELECT mt.code FROM message_types mt
+             WHERE mt.tenant_id = d.tenant_id AND mt.id = ANY(d.message_type_ids) ORDER BY mt.code)::text[] AS message_types
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR d.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(id)::bigint IS NULL OR d.id = sqlc.narg(id))
+ORDER BY t.slug, e.slug, d.id;
+
+-- DestinationUpdate changes where a destination sends, what it takes and
+-- how many deliveries it takes at once, within the signed-in user's scope;
+-- it returns no row outside it. Deliveries already written keep going to
+-- the destination; the new URL applies from their next attempt.
+-- name: DestinationUpdate :one
+UPDATE destinations
+SET url = @url, message_type_ids = @message_type_ids::bigint[], max_concurrency = @max_concurrency, updated_at = now()
+WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING id;
+

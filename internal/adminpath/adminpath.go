@@ -30,6 +30,14 @@ const (
 	MessageType           = "/message-types/:id"
 	MessageTypePreview    = "/message-types/:id/preview"
 	Users                 = "/users"
+	Destinations          = "/destinations"
+	NewDestination        = "/destinations/new"
+	Destination           = "/destinations/:id"
+	DestinationPause      = "/destinations/:id/pause"
+	DestinationResume     = "/destinations/:id/resume"
+	Deliveries            = "/deliveries"
+	DeliveriesRetry       = "/deliveries/retry"
+	DeliveryRetry         = "/deliveries/:id/retry"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -204,7 +204,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, tenants []db.Te
 		if bound.value == "" {
 			continue
 		}
-		if t, ok := parseTime(bound.value); ok {
+		if t, ok := ParseTime(bound.value); ok {
 			*bound.dst = &t
 		} else {
 			problems = append(problems, fmt.Sprintf("%q is not a time such as 2026-01-31T14:00 (%s)", bound.value, bound.name))

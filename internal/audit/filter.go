@@ -95,7 +95,8 @@ const maxKeyLength = 255
 // datetime-local input sends, and RFC 3339 for hand-written URLs.
 var timeLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, "2006-01-02"}
 
-func parseTime(s string) (time.Time, bool) {
+// ParseTime reads a time filter written in one of timeLayouts, as UTC.
+func ParseTime(s string) (time.Time, bool) {
 	for _, layout := range timeLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, true

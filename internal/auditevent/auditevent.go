@@ -36,6 +36,14 @@ const (
 	MessageTypeCreated = "message_type.created"
 	MessageTypeUpdated = "message_type.updated"
 	IntegrationCreated = "integration.created"
+
+	DestinationCreated = "destination.created"
+	DestinationUpdated = "destination.updated"
+	DestinationPaused  = "destination.paused"
+	DestinationResumed = "destination.resumed"
+	// DeliveriesRetried is failed deliveries queued for a new round of
+	// attempts by an admin, one event per batch queued.
+	DeliveriesRetried = "delivery.retried"
 )
 
 // Actions lists every action, in the order the audit log's action filter
@@ -45,6 +53,7 @@ var Actions = []string{
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, TenantCreated, EnvironmentCreated, APIKeyCreated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated,
+	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 }
 
 // Actors that are not a signed-in user (whose actor is "user:<id>").

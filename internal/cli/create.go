@@ -180,7 +180,7 @@ func destinationCreate(name string, args []string, cfg config.Config) (action, e
 		return nil
 	})
 	fs.StringVar(&spec.Secret, "secret", "", "the whsec_ signing secret (default: generate one)")
-	concurrency := fs.Int("concurrency", provision.DefaultMaxConcurrency, "deliveries one worker process runs at once to this destination")
+	concurrency := fs.Int("concurrency", provision.DefaultMaxConcurrency, "deliveries to this destination that run at once, across every worker process")
 	if _, err := positionals(fs, args); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"strconv"
 
+	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/delivery"
 )
@@ -43,7 +45,8 @@ func deliveryRetry(ctx context.Context, env Env, cfg config.Config, args []strin
 		return err
 	}
 	defer pool.Close()
-	n, err := delivery.NewService(pool, cfg.Delivery.MaxAttempts).Retry(ctx, nil, id, destinationID)
+	n, err := delivery.NewService(pool, cfg.Delivery.MaxAttempts).Retry(ctx, auditevent.ActorCLI, auth.GlobalScope(),
+		delivery.Match{ID: id, DestinationID: destinationID})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,60 @@ import (
 	"time"
 )
 
+const deliveryAttemptListOfMessage = `-- name: DeliveryAttemptListOfMessage :many
+SELECT a.delivery_id, a.attempt, a.started_at, a.duration_ms, a.response_status, a.error, a.response_snippet
+FROM delivery_attempts a
+JOIN deliveries dl ON dl.id = a.delivery_id
+WHERE dl.message_id = $1
+  AND ($2::bigint IS NULL OR dl.tenant_id = $2)
+ORDER BY a.delivery_id, a.id
+`
+
+type DeliveryAttemptListOfMessageParams struct {
+	MessageID     int64
+	ScopeTenantID *int64
+}
+
+type DeliveryAttemptListOfMessageRow struct {
+	DeliveryID      int64
+	Attempt         int32
+	StartedAt       time.Time
+	DurationMs      int32
+	ResponseStatus  *int32
+	Error           string
+	ResponseSnippet string
+}
+
+// DeliveryAttemptListOfMessage lists every attempt of a message's
+// deliveries, within the scope (NULL: a global user).
+func (q *Queries) DeliveryAttemptListOfMessage(ctx context.Context, arg DeliveryAttemptListOfMessageParams) ([]DeliveryAttemptListOfMessageRow, error) {
+	rows, err := q.db.Query(ctx, deliveryAttemptListOfMessage, arg.MessageID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryAttemptListOfMessageRow
+	for rows.Next() {
+		var i DeliveryAttemptListOfMessageRow
+		if err := rows.Scan(
+			&i.DeliveryID,
+			&i.Attempt,
+			&i.StartedAt,
+			&i.DurationMs,
+			&i.ResponseStatus,
+			&i.Error,
+			&i.ResponseSnippet,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryCreateForMessages = `-- name: DeliveryCreateForMessages :many
 INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
 SELECT m.tenant_id, m.environment_id, m.id, d.id, m.message_type_id
@@ -105,6 +159,168 @@ func (q *Queries) DeliveryGetForAttempt(ctx context.Context, id int64) (Delivery
 	return i, err
 }
 
+const deliveryList = `-- name: DeliveryList :many
+SELECT dl.id, dl.created_at, dl.status, dl.attempts, dl.last_attempt_at, dl.delivered_at,
+       dl.message_id, dl.destination_id, m.docnum, mt.code AS message_type_code, d.url AS destination_url,
+       t.slug AS tenant_slug, env.slug AS environment_slug,
+       last.response_status AS last_response_status, coalesce(last.error, '')::text AS last_error
+FROM deliveries dl
+JOIN messages m ON m.tenant_id = dl.tenant_id AND m.id = dl.message_id
+JOIN message_types mt ON mt.tenant_id = dl.tenant_id AND mt.id = dl.message_type_id
+JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+JOIN tenants t ON t.id = dl.tenant_id
+JOIN environments env ON env.tenant_id = dl.tenant_id AND env.id = dl.environment_id
+LEFT JOIN LATERAL (
+    SELECT a.response_status, a.error FROM delivery_attempts a
+    WHERE a.delivery_id = dl.id ORDER BY a.id DESC LIMIT 1
+) last ON true
+WHERE ($1::bigint IS NULL OR dl.tenant_id = $1)
+  AND ($2::text IS NULL OR dl.status = $2)
+  AND ($3::bigint IS NULL OR dl.destination_id = $3)
+  AND ($4::text IS NULL OR mt.code = $4)
+  AND ($5::timestamptz IS NULL OR dl.created_at >= $5)
+  AND ($6::timestamptz IS NULL OR dl.created_at < $6)
+  AND ($7::timestamptz IS NULL
+       OR (dl.created_at, dl.id) < ($7::timestamptz, $8::bigint))
+ORDER BY dl.created_at DESC, dl.id DESC
+LIMIT $9
+`
+
+type DeliveryListParams struct {
+	ScopeTenantID *int64
+	Status        *string
+	DestinationID *int64
+	MessageType   *string
+	Since         *time.Time
+	Until         *time.Time
+	BeforeTime    *time.Time
+	BeforeID      *int64
+	PageSize      int32
+}
+
+type DeliveryListRow struct {
+	ID                 int64
+	CreatedAt          time.Time
+	Status             string
+	Attempts           int32
+	LastAttemptAt      *time.Time
+	DeliveredAt        *time.Time
+	MessageID          int64
+	DestinationID      int64
+	Docnum             *string
+	MessageTypeCode    string
+	DestinationUrl     string
+	TenantSlug         string
+	EnvironmentSlug    string
+	LastResponseStatus *int32
+	LastError          string
+}
+
+// DeliveryList is a page of the admin's deliveries page, newest first,
+// keyset paginated on (created_at, id), each with its last attempt's
+// answer. Every filter is optional (NULL matches anything); the scope
+// (NULL: a global user) applies whatever they say. Run it with custom plans
+// (db.CustomPlans) so that the unused filters fold away.
+func (q *Queries) DeliveryList(ctx context.Context, arg DeliveryListParams) ([]DeliveryListRow, error) {
+	rows, err := q.db.Query(ctx, deliveryList,
+		arg.ScopeTenantID,
+		arg.Status,
+		arg.DestinationID,
+		arg.MessageType,
+		arg.Since,
+		arg.Until,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryListRow
+	for rows.Next() {
+		var i DeliveryListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.Status,
+			&i.Attempts,
+			&i.LastAttemptAt,
+			&i.DeliveredAt,
+			&i.MessageID,
+			&i.DestinationID,
+			&i.Docnum,
+			&i.MessageTypeCode,
+			&i.DestinationUrl,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.LastResponseStatus,
+			&i.LastError,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const deliveryListOfMessage = `-- name: DeliveryListOfMessage :many
+SELECT dl.id, dl.created_at, dl.status, dl.attempts, dl.delivered_at, dl.destination_id, d.url AS destination_url
+FROM deliveries dl
+JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+WHERE dl.message_id = $1
+  AND ($2::bigint IS NULL OR dl.tenant_id = $2)
+ORDER BY dl.id
+`
+
+type DeliveryListOfMessageParams struct {
+	MessageID     int64
+	ScopeTenantID *int64
+}
+
+type DeliveryListOfMessageRow struct {
+	ID             int64
+	CreatedAt      time.Time
+	Status         string
+	Attempts       int32
+	DeliveredAt    *time.Time
+	DestinationID  int64
+	DestinationUrl string
+}
+
+// DeliveryListOfMessage lists a message's deliveries, within the scope
+// (NULL: a global user).
+func (q *Queries) DeliveryListOfMessage(ctx context.Context, arg DeliveryListOfMessageParams) ([]DeliveryListOfMessageRow, error) {
+	rows, err := q.db.Query(ctx, deliveryListOfMessage, arg.MessageID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryListOfMessageRow
+	for rows.Next() {
+		var i DeliveryListOfMessageRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.CreatedAt,
+			&i.Status,
+			&i.Attempts,
+			&i.DeliveredAt,
+			&i.DestinationID,
+			&i.DestinationUrl,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryPendingStats = `-- name: DeliveryPendingStats :one
 SELECT count(*) AS pending, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS oldest_seconds
 FROM deliveries WHERE status = 'pending'
@@ -163,18 +379,33 @@ func (q *Queries) DeliveryRecordAttempt(ctx context.Context, arg DeliveryRecordA
 }
 
 const deliveryRequeueFailed = `-- name: DeliveryRequeueFailed :many
-UPDATE deliveries SET status = 'pending'
-WHERE status = 'failed'
-  AND ($1::bigint IS NULL OR id = $1)
-  AND ($2::bigint IS NULL OR destination_id = $2)
-  AND ($3::bigint IS NULL OR tenant_id = $3)
-RETURNING id, destination_id
+UPDATE deliveries dl SET status = 'pending'
+WHERE dl.id IN (
+    SELECT f.id FROM deliveries f
+    WHERE f.status = 'failed' AND f.id > $1
+      AND ($2::bigint IS NULL OR f.tenant_id = $2)
+      AND ($3::bigint IS NULL OR f.id = $3)
+      AND ($4::bigint IS NULL OR f.destination_id = $4)
+      AND ($5::text IS NULL OR EXISTS (
+          SELECT FROM message_types mt WHERE mt.tenant_id = f.tenant_id AND mt.id = f.message_type_id
+            AND mt.code = $5))
+      AND ($6::timestamptz IS NULL OR f.created_at >= $6)
+      AND ($7::timestamptz IS NULL OR f.created_at < $7)
+    ORDER BY f.id
+    LIMIT $8
+    FOR UPDATE)
+RETURNING dl.id, dl.destination_id
 `
 
 type DeliveryRequeueFailedParams struct {
+	AfterID       int64
+	ScopeTenantID *int64
 	ID            *int64
 	DestinationID *int64
-	ScopeTenantID *int64
+	MessageType   *string
+	Since         *time.Time
+	Until         *time.Time
+	BatchSize     int32
 }
 
 type DeliveryRequeueFailedRow struct {
@@ -182,13 +413,25 @@ type DeliveryRequeueFailedRow struct {
 	DestinationID int64
 }
 
-// DeliveryRequeueFailed puts failed deliveries back to pending, for a new
-// round of attempts: one delivery (id) or every failed one (id NULL),
-// optionally of one destination, within the scope (NULL: every tenant). It
-// returns those it changed; a delivery that is not failed is left alone, so
-// two admins retrying at once queue it once.
+// DeliveryRequeueFailed puts a batch of failed deliveries back to
+// pending, for a new round of attempts, and returns them: the failed ones
+// after after_id, in id order, that match every filter given (NULL matches
+// anything), within the scope (NULL: every tenant). Walking by id lets a
+// caller requeue any number in bounded transactions, and never twice in one
+// pass, even when a requeued delivery fails again meanwhile. The rows are
+// locked as they are read, and a delivery no longer failed when its lock is
+// granted is passed over, so two admins retrying at once queue it once.
 func (q *Queries) DeliveryRequeueFailed(ctx context.Context, arg DeliveryRequeueFailedParams) ([]DeliveryRequeueFailedRow, error) {
-	rows, err := q.db.Query(ctx, deliveryRequeueFailed, arg.ID, arg.DestinationID, arg.ScopeTenantID)
+	rows, err := q.db.Query(ctx, deliveryRequeueFailed,
+		arg.AfterID,
+		arg.ScopeTenantID,
+		arg.ID,
+		arg.DestinationID,
+		arg.MessageType,
+		arg.Since,
+		arg.Until,
+		arg.BatchSize,
+	)
 	if err != nil {
 		return nil, err
 	}

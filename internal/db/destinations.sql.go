@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const destinationFindByURL = `-- name: DestinationFindByURL :one
@@ -56,6 +57,69 @@ func (q *Queries) DestinationInsert(ctx context.Context, arg DestinationInsertPa
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const destinationListForAdmin = `-- name: DestinationListForAdmin :many
+SELECT d.id, d.url, d.paused, d.max_concurrency, d.created_at, d.updated_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug,
+       ARRAY(SELECT mt.code FROM message_types mt
+             WHERE mt.tenant_id = d.tenant_id AND mt.id = ANY(d.message_type_ids) ORDER BY mt.code)::text[] AS message_types
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE ($1::bigint IS NULL OR d.tenant_id = $1)
+  AND ($2::bigint IS NULL OR d.id = $2)
+ORDER BY t.slug, e.slug, d.id
+`
+
+type DestinationListForAdminParams struct {
+	ScopeTenantID *int64
+	ID            *int64
+}
+
+type DestinationListForAdminRow struct {
+	ID              int64
+	Url             string
+	Paused          bool
+	MaxConcurrency  int32
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	TenantSlug      string
+	EnvironmentSlug string
+	MessageTypes    []string
+}
+
+// DestinationListForAdmin lists the destinations a signed-in user may see
+// (scope_tenant_id NULL: a global user), or the one with id, with the codes
+// of the message types each takes (none: every type).
+func (q *Queries) DestinationListForAdmin(ctx context.Context, arg DestinationListForAdminParams) ([]DestinationListForAdminRow, error) {
+	rows, err := q.db.Query(ctx, destinationListForAdmin, arg.ScopeTenantID, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DestinationListForAdminRow
+	for rows.Next() {
+		var i DestinationListForAdminRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Url,
+			&i.Paused,
+			&i.MaxConcurrency,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.MessageTypes,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const destinationListForWorkers = `-- name: DestinationListForWorkers :many
@@ -116,4 +180,36 @@ func (q *Queries) DestinationSetPaused(ctx context.Context, arg DestinationSetPa
 	var i DestinationSetPausedRow
 	err := row.Scan(&i.ID, &i.TenantID, &i.Paused)
 	return i, err
+}
+
+const destinationUpdate = `-- name: DestinationUpdate :one
+UPDATE destinations
+SET url = $1, message_type_ids = $2::bigint[], max_concurrency = $3, updated_at = now()
+WHERE id = $4 AND ($5::bigint IS NULL OR tenant_id = $5)
+RETURNING id
+`
+
+type DestinationUpdateParams struct {
+	Url            string
+	MessageTypeIds []int64
+	MaxConcurrency int32
+	ID             int64
+	ScopeTenantID  *int64
+}
+
+// DestinationUpdate changes where a destination sends, what it takes and
+// how many deliveries it takes at once, within the signed-in user's scope;
+// it returns no row outside it. Deliveries already written keep going to
+// the destination; the new URL applies from their next attempt.
+func (q *Queries) DestinationUpdate(ctx context.Context, arg DestinationUpdateParams) (int64, error) {
+	row := q.db.QueryRow(ctx, destinationUpdate,
+		arg.Url,
+		arg.MessageTypeIds,
+		arg.MaxConcurrency,
+		arg.ID,
+		arg.ScopeTenantID,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
 }

@@ -50,3 +50,38 @@ func (q *Queries) EnvironmentInsert(ctx context.Context, arg EnvironmentInsertPa
 	)
 	return i, err
 }
+
+const environmentListForAdmin = `-- name: EnvironmentListForAdmin :many
+SELECT t.slug AS tenant_slug, e.slug AS environment_slug
+FROM environments e
+JOIN tenants t ON t.id = e.tenant_id
+WHERE $1::bigint IS NULL OR e.tenant_id = $1
+ORDER BY t.slug, e.slug
+`
+
+type EnvironmentListForAdminRow struct {
+	TenantSlug      string
+	EnvironmentSlug string
+}
+
+// EnvironmentListForAdmin lists the environments a signed-in user may
+// create destinations in (scope_tenant_id NULL: every tenant's).
+func (q *Queries) EnvironmentListForAdmin(ctx context.Context, scopeTenantID *int64) ([]EnvironmentListForAdminRow, error) {
+	rows, err := q.db.Query(ctx, environmentListForAdmin, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []EnvironmentListForAdminRow
+	for rows.Next() {
+		var i EnvironmentListForAdminRow
+		if err := rows.Scan(&i.TenantSlug, &i.EnvironmentSlug); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

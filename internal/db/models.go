@@ -80,6 +80,12 @@ type DeliveryAttempt struct {
 	ResponseSnippet string
 }
 
+type DeliveryLease struct {
+	DeliveryID    int64
+	DestinationID int64
+	ExpiresAt     time.Time
+}
+
 type Destination struct {
 	ID             int64
 	TenantID       int64

@@ -16,9 +16,10 @@ import (
 )
 
 // Runner runs the delivery workers of one process: a River client with one
-// queue per destination, whose workers are the destination's concurrency
-// limit. Any number of processes run Runners on one database; River's row
-// locks give each job to one of them at a time.
+// queue per destination, with as many workers as the destination's
+// concurrency limit. Any number of processes run Runners on one database;
+// River's row locks give each job to one of them at a time, and the
+// destination's leases (worker.takeLease) hold the limit across them.
 type Runner struct {
 	client  *river.Client[pgx.Tx]
 	service *Service
@@ -35,14 +36,18 @@ type Runner struct {
 // attempts finish after its context ends; attempts still running then are
 // cancelled, recorded, and go back to the queue to be retried.
 func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, log *slog.Logger, observer Observer) (*Runner, error) {
+	service := NewService(pool, cfg.MaxAttempts)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, newWorker(pool, cfg.Egress, cfg.Timeout, observer)); err != nil {
 		return nil, err
 	}
+	if err := river.AddWorkerSafely(workers, &replayWorker{service: service}); err != nil {
+		return nil, err
+	}
 	jobTimeout := cfg.Timeout + 30*time.Second
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		// River needs a queue to start with; destinations' queues are
-		// added as they are found.
+		// Bulk replays run on the default queue, one at a time per
+		// process; destinations' queues are added as they are found.
 		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
 		Workers:     workers,
 		RetryPolicy: retryPolicy{base: cfg.RetryBase},
@@ -57,7 +62,6 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)
 	}
-	service := NewService(pool, cfg.MaxAttempts)
 	return &Runner{
 		client: client, service: service, pool: pool, log: log,
 		sync: cfg.SyncInterval, timeout: cfg.Timeout, queues: map[int64]int32{},

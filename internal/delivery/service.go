@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -11,6 +12,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -53,27 +56,48 @@ func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64)
 	return s.queueTx(ctx, tx, jobs)
 }
 
-// Retry gives failed deliveries a new round of attempts: the one with id,
-// or with id nil every failed one (of destinationID when not nil), within
-// scope (nil: every tenant). It returns how many it queued; deliveries that
-// are not failed are not touched.
-func (s *Service) Retry(ctx context.Context, scopeTenantID, id, destinationID *int64) (int, error) {
-	var n int
-	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := db.New(tx).DeliveryRequeueFailed(ctx, db.DeliveryRequeueFailedParams{
-			ID: id, DestinationID: destinationID, ScopeTenantID: scopeTenantID,
+// retryBatch is how many deliveries one transaction of a retry queues, so
+// that retrying a long outage's thousands holds no long transaction.
+const retryBatch = 500
+
+// Retry gives the failed deliveries that match m, within scope, a new round
+// of attempts, and returns how many it queued; deliveries that are not
+// failed are not touched. It queues them in batches, each with its audit
+// event by who in the same transaction, and each delivery at most once per
+// call, even when one fails again meanwhile.
+func (s *Service) Retry(ctx context.Context, who string, scope auth.Scope, m Match) (int, error) {
+	total := 0
+	var after int64
+	for {
+		var n int
+		err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+			q := db.New(tx)
+			rows, err := q.DeliveryRequeueFailed(ctx, db.DeliveryRequeueFailedParams{
+				AfterID: after, BatchSize: retryBatch, ScopeTenantID: scope.TenantFilter(),
+				ID: m.ID, DestinationID: m.DestinationID, MessageType: m.MessageType, Since: m.Since, Until: m.Until,
+			})
+			if err != nil || len(rows) == 0 {
+				return err
+			}
+			jobs := make([]river.InsertManyParams, len(rows))
+			for i, r := range rows {
+				jobs[i] = s.job(r.ID, r.DestinationID)
+				after = max(after, r.ID)
+			}
+			if n, err = s.queueTx(ctx, tx, jobs); err != nil {
+				return err
+			}
+			return auditevent.Record(ctx, q, who, scope.TenantFilter(), auditevent.DeliveriesRetried,
+				map[string]any{"queued": n, "match": m})
 		})
 		if err != nil {
-			return fmt.Errorf("requeue failed deliveries: %w", err)
+			return total, fmt.Errorf("requeue failed deliveries: %w", err)
 		}
-		jobs := make([]river.InsertManyParams, len(rows))
-		for i, r := range rows {
-			jobs[i] = s.job(r.ID, r.DestinationID)
+		if n == 0 {
+			return total, nil
 		}
-		n, err = s.queueTx(ctx, tx, jobs)
-		return err
-	})
-	return n, err
+		total += n
+	}
 }
 
 // job is the River job that makes a delivery, on its destination's queue.
@@ -91,20 +115,29 @@ func (s *Service) queueTx(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 	return len(jobs), nil
 }
 
-// SetPaused pauses or resumes a destination within scope (nil: every
-// tenant). The flag and the destination's River queue change in one
-// transaction: a paused queue is fetched from by no worker process, and a
-// resumed one at once. A destination outside scope is not found.
-func (s *Service) SetPaused(ctx context.Context, scopeTenantID *int64, destinationID int64, paused bool) error {
+// SetPaused pauses or resumes a destination within scope, on behalf of
+// who. The flag, the destination's River queue and the audit event change
+// in one transaction: a paused queue is fetched from by no worker process,
+// and a resumed one at once. A destination outside scope is not found.
+func (s *Service) SetPaused(ctx context.Context, who string, scope auth.Scope, destinationID int64, paused bool) error {
 	return db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-		_, err := db.New(tx).DestinationSetPaused(ctx, db.DestinationSetPausedParams{
-			ID: destinationID, Paused: paused, ScopeTenantID: scopeTenantID,
+		q := db.New(tx)
+		d, err := q.DestinationSetPaused(ctx, db.DestinationSetPausedParams{
+			ID: destinationID, Paused: paused, ScopeTenantID: scope.TenantFilter(),
 		})
 		if db.IsNotFound(err) {
 			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", destinationID)
 		}
 		if err != nil {
 			return fmt.Errorf("set destination %d paused: %w", destinationID, err)
+		}
+		action := auditevent.DestinationResumed
+		if paused {
+			action = auditevent.DestinationPaused
+		}
+		if err := auditevent.Record(ctx, q, who, &d.TenantID, action,
+			map[string]any{"destination_id": strconv.FormatInt(destinationID, 10)}); err != nil {
+			return err
 		}
 		return s.pauseQueueTx(ctx, tx, destinationID, paused)
 	})

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,6 +31,11 @@ const snippetBytes = 1024
 // before it looks again. Pausing also pauses the destination's queue, so
 // this only catches a job fetched in the moment the pause was committed.
 const pausedRecheck = 30 * time.Second
+
+// leaseRecheck is about how long a job whose destination has no place free
+// waits before it looks again (drawn between half and one and a half of
+// it, so that waiting jobs do not all look at once).
+const leaseRecheck = time.Second
 
 // Outcomes of an attempt, as counted by the metrics.
 const (
@@ -101,6 +107,15 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	case d.Paused:
 		return river.JobSnooze(pausedRecheck)
 	}
+	leased, err := w.takeLease(ctx, d)
+	if err != nil {
+		return err
+	}
+	if !leased {
+		// Every place of the destination is taken by attempts in this or
+		// other worker processes; waiting does not use up an attempt.
+		return river.JobSnooze(leaseRecheck/2 + rand.N(leaseRecheck))
+	}
 
 	a := w.attempt(ctx, d)
 	status := StatusPending
@@ -114,11 +129,15 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	// a hard stop: the request happened, and the job goes back to the queue.
 	recordCtx := context.WithoutCancel(ctx)
 	err = db.WithPgxTx(recordCtx, w.pool, func(tx pgx.Tx) error {
-		if err := db.New(tx).DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
+		q := db.New(tx)
+		if err := q.DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
 			DeliveryID: d.ID, Attempt: int32(job.Attempt), Status: status, StartedAt: &a.started,
 			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
 		}); err != nil {
 			return fmt.Errorf("record attempt: %w", err)
+		}
+		if err := q.DeliveryLeaseReturn(recordCtx, db.DeliveryLeaseReturnParams{DeliveryID: d.ID, DestinationID: d.DestinationID}); err != nil {
+			return fmt.Errorf("return lease: %w", err)
 		}
 		if status != StatusDelivered {
 			return nil
@@ -137,6 +156,32 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return nil
 	}
 	return errors.New(a.err)
+}
+
+// takeLease takes one of the destination's places for the attempt about to
+// run, and reports false when all are taken. The lease outlives the longest
+// attempt (the job's timeout), so it is never lost to a slow answer, and
+// expires by itself if this process dies.
+func (w *worker) takeLease(ctx context.Context, d db.DeliveryGetForAttemptRow) (bool, error) {
+	var taken bool
+	err := db.WithPgxTx(ctx, w.pool, func(tx pgx.Tx) error {
+		q := db.New(tx)
+		if err := q.DeliveryLeaseLock(ctx, d.DestinationID); err != nil {
+			return err
+		}
+		_, err := q.DeliveryLeaseTake(ctx, db.DeliveryLeaseTakeParams{
+			DeliveryID: d.ID, DestinationID: d.DestinationID, TtlSeconds: w.Timeout(nil).Seconds(),
+		})
+		if db.IsNotFound(err) {
+			return nil
+		}
+		taken = err == nil
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, err)
+	}
+	return taken, nil
 }
 
 // attempt is what one HTTP attempt found out.

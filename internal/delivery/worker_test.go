@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/ingest"
@@ -143,7 +144,7 @@ func TestPausedDestinationGetsNothingUntilResumed(t *testing.T) {
 	b := setup(t)
 	rc := newReceiver(t, nil)
 	id := b.destination(t, "production", rc.srv.URL)
-	require.NoError(t, b.deliveries.SetPaused(context.Background(), nil, id, true))
+	require.NoError(t, b.deliveries.SetPaused(context.Background(), "test", auth.GlobalScope(), id, true))
 	b.receive(t, "production", "ORDERS05", "1")
 	b.run(t)
 	// The queue is paused before any worker runs it; nothing may arrive
@@ -151,12 +152,11 @@ func TestPausedDestinationGetsNothingUntilResumed(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	require.Zero(t, rc.total())
 
-	require.NoError(t, b.deliveries.SetPaused(context.Background(), nil, id, false))
+	require.NoError(t, b.deliveries.SetPaused(context.Background(), "test", auth.GlobalScope(), id, false))
 	b.waitSettled(t, 20*time.Second)
 	require.Equal(t, 1, rc.total())
 
-	other := b.tenantID + 1000
-	err := b.deliveries.SetPaused(context.Background(), &other, id, true)
+	err := b.deliveries.SetPaused(context.Background(), "test", auth.TenantScope(b.tenantID+1000), id, true)
 	require.ErrorContains(t, err, "does not exist", "another tenant's destination is not found")
 }
 
@@ -277,23 +277,22 @@ func TestRetryGivesFailedDeliveriesANewRound(t *testing.T) {
 
 	var one int64
 	require.NoError(t, b.pool.QueryRow(ctx, `SELECT min(id) FROM deliveries WHERE destination_id = $1`, first).Scan(&one))
-	otherTenant := b.tenantID + 1000
-	n, err := b.deliveries.Retry(ctx, &otherTenant, &one, nil)
+	n, err := b.deliveries.Retry(ctx, "test", auth.TenantScope(b.tenantID+1000), delivery.Match{ID: &one})
 	require.NoError(t, err)
 	require.Zero(t, n, "another tenant's delivery is not touched")
-	n, err = b.deliveries.Retry(ctx, &b.tenantID, &one, nil)
+	n, err = b.deliveries.Retry(ctx, "test", auth.TenantScope(b.tenantID), delivery.Match{ID: &one})
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	n, err = b.deliveries.Retry(ctx, nil, &one, nil)
+	n, err = b.deliveries.Retry(ctx, "test", auth.GlobalScope(), delivery.Match{ID: &one})
 	require.NoError(t, err)
 	require.Zero(t, n, "a delivery already queued again is not queued twice")
 	b.waitSettled(t, 30*time.Second)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE id = $1 AND status = 'delivered' AND attempts = 4`, one))
 
-	n, err = b.deliveries.Retry(ctx, nil, nil, &second)
+	n, err = b.deliveries.Retry(ctx, "test", auth.GlobalScope(), delivery.Match{DestinationID: &second})
 	require.NoError(t, err)
 	require.Equal(t, 2, n, "every failed delivery of one destination")
-	n, err = b.deliveries.Retry(ctx, nil, nil, nil)
+	n, err = b.deliveries.Retry(ctx, "test", auth.GlobalScope(), delivery.Match{})
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "every failed delivery left")
 	b.waitSettled(t, 30*time.Second)

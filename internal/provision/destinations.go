@@ -6,15 +6,18 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/signature"
 )
 
-// DefaultMaxConcurrency is how many deliveries to one destination a worker
-// process runs at once unless the destination says otherwise.
+// DefaultMaxConcurrency is how many deliveries to one destination run at
+// once, across every worker process, unless the destination says otherwise.
 const DefaultMaxConcurrency = 4
 
 // DestinationSpec describes a destination to create.
@@ -27,20 +30,20 @@ type DestinationSpec struct {
 	MessageTypeCodes []string
 	// Secret is the whsec_ signing secret; empty generates one.
 	Secret string
-	// MaxConcurrency is how many deliveries to the destination one worker
-	// process runs at once, from 1 to 100.
+	// MaxConcurrency is how many deliveries to the destination run at once,
+	// across every worker process, from 1 to 100.
 	MaxConcurrency int32
+	// Actor is who creates the destination, for the audit trail (e.g.
+	// "user:7" for an admin in the browser); empty means the CLI.
+	Actor string
 }
 
 // CreateDestination creates a destination and returns its id and signing
 // secret. Its URL must be allowed by policy now (the delivery workers check
 // every connection again, against the address they connect to).
 func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, policy egress.Policy) (id int64, secret string, err error) {
-	if err := policy.CheckURL(ctx, net.DefaultResolver, spec.URL); err != nil {
-		return 0, "", apperr.New(apperr.Invalid, "invalid-field", "destination URL %q: %v", spec.URL, err)
-	}
-	if spec.MaxConcurrency < 1 || spec.MaxConcurrency > 100 {
-		return 0, "", apperr.New(apperr.Invalid, "invalid-field", "the concurrency limit must be from 1 to 100, not %d", spec.MaxConcurrency)
+	if err := validateDestination(ctx, spec.URL, spec.MaxConcurrency, policy); err != nil {
+		return 0, "", err
 	}
 	if secret = spec.Secret; secret == "" {
 		if secret, err = signature.GenerateSecret(signature.StandardWebhooks); err != nil {
@@ -54,13 +57,9 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		if err != nil {
 			return err
 		}
-		typeIDs := make([]int64, 0, len(spec.MessageTypeCodes))
-		for _, code := range spec.MessageTypeCodes {
-			mt, err := messageType(ctx, q, t, code)
-			if err != nil {
-				return err
-			}
-			typeIDs = append(typeIDs, mt.ID)
+		typeIDs, err := messageTypeIDs(ctx, q, t, spec.MessageTypeCodes)
+		if err != nil {
+			return err
 		}
 		id, err = q.DestinationInsert(ctx, db.DestinationInsertParams{
 			TenantID: t.ID, EnvironmentID: e.ID, Url: spec.URL, MessageTypeIds: typeIDs, Secret: secret,
@@ -69,7 +68,11 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		if err != nil {
 			return fmt.Errorf("store destination: %w", err)
 		}
-		return audit(ctx, q, &t.ID, "destination.created", map[string]any{
+		who := spec.Actor
+		if who == "" {
+			who = auditevent.ActorCLI
+		}
+		return auditevent.Record(ctx, q, who, &t.ID, auditevent.DestinationCreated, map[string]any{
 			"destination_id": strconv.FormatInt(id, 10), "environment": e.Slug, "url": spec.URL,
 			"message_types": spec.MessageTypeCodes,
 		})
@@ -78,6 +81,32 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		return 0, "", err
 	}
 	return id, secret, nil
+}
+
+// validateDestination checks what a destination is given to send to: a URL
+// policy allows now (the delivery workers check every connection again,
+// against the address they connect to), and a concurrency limit.
+func validateDestination(ctx context.Context, url string, maxConcurrency int32, policy egress.Policy) error {
+	if err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
+		return apperr.New(apperr.Invalid, "invalid-field", "destination URL %q: %v", url, err)
+	}
+	if maxConcurrency < 1 || maxConcurrency > 100 {
+		return apperr.New(apperr.Invalid, "invalid-field", "the concurrency limit must be from 1 to 100, not %d", maxConcurrency)
+	}
+	return nil
+}
+
+// messageTypeIDs looks up a tenant's message types by code.
+func messageTypeIDs(ctx context.Context, q *db.Queries, t db.Tenant, codes []string) ([]int64, error) {
+	ids := make([]int64, 0, len(codes))
+	for _, code := range codes {
+		mt, err := messageType(ctx, q, t, code)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, mt.ID)
+	}
+	return ids, nil
 }
 
 // validateSigningSecret accepts a Standard Webhooks secret edihub can sign
@@ -91,4 +120,117 @@ func validateSigningSecret(secret string) error {
 		return apperr.New(apperr.Invalid, "invalid-field", "%v", err)
 	}
 	return nil
+}
+
+// Destination is a destination as the admin pages show it; its secret is
+// shown once, when it is created, and never read back.
+type Destination struct {
+	ID             int64
+	Tenant         string
+	Environment    string
+	URL            string
+	MessageTypes   []string // codes; empty: every type
+	Paused         bool
+	MaxConcurrency int32
+	Created        time.Time
+	Updated        time.Time
+}
+
+// Destinations lists the destinations within scope.
+func (s *Service) Destinations(ctx context.Context, scope auth.Scope) ([]Destination, error) {
+	return s.destinations(ctx, scope, nil)
+}
+
+// Destination loads a destination within scope; one outside it is not
+// found, as one that does not exist.
+func (s *Service) Destination(ctx context.Context, scope auth.Scope, id int64) (Destination, error) {
+	found, err := s.destinations(ctx, scope, &id)
+	if err != nil {
+		return Destination{}, err
+	}
+	if len(found) == 0 {
+		return Destination{}, apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", id)
+	}
+	return found[0], nil
+}
+
+// destinations lists the destinations within scope, or the one with id.
+func (s *Service) destinations(ctx context.Context, scope auth.Scope, id *int64) ([]Destination, error) {
+	rows, err := db.New(s.pool).DestinationListForAdmin(ctx, db.DestinationListForAdminParams{ScopeTenantID: scope.TenantFilter(), ID: id})
+	if err != nil {
+		return nil, fmt.Errorf("list destinations: %w", err)
+	}
+	out := make([]Destination, len(rows))
+	for i, r := range rows {
+		out[i] = Destination{
+			ID: r.ID, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug, URL: r.Url, MessageTypes: r.MessageTypes,
+			Paused: r.Paused, MaxConcurrency: r.MaxConcurrency, Created: r.CreatedAt.UTC(), Updated: r.UpdatedAt.UTC(),
+		}
+	}
+	return out, nil
+}
+
+// DestinationChange is what an admin may change of a destination: where it
+// sends, what it takes and how many deliveries it takes at once. Its tenant,
+// environment and secret stay.
+type DestinationChange struct {
+	URL              string
+	MessageTypeCodes []string // empty: every type
+	MaxConcurrency   int32
+	Actor            string // who changes it, for the audit trail
+}
+
+// UpdateDestination changes a destination within scope. The URL is checked
+// against policy as at creation.
+func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id int64, change DestinationChange, policy egress.Policy) error {
+	if err := validateDestination(ctx, change.URL, change.MaxConcurrency, policy); err != nil {
+		return err
+	}
+	current, err := s.Destination(ctx, scope, id)
+	if err != nil {
+		return err
+	}
+	return db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		t, err := tenant(ctx, q, current.Tenant)
+		if err != nil {
+			return err
+		}
+		typeIDs, err := messageTypeIDs(ctx, q, t, change.MessageTypeCodes)
+		if err != nil {
+			return err
+		}
+		_, err = q.DestinationUpdate(ctx, db.DestinationUpdateParams{
+			ID: id, ScopeTenantID: scope.TenantFilter(), Url: change.URL, MessageTypeIds: typeIDs, MaxConcurrency: change.MaxConcurrency,
+		})
+		if db.IsNotFound(err) {
+			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", id)
+		}
+		if err != nil {
+			return fmt.Errorf("update destination %d: %w", id, err)
+		}
+		return auditevent.Record(ctx, q, change.Actor, &t.ID, auditevent.DestinationUpdated, map[string]any{
+			"destination_id": strconv.FormatInt(id, 10), "url": change.URL, "message_types": change.MessageTypeCodes,
+			"max_concurrency": change.MaxConcurrency,
+		})
+	})
+}
+
+// Place is a tenant's environment, where a destination can be created.
+type Place struct {
+	Tenant      string
+	Environment string
+}
+
+// DestinationPlaces lists the environments within scope, where a user of
+// that scope may create destinations.
+func (s *Service) DestinationPlaces(ctx context.Context, scope auth.Scope) ([]Place, error) {
+	rows, err := db.New(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
+	if err != nil {
+		return nil, fmt.Errorf("list environments: %w", err)
+	}
+	out := make([]Place, len(rows))
+	for i, r := range rows {
+		out[i] = Place{Tenant: r.TenantSlug, Environment: r.EnvironmentSlug}
+	}
+	return out, nil
 }

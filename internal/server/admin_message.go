@@ -17,8 +17,9 @@ import (
 	"github.com/lefia/edihub/web"
 )
 
-// adminMessage shows one message, the duplicates blocked against it and,
-// for a message released from a blocked copy, where it came from.
+// adminMessage shows one message, the duplicates blocked against it, its
+// deliveries and, for a message released from a blocked copy, where it
+// came from.
 // ?released=<copy id> adds the notice a release redirects with; it shows
 // only when the message did come from that copy, so a crafted link cannot
 // make the page claim anything.
@@ -42,9 +43,13 @@ func (s *Server) adminMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	deliveries, err := s.deliveries.ForMessage(ctx, scope, id)
+	if err != nil {
+		return err
+	}
 	justReleased := copies.Origin != nil && c.QueryParam("released") == strconv.FormatInt(copies.Origin.CopyID, 10)
 	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionAudit),
-		m, dups, pg, copies, justReleased))
+		m, dups, pg, copies, justReleased, deliveries))
 }
 
 // receivedDownload is the handler that downloads the bytes a message or a

@@ -56,6 +56,16 @@ func (s *Server) routes() {
 	signedIn.POST(adminpath.MessageTypePreview, s.adminPreviewMessageType, requireAdmin)
 	signedIn.GET(adminpath.Users, s.adminUsers)
 	signedIn.POST(adminpath.Users, s.adminCreateUser, requireAdmin)
+	signedIn.GET(adminpath.Destinations, s.adminDestinations)
+	signedIn.GET(adminpath.NewDestination, s.adminNewDestination, requireAdmin)
+	signedIn.POST(adminpath.Destinations, s.adminCreateDestination, requireAdmin)
+	signedIn.GET(adminpath.Destination, s.adminDestination, requireAdmin)
+	signedIn.POST(adminpath.Destination, s.adminSaveDestination, requireAdmin)
+	signedIn.POST(adminpath.DestinationPause, s.adminPauseDestination, requireAdmin)
+	signedIn.POST(adminpath.DestinationResume, s.adminResumeDestination, requireAdmin)
+	signedIn.GET(adminpath.Deliveries, s.adminDeliveries)
+	signedIn.POST(adminpath.DeliveriesRetry, s.adminRetryDeliveries, requireAdmin)
+	signedIn.POST(adminpath.DeliveryRetry, s.adminRetryDelivery, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog.

@@ -50,6 +50,8 @@ type Server struct {
 	types     *typeeditor.Service
 	dashboard *dashboard.Service
 	blocked   *blocked.Service
+	// deliveries lists and retries deliveries and pauses destinations.
+	deliveries *delivery.Service
 
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
@@ -91,6 +93,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		types:     typeeditor.New(pool),
 		dashboard: dashboard.New(pool),
 		blocked:   blocked.New(pool, deliveries),
+
+		deliveries: deliveries,
 	}
 	for _, opt := range opts {
 		opt(s)

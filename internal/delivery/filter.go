@@ -1,0 +1,142 @@
+package delivery
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lefia/edihub/internal/adminpath"
+	"github.com/lefia/edihub/internal/audit"
+)
+
+// Match selects deliveries; nil fields match anything. It is what a retry
+// of many deliveries is given, and what a bulk replay keeps in its job.
+type Match struct {
+	ID            *int64     `json:"id,omitempty"`
+	DestinationID *int64     `json:"destination_id,omitempty"`
+	MessageType   *string    `json:"message_type,omitempty"`
+	Since         *time.Time `json:"since,omitempty"` // created at or after
+	Until         *time.Time `json:"until,omitempty"` // created before
+}
+
+// Filter is what an admin asked the deliveries page for, as written in its
+// URL, so that a filtered page can be shared and the back button works.
+// Empty fields match anything.
+type Filter struct {
+	Status      string // pending, delivered or failed
+	Destination string // a destination id
+	MessageType string // a message type code
+	From        string // time range start, inclusive, UTC
+	To          string // time range end, exclusive, UTC
+	Before      string // cursor: show deliveries older than this
+}
+
+// Statuses lists the statuses a delivery can have, in the order the page's
+// filter offers them.
+var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
+
+// FilterFromQuery reads a filter from a URL query.
+func FilterFromQuery(q url.Values) Filter {
+	get := func(name string) string { return strings.TrimSpace(q.Get(name)) }
+	return Filter{
+		Status: get("status"), Destination: get("destination"), MessageType: get("message_type"),
+		From: get("from"), To: get("to"), Before: get("before"),
+	}
+}
+
+// Values returns the filter as URL query values, leaving out empty fields.
+func (f Filter) Values() url.Values {
+	q := url.Values{}
+	for name, v := range map[string]string{
+		"status": f.Status, "destination": f.Destination, "message_type": f.MessageType,
+		"from": f.From, "to": f.To, "before": f.Before,
+	} {
+		if v != "" {
+			q.Set(name, v)
+		}
+	}
+	return q
+}
+
+// URL is the deliveries page showing f.
+func (f Filter) URL() string {
+	if q := f.Values().Encode(); q != "" {
+		return adminpath.Path(adminpath.Deliveries) + "?" + q
+	}
+	return adminpath.Path(adminpath.Deliveries)
+}
+
+// Older is the same filter one page further back, after cursor.
+func (f Filter) Older(cursor string) Filter {
+	f.Before = cursor
+	return f
+}
+
+// FirstPage is the same filter from the newest delivery on.
+func (f Filter) FirstPage() Filter { return f.Older("") }
+
+// Retries reports whether the deliveries f shows can include failed ones,
+// which are what a retry of every delivery that matches it queues.
+func (f Filter) Retries() bool { return f.Status == "" || f.Status == StatusFailed }
+
+// maxCodeLength bounds a message type code in a filter; longer ones name no
+// type.
+const maxCodeLength = 64
+
+// parse turns the filter into the values its queries take, and says what
+// cannot be understood.
+func (f Filter) parse() (status *string, m Match, before *audit.Cursor, problems []string) {
+	if f.Status != "" {
+		if slices.Contains(Statuses, f.Status) {
+			status = &f.Status
+		} else {
+			problems = append(problems, fmt.Sprintf("%q is not a delivery status: pending, delivered or failed", f.Status))
+		}
+	}
+	if f.Destination != "" {
+		if id, err := strconv.ParseInt(f.Destination, 10, 64); err == nil && id > 0 {
+			m.DestinationID = &id
+		} else {
+			problems = append(problems, fmt.Sprintf("%q is not a destination id", f.Destination))
+		}
+	}
+	if f.MessageType != "" {
+		if len(f.MessageType) <= maxCodeLength {
+			m.MessageType = &f.MessageType
+		} else {
+			problems = append(problems, fmt.Sprintf("a message type code has at most %d characters", maxCodeLength))
+		}
+	}
+	for _, bound := range []struct {
+		name, value string
+		dst         **time.Time
+	}{{"from", f.From, &m.Since}, {"to", f.To, &m.Until}} {
+		if bound.value == "" {
+			continue
+		}
+		if t, ok := audit.ParseTime(bound.value); ok {
+			*bound.dst = &t
+		} else {
+			problems = append(problems, fmt.Sprintf("%q is not a time such as 2026-01-31T14:00 (%s)", bound.value, bound.name))
+		}
+	}
+	if f.Before != "" {
+		if c, err := audit.DecodeCursor(f.Before); err == nil {
+			before = &c
+		} else {
+			problems = append(problems, err.Error())
+		}
+	}
+	return status, m, before, problems
+}
+
+// Match is what a retry of every delivery f shows queues: the failed ones
+// among them, whatever page f is on. ok is false when f cannot be
+// understood or shows no failed delivery.
+func (f Filter) Match() (m Match, ok bool) {
+	_, m, _, problems := f.parse()
+	return m, len(problems) == 0 && f.Retries()
+}

@@ -1,0 +1,141 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// PageSize is how many deliveries one page of the deliveries page shows.
+const PageSize = 50
+
+// Listed is a delivery as the deliveries page shows it.
+type Listed struct {
+	ID             int64
+	Created        time.Time
+	Status         string
+	Attempts       int32
+	LastAttempt    *time.Time
+	Delivered      *time.Time
+	MessageID      int64
+	Docnum         string
+	MessageType    string
+	DestinationID  int64
+	DestinationURL string
+	Tenant         string
+	Environment    string
+	// LastAnswer is the HTTP status of the last attempt, nil when it got
+	// none or there was no attempt yet; LastError says what went wrong.
+	LastAnswer *int32
+	LastError  string
+}
+
+// Page is one page of the deliveries page.
+type Page struct {
+	Deliveries []Listed
+	// Older is the cursor of the next, older page; "" on the last page.
+	Older string
+	// Problems says why the filter cannot be applied; no deliveries are
+	// listed while there are any.
+	Problems []string
+}
+
+// List returns the page of deliveries that f asks for, within scope.
+func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, error) {
+	status, m, before, problems := f.parse()
+	if len(problems) > 0 {
+		return Page{Problems: problems}, nil
+	}
+	p := db.DeliveryListParams{
+		ScopeTenantID: scope.TenantFilter(), Status: status, DestinationID: m.DestinationID, MessageType: m.MessageType,
+		Since: m.Since, Until: m.Until, PageSize: PageSize + 1,
+	}
+	if before != nil {
+		p.BeforeTime, p.BeforeID = &before.Time, &before.ID
+	}
+	// Custom plans: the planner folds the filters not given away and walks
+	// the index that fits the rest (see db.CustomPlans).
+	rows, err := db.New(db.CustomPlans{Pool: s.pool}).DeliveryList(ctx, p)
+	if err != nil {
+		return Page{}, fmt.Errorf("list deliveries: %w", err)
+	}
+	var page Page
+	if len(rows) > PageSize {
+		rows = rows[:PageSize]
+		last := rows[PageSize-1]
+		page.Older = audit.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
+	}
+	page.Deliveries = make([]Listed, len(rows))
+	for i, r := range rows {
+		page.Deliveries[i] = Listed{
+			ID: r.ID, Created: r.CreatedAt.UTC(), Status: r.Status, Attempts: r.Attempts,
+			LastAttempt: r.LastAttemptAt, Delivered: r.DeliveredAt, MessageID: r.MessageID, MessageType: r.MessageTypeCode,
+			DestinationID: r.DestinationID, DestinationURL: r.DestinationUrl, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug,
+			LastAnswer: r.LastResponseStatus, LastError: r.LastError,
+		}
+		if r.Docnum != nil {
+			page.Deliveries[i].Docnum = *r.Docnum
+		}
+	}
+	return page, nil
+}
+
+// OfMessage is one delivery of a message with every attempt, as the
+// message's page shows it.
+type OfMessage struct {
+	ID             int64
+	Created        time.Time
+	Status         string
+	Delivered      *time.Time
+	DestinationID  int64
+	DestinationURL string
+	Attempts       []Attempt
+}
+
+// Attempt is one HTTP attempt of a delivery.
+type Attempt struct {
+	Number   int32
+	Started  time.Time
+	Duration time.Duration
+	// Answer is the HTTP status the destination answered, nil when none
+	// came (a timeout, a refused connection).
+	Answer *int32
+	Error  string
+	// Snippet is the start of the answer's body, at most snippetBytes.
+	Snippet string
+}
+
+// ForMessage returns a message's deliveries with their attempts, within
+// scope; a message outside it has none.
+func (s *Service) ForMessage(ctx context.Context, scope auth.Scope, messageID int64) ([]OfMessage, error) {
+	q := db.New(s.pool)
+	rows, err := q.DeliveryListOfMessage(ctx, db.DeliveryListOfMessageParams{MessageID: messageID, ScopeTenantID: scope.TenantFilter()})
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries of message %d: %w", messageID, err)
+	}
+	attempts, err := q.DeliveryAttemptListOfMessage(ctx, db.DeliveryAttemptListOfMessageParams{
+		MessageID: messageID, ScopeTenantID: scope.TenantFilter(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list delivery attempts of message %d: %w", messageID, err)
+	}
+	byDelivery := map[int64][]Attempt{}
+	for _, a := range attempts {
+		byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], Attempt{
+			Number: a.Attempt, Started: a.StartedAt.UTC(), Duration: time.Duration(a.DurationMs) * time.Millisecond,
+			Answer: a.ResponseStatus, Error: a.Error, Snippet: a.ResponseSnippet,
+		})
+	}
+	out := make([]OfMessage, len(rows))
+	for i, r := range rows {
+		out[i] = OfMessage{
+			ID: r.ID, Created: r.CreatedAt.UTC(), Status: r.Status, Delivered: r.DeliveredAt,
+			DestinationID: r.DestinationID, DestinationURL: r.DestinationUrl, Attempts: byDelivery[r.ID],
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,137 @@
+package web
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/lefia/edihub/internal/adminpath"
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/provision"
+)
+
+// SectionDestinations and SectionDeliveries are the navigation entries of
+// the delivery pages.
+const (
+	SectionDestinations = "destinations"
+	SectionDeliveries   = "deliveries"
+)
+
+// Destinations is the destinations page.
+type Destinations struct {
+	List []provision.Destination
+	// Saved is the destination just changed, 0 for none.
+	Saved int64
+}
+
+// DestinationForm creates a destination (ID 0) or edits one, as shown
+// again after a problem.
+type DestinationForm struct {
+	ID int64
+	// Place is "tenant/environment" of a new destination; Places are those
+	// the user may choose from. An edited destination shows Tenant and
+	// Environment, which do not change.
+	Place       string
+	Places      []provision.Place
+	Tenant      string
+	Environment string
+	URL         string
+	// MessageTypes are codes separated by commas or spaces; empty takes
+	// every type.
+	MessageTypes   string
+	MaxConcurrency string
+	Paused         bool
+	Problem        string
+}
+
+// PlaceValue is how a form names a tenant's environment.
+func PlaceValue(p provision.Place) string { return p.Tenant + "/" + p.Environment }
+
+// Deliveries is the deliveries page.
+type Deliveries struct {
+	Filter delivery.Filter
+	Page   delivery.Page
+	// Destinations are those the destination filter offers.
+	Destinations []provision.Destination
+	// Replay is the bulk replay the page was sent to after starting one;
+	// ReplayProblem says why it cannot be shown.
+	Replay        *delivery.ReplayState
+	ReplayProblem string
+}
+
+func destinationURL(id int64) templ.SafeURL {
+	return templ.URL(adminpath.Path(adminpath.Destination, id))
+}
+
+// deliveriesOf is the deliveries page filtered to one destination.
+func deliveriesOf(destinationID int64) templ.SafeURL {
+	return templ.URL(delivery.Filter{Destination: strconv.FormatInt(destinationID, 10)}.URL())
+}
+
+func deliveriesURL(f delivery.Filter) templ.SafeURL { return templ.URL(f.URL()) }
+
+func typesText(codes []string) string {
+	if len(codes) == 0 {
+		return "every type"
+	}
+	return strings.Join(codes, ", ")
+}
+
+// destinationText names a destination in a list: its id and URL.
+func destinationText(d provision.Destination) string {
+	return fmt.Sprintf("#%d %s", d.ID, d.URL)
+}
+
+// answerText is what an attempt got back: an HTTP status or nothing.
+func answerText(status *int32) string {
+	if status == nil {
+		return "no answer"
+	}
+	return strconv.Itoa(int(*status))
+}
+
+func durationText(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+}
+
+// replayText says how far a bulk replay has got.
+func replayText(r delivery.ReplayState) string {
+	switch {
+	case r.Done && r.Queued == 1:
+		return fmt.Sprintf("Replay %d queued 1 failed delivery for a new round of attempts.", r.ID)
+	case r.Done:
+		return fmt.Sprintf("Replay %d queued %d failed deliveries for a new round of attempts.", r.ID, r.Queued)
+	case r.Failed:
+		return fmt.Sprintf("Replay %d gave up; the deliveries it queued before stay queued. Start it again to queue the rest.", r.ID)
+	}
+	return fmt.Sprintf("Replay %d is queuing the failed deliveries that match this filter in the background…", r.ID)
+}
+
+// replayPoll makes a running replay's notice reload itself every second
+// until it is done.
+func replayPoll(f delivery.Filter, r delivery.ReplayState) templ.Attributes {
+	if r.Done || r.Failed {
+		return nil
+	}
+	q := f.Values()
+	q.Set("replay", strconv.FormatInt(r.ID, 10))
+	return templ.Attributes{
+		"hx-get": adminpath.Path(adminpath.Deliveries) + "?" + q.Encode(), "hx-trigger": "every 1s",
+		"hx-target": "#replay", "hx-select": "#replay", "hx-swap": "outerHTML",
+	}
+}
+
+// destinationFormAction is where the destination form posts: the list for
+// a new destination, the destination for an edit.
+func destinationFormAction(id int64) templ.SafeURL {
+	if id == 0 {
+		return templ.URL(adminpath.Path(adminpath.Destinations))
+	}
+	return destinationURL(id)
+}
