@@ -127,6 +127,11 @@ func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
 	for i := range 10 {
 		b.receive(t, "production", "ORDERS05", strconv.Itoa(i))
 	}
+	// Two worker processes, each of which would run two at once on its
+	// own: the limit is the destination's, across both. The hanging
+	// attempts outlast the test rather than time out.
+	b.cfg.Timeout = time.Minute
+	b.run(t)
 	b.run(t)
 	t.Cleanup(func() { close(release) })
 
@@ -136,7 +141,12 @@ func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
 	require.Equal(t, 10, fast.total())
 	require.Equal(t, 10, b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'pending'`, hangingID))
 	require.Eventually(t, func() bool { return maxInFlight.Load() == 2 }, 5*time.Second, 10*time.Millisecond)
-	require.Equal(t, 2, hanging.total(), "the hanging destination never gets more than its limit at once")
+	// Jobs that find no place free wait and look again meanwhile.
+	time.Sleep(3 * time.Second)
+	require.Equal(t, 2, hanging.total(), "the hanging destination never gets more than its limit at once, across processes")
+	require.Equal(t, int64(2), maxInFlight.Load())
+	require.Zero(t, b.count(t, `SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.destination_id = $1`, hangingID),
+		"waiting for a place uses up no attempt")
 }
 
 func TestPausedDestinationGetsNothingUntilResumed(t *testing.T) {
@@ -329,3 +339,62 @@ func TestDeliversTheReceivedBytesWithTheirContentType(t *testing.T) {
 	require.Equal(t, string(received), string(rc.bodies[id]))
 	require.Equal(t, "application/xml; charset=ISO-8859-1", rc.last[id].Header.Get("Content-Type"))
 }
+
+// A bulk replay queues, in the background, every failed delivery that
+// matches its filter within the scope of the admin who started it, and
+// reports how many.
+func TestReplayQueuesTheFailedDeliveriesThatMatch(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var up atomic.Bool
+	rc := newReceiver(t, func(*http.Request) int {
+		if up.Load() {
+			return http.StatusOK
+		}
+		return http.StatusBadGateway
+	})
+	orders := b.destination(t, "production", rc.srv.URL+"/orders")
+	b.destination(t, "production", rc.srv.URL+"/all")
+	for i := range 3 {
+		b.receive(t, "production", "ORDERS05", strconv.Itoa(i))
+	}
+	b.receive(t, "production", "INVOIC02", "9")
+	b.run(t)
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 8, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'failed'`))
+	up.Store(true)
+	ctx := context.Background()
+
+	code := "ORDERS05"
+	match := delivery.Match{DestinationID: &orders, MessageType: &code}
+	other := auth.User{ID: 99, Role: auth.RoleAdmin, TenantID: ptr(b.tenantID + 1000)}
+	id, err := b.deliveries.StartReplay(ctx, other, match)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r, err := b.deliveries.Replay(ctx, auth.TenantScope(b.tenantID+1000), id)
+		require.NoError(t, err)
+		return r.Done
+	}, 20*time.Second, 50*time.Millisecond)
+	r, err := b.deliveries.Replay(ctx, auth.TenantScope(b.tenantID+1000), id)
+	require.NoError(t, err)
+	require.Equal(t, delivery.ReplayState{ID: id, Done: true}, r, "another tenant's replay queues none of acme's")
+	_, err = b.deliveries.Replay(ctx, auth.TenantScope(b.tenantID), id)
+	require.ErrorContains(t, err, "does not exist", "a replay is reported on in its own scope only")
+
+	admin := auth.User{ID: 7, Role: auth.RoleAdmin, TenantID: &b.tenantID}
+	id, err = b.deliveries.StartReplay(ctx, admin, match)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		r, err = b.deliveries.Replay(ctx, auth.TenantScope(b.tenantID), id)
+		require.NoError(t, err)
+		return r.Done
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 3, r.Queued)
+	b.waitSettled(t, 30*time.Second)
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'delivered'`))
+	require.Equal(t, 5, b.count(t, `SELECT count(*) FROM deliveries WHERE status = 'failed'`), "the other destination's and the invoice's stay failed")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events
+		WHERE action = 'delivery.retried' AND actor = 'user:7' AND tenant_id = $1 AND (details->>'queued')::int = 3`, b.tenantID))
+}
+
+func ptr[T any](v T) *T { return &v }
