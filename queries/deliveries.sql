@@ -33,12 +33,15 @@ JOIN message_types mt ON mt.tenant_id = dl.tenant_id AND mt.id = dl.message_type
 JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
 WHERE dl.id = @id;
 
--- DeliveryRecordAttempt keeps one attempt and sets the delivery's status
--- from it, in one statement.
+-- DeliveryRecordAttempt keeps one attempt, numbered after the delivery's
+-- earlier ones (an admin's retry starts a new job, whose attempts River
+-- counts from one again), and sets the delivery's status from it, in one
+-- statement.
 -- name: DeliveryRecordAttempt :exec
 WITH attempt AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, response_snippet)
-    VALUES (@delivery_id, @attempt, @started_at::timestamptz, @duration_ms, sqlc.narg(response_status), @error, @response_snippet)
+    SELECT id, attempts + 1, @started_at::timestamptz, @duration_ms, sqlc.narg(response_status), @error, @response_snippet
+    FROM deliveries WHERE id = @delivery_id
 )
 UPDATE deliveries
 SET status = @status::text, attempts = attempts + 1, last_attempt_at = @started_at,

@@ -343,7 +343,8 @@ func (q *Queries) DeliveryPendingStats(ctx context.Context) (DeliveryPendingStat
 const deliveryRecordAttempt = `-- name: DeliveryRecordAttempt :exec
 WITH attempt AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, response_snippet)
-    VALUES ($3, $4, $2::timestamptz, $5, $6, $7, $8)
+    SELECT id, attempts + 1, $2::timestamptz, $4, $5, $6, $7
+    FROM deliveries WHERE id = $3
 )
 UPDATE deliveries
 SET status = $1::text, attempts = attempts + 1, last_attempt_at = $2,
@@ -355,21 +356,21 @@ type DeliveryRecordAttemptParams struct {
 	Status          string
 	StartedAt       *time.Time
 	DeliveryID      int64
-	Attempt         int32
 	DurationMs      int32
 	ResponseStatus  *int32
 	Error           string
 	ResponseSnippet string
 }
 
-// DeliveryRecordAttempt keeps one attempt and sets the delivery's status
-// from it, in one statement.
+// DeliveryRecordAttempt keeps one attempt, numbered after the delivery's
+// earlier ones (an admin's retry starts a new job, whose attempts River
+// counts from one again), and sets the delivery's status from it, in one
+// statement.
 func (q *Queries) DeliveryRecordAttempt(ctx context.Context, arg DeliveryRecordAttemptParams) error {
 	_, err := q.db.Exec(ctx, deliveryRecordAttempt,
 		arg.Status,
 		arg.StartedAt,
 		arg.DeliveryID,
-		arg.Attempt,
 		arg.DurationMs,
 		arg.ResponseStatus,
 		arg.Error,

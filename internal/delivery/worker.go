@@ -131,7 +131,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	err = db.WithPgxTx(recordCtx, w.pool, func(tx pgx.Tx) error {
 		q := db.New(tx)
 		if err := q.DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
-			DeliveryID: d.ID, Attempt: int32(job.Attempt), Status: status, StartedAt: &a.started,
+			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
 			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
 		}); err != nil {
 			return fmt.Errorf("record attempt: %w", err)
