@@ -343,7 +343,7 @@ func AdminDeliveries(p Page, v Deliveries) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				if p.User.IsAdmin() && v.Filter.Retries() {
+				if p.User.IsAdmin() && v.Filter.Retries() && len(v.Page.Deliveries) > 0 {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<form method=\"post\" action=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
