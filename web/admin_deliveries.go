@@ -131,7 +131,7 @@ func replayPoll(f delivery.Filter, r delivery.ReplayState) templ.Attributes {
 // a new destination, the destination for an edit.
 func destinationFormAction(id int64) templ.SafeURL {
 	if id == 0 {
-		return templ.URL(adminpath.Path(adminpath.Destinations))
+		return adminURL(adminpath.Destinations)
 	}
 	return destinationURL(id)
 }
