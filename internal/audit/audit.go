@@ -197,19 +197,9 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, tenants []db.Te
 			problems = append(problems, fmt.Sprintf("%q is not a message id", f.MessageID))
 		}
 	}
-	for _, bound := range []struct {
-		name, value string
-		dst         **time.Time
-	}{{"from", f.From, &p.Since}, {"to", f.To, &p.Until}} {
-		if bound.value == "" {
-			continue
-		}
-		if t, ok := ParseTime(bound.value); ok {
-			*bound.dst = &t
-		} else {
-			problems = append(problems, fmt.Sprintf("%q is not a time such as 2026-01-31T14:00 (%s)", bound.value, bound.name))
-		}
-	}
+	var rangeProblems []string
+	p.Since, p.Until, rangeProblems = ParseRange(f.From, f.To)
+	problems = append(problems, rangeProblems...)
 	if f.Before != "" {
 		if c, err := DecodeCursor(f.Before); err == nil {
 			p.BeforeTime, p.BeforeID = &c.Time, &c.ID

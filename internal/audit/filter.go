@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -95,8 +96,26 @@ const maxKeyLength = 255
 // datetime-local input sends, and RFC 3339 for hand-written URLs.
 var timeLayouts = []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339, "2006-01-02"}
 
-// ParseTime reads a time filter written in one of timeLayouts, as UTC.
-func ParseTime(s string) (time.Time, bool) {
+// ParseRange reads the from and to of a time filter, as UTC; an empty one
+// is nil, and one that is no time is nil and explained in problems.
+func ParseRange(from, to string) (since, until *time.Time, problems []string) {
+	for _, bound := range []struct {
+		name, value string
+		dst         **time.Time
+	}{{"from", from, &since}, {"to", to, &until}} {
+		if bound.value == "" {
+			continue
+		}
+		if t, ok := parseTime(bound.value); ok {
+			*bound.dst = &t
+		} else {
+			problems = append(problems, fmt.Sprintf("%q is not a time such as 2026-01-31T14:00 (%s)", bound.value, bound.name))
+		}
+	}
+	return since, until, problems
+}
+
+func parseTime(s string) (time.Time, bool) {
 	for _, layout := range timeLayouts {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, true

@@ -110,19 +110,9 @@ func (f Filter) parse() (status *string, m Match, before *audit.Cursor, problems
 			problems = append(problems, fmt.Sprintf("a message type code has at most %d characters", maxCodeLength))
 		}
 	}
-	for _, bound := range []struct {
-		name, value string
-		dst         **time.Time
-	}{{"from", f.From, &m.Since}, {"to", f.To, &m.Until}} {
-		if bound.value == "" {
-			continue
-		}
-		if t, ok := audit.ParseTime(bound.value); ok {
-			*bound.dst = &t
-		} else {
-			problems = append(problems, fmt.Sprintf("%q is not a time such as 2026-01-31T14:00 (%s)", bound.value, bound.name))
-		}
-	}
+	var rangeProblems []string
+	m.Since, m.Until, rangeProblems = audit.ParseRange(f.From, f.To)
+	problems = append(problems, rangeProblems...)
 	if f.Before != "" {
 		if c, err := audit.DecodeCursor(f.Before); err == nil {
 			before = &c

@@ -269,12 +269,7 @@ func TestRetryGivesFailedDeliveriesANewRound(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	var up atomic.Bool
-	rc := newReceiver(t, func(*http.Request) int {
-		if up.Load() {
-			return http.StatusOK
-		}
-		return http.StatusBadGateway
-	})
+	rc := newReceiver(t, upOrDown(&up))
 	first := b.destination(t, "production", rc.srv.URL+"/first")
 	second := b.destination(t, "production", rc.srv.URL+"/second")
 	b.receive(t, "production", "ORDERS05", "1")
@@ -347,12 +342,7 @@ func TestReplayQueuesTheFailedDeliveriesThatMatch(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	var up atomic.Bool
-	rc := newReceiver(t, func(*http.Request) int {
-		if up.Load() {
-			return http.StatusOK
-		}
-		return http.StatusBadGateway
-	})
+	rc := newReceiver(t, upOrDown(&up))
 	orders := b.destination(t, "production", rc.srv.URL+"/orders")
 	b.destination(t, "production", rc.srv.URL+"/all")
 	for i := range 3 {
@@ -398,3 +388,13 @@ func TestReplayQueuesTheFailedDeliveriesThatMatch(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// upOrDown answers 200 while up is set, else 502.
+func upOrDown(up *atomic.Bool) func(*http.Request) int {
+	return func(*http.Request) int {
+		if up.Load() {
+			return http.StatusOK
+		}
+		return http.StatusBadGateway
+	}
+}
