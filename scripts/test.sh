@@ -5,7 +5,9 @@
 # tools/go.mod) reads `go test -json`; it exits non-zero on any failure,
 # and so does this script. The events are kept in bin/test.json, so that
 # `go tool -modfile=tools/go.mod gotestsum tool slowest --jsonfile
-# bin/test.json` lists the slowest tests afterwards.
+# bin/test.json` lists the slowest tests afterwards. A package may take more
+# than go test's default ten minutes on a loaded two-core machine (the
+# server's browser tests share two tabs), hence -timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -15,4 +17,4 @@ echo "make test: building the tests with the race detector (a new machine compil
 go tool -modfile=tools/go.mod gotestsum \
   --format pkgname --jsonfile bin/test.json \
   --post-run-command 'bash -c "p=$((TESTS_TOTAL - TESTS_FAILED - TESTS_SKIPPED)); echo $((p < 0 ? 0 : p)) passed, $TESTS_FAILED failed, $TESTS_SKIPPED skipped"' \
-  -- -race -count=1 "$@" ./...
+  -- -race -count=1 -timeout 30m "$@" ./...
