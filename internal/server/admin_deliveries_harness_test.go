@@ -7,13 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/config"
@@ -117,17 +114,4 @@ func (site *deliverySite) waitSettled(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return site.count(t, `SELECT count(*) FROM deliveries WHERE status = 'pending'`) == 0
 	}, 30*time.Second, 50*time.Millisecond, "every delivery is made or failed")
-}
-
-// screenshot saves the page, 1280 pixels wide, as name.png in the
-// directory SCREENSHOT_DIR names, for a person to look at; without it the
-// page is still captured, so that a page that cannot be drawn fails.
-func (b *browser) screenshot(t *testing.T, name string) {
-	t.Helper()
-	b.do(t, chromedp.EmulateViewport(1280, 800))
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	if dir := os.Getenv("SCREENSHOT_DIR"); dir != "" {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
-	}
 }
