@@ -3,11 +3,13 @@ INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix)
 VALUES (@tenant_id, @environment_id, @key_hash, @key_prefix)
 RETURNING id;
 
--- APIKeyGetByHash finds a live key. The lookup is by SHA-256 of the presented
--- key, so response timing reveals nothing about a stored key's bytes.
+-- APIKeyGetByHash finds a live key: one not revoked, or revoked at a time
+-- still to come (a rotated key during its grace period). The lookup is by
+-- SHA-256 of the presented key, so response timing reveals nothing about a
+-- stored key's bytes.
 -- name: APIKeyGetByHash :one
 SELECT id, tenant_id, environment_id FROM api_keys
-WHERE key_hash = @key_hash AND revoked_at IS NULL;
+WHERE key_hash = @key_hash AND (revoked_at IS NULL OR revoked_at > now());
 
 -- APIKeyGetWithMessageTypes finds a live key and, in the same round trip,
 -- every message type of its tenant, one row each (one row with NULL type
@@ -21,4 +23,24 @@ SELECT k.id, k.tenant_id, k.environment_id,
        mt.duplicate_key_fields, mt.duplicate_window_hours
 FROM api_keys k
 LEFT JOIN message_types mt ON mt.tenant_id = k.tenant_id
-WHERE k.key_hash = @key_hash AND k.revoked_at IS NULL;
+WHERE k.key_hash = @key_hash AND (k.revoked_at IS NULL OR k.revoked_at > now());
+
+-- APIKeyList lists the keys a signed-in user may see (NULL scope: all),
+-- revoked ones included, without anything that would authenticate.
+-- name: APIKeyList :many
+SELECT k.id, t.slug AS tenant_slug, e.slug AS environment_slug, k.key_prefix, k.created_at, k.revoked_at
+FROM api_keys k
+JOIN tenants t ON t.id = k.tenant_id
+JOIN environments e ON e.tenant_id = k.tenant_id AND e.id = k.environment_id
+WHERE sqlc.narg(scope_tenant_id)::bigint IS NULL OR k.tenant_id = sqlc.narg(scope_tenant_id)
+ORDER BY t.slug, e.slug, k.id DESC;
+
+-- APIKeyRevoke makes a key of the scope stop working at @revoke_at, or keeps
+-- an earlier revocation. It returns the key (no row when the scope holds no
+-- key with that id) and its revocation time before the change.
+-- name: APIKeyRevoke :many
+UPDATE api_keys k SET revoked_at = LEAST(coalesce(k.revoked_at, 'infinity'), @revoke_at::timestamptz)
+FROM api_keys before
+WHERE k.id = @id AND before.id = k.id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR k.tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING k.tenant_id, k.environment_id, k.key_prefix, before.revoked_at AS revoked_before;

@@ -34,6 +34,7 @@ const (
 	SectionDuplicates   = "duplicates"
 	SectionMessageTypes = "message-types"
 	SectionUsers        = "users"
+	SectionAPIKeys      = "api-keys"
 )
 
 // LoginForm is the sign-in form, as shown again after a failed attempt.

@@ -38,6 +38,9 @@ const (
 	Deliveries            = "/deliveries"
 	DeliveriesRetry       = "/deliveries/retry"
 	DeliveryRetry         = "/deliveries/:id/retry"
+	APIKeys               = "/api-keys"
+	APIKeyRevoke          = "/api-keys/:id/revoke"
+	APIKeyRotate          = "/api-keys/:id/rotate"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -33,6 +33,8 @@ const (
 	TenantCreated      = "tenant.created"
 	EnvironmentCreated = "environment.created"
 	APIKeyCreated      = "api_key.created"
+	APIKeyRevoked      = "api_key.revoked"
+	APIKeyRotated      = "api_key.rotated"
 	MessageTypeCreated = "message_type.created"
 	MessageTypeUpdated = "message_type.updated"
 	IntegrationCreated = "integration.created"
@@ -51,7 +53,7 @@ const (
 var Actions = []string{
 	DuplicateBlocked, DuplicateReleased,
 	LoginFailed, LoggedIn, LoggedOut,
-	UserCreated, TenantCreated, EnvironmentCreated, APIKeyCreated,
+	UserCreated, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 }

@@ -41,6 +41,9 @@ commands:
   tenant create SLUG [--name NAME]
   env create --tenant SLUG NAME
   apikey create --tenant SLUG --env NAME
+  apikey list                 one key a line: id, tenant, environment, prefix, state, created, revoked
+  apikey revoke ID            the key stops working at once
+  apikey rotate ID [--grace 24h]   prints a new key of the same environment; the old one works for the grace period
   message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
@@ -93,7 +96,7 @@ func Run(ctx context.Context, env Env) error {
 	case "demo":
 		return demo(ctx, env, cfg, args)
 	case "tenant", "env", "apikey", "message-type", "integration", "user", "destination":
-		return create(ctx, env, cfg, cmd, args)
+		return provisioning(ctx, env, cfg, cmd, args)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprintln(env.Stdout, usage)
 		return err

@@ -18,29 +18,32 @@ import (
 // action is a parsed command, ready to run against the database.
 type action func(context.Context, *provision.Service) ([]string, error)
 
-// create runs `<noun> create ...`: it parses the arguments first, so that a
-// bad command line fails without touching the database, then connects.
-func create(ctx context.Context, env Env, cfg config.Config, noun string, args []string) error {
-	if len(args) == 0 || args[0] != "create" {
-		return usageErrorf("%s: the only subcommand is create", noun)
+// provisioning runs `<noun> <verb> ...`: create, or a verb that manages
+// what exists (manage.go). It parses the arguments first, so that a bad
+// command line fails without touching the database, then connects.
+func provisioning(ctx context.Context, env Env, cfg config.Config, noun string, args []string) error {
+	if len(args) == 0 {
+		return usageErrorf("%s: give a subcommand", noun)
 	}
-	name := noun + " create"
+	name := noun + " " + args[0]
 	var act action
 	var err error
-	switch noun {
-	case "tenant":
+	switch {
+	case args[0] != "create":
+		act, err = manageAction(noun, args[0], name, args[1:])
+	case noun == "tenant":
 		act, err = tenantCreate(name, args[1:])
-	case "env":
+	case noun == "env":
 		act, err = envCreate(name, args[1:])
-	case "apikey":
+	case noun == "apikey":
 		act, err = apikeyCreate(name, args[1:])
-	case "message-type":
+	case noun == "message-type":
 		act, err = messageTypeCreate(name, args[1:])
-	case "integration":
+	case noun == "integration":
 		act, err = integrationCreate(name, args[1:])
-	case "user":
+	case noun == "user":
 		act, err = userCreate(name, args[1:], env)
-	case "destination":
+	case noun == "destination":
 		act, err = destinationCreate(name, args[1:], cfg)
 	}
 	if err != nil {
@@ -110,7 +113,7 @@ func apikeyCreate(name string, args []string) (action, error) {
 		return nil, err
 	}
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
-		key, err := s.CreateAPIKey(ctx, *tenant, *envName)
+		key, err := s.CreateAPIKey(ctx, provision.ByCLI, *tenant, *envName)
 		return []string{key}, err
 	}, nil
 }

@@ -7,11 +7,12 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const aPIKeyGetByHash = `-- name: APIKeyGetByHash :one
 SELECT id, tenant_id, environment_id FROM api_keys
-WHERE key_hash = $1 AND revoked_at IS NULL
+WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now())
 `
 
 type APIKeyGetByHashRow struct {
@@ -20,8 +21,10 @@ type APIKeyGetByHashRow struct {
 	EnvironmentID int64
 }
 
-// APIKeyGetByHash finds a live key. The lookup is by SHA-256 of the presented
-// key, so response timing reveals nothing about a stored key's bytes.
+// APIKeyGetByHash finds a live key: one not revoked, or revoked at a time
+// still to come (a rotated key during its grace period). The lookup is by
+// SHA-256 of the presented key, so response timing reveals nothing about a
+// stored key's bytes.
 func (q *Queries) APIKeyGetByHash(ctx context.Context, keyHash []byte) (APIKeyGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByHash, keyHash)
 	var i APIKeyGetByHashRow
@@ -35,7 +38,7 @@ SELECT k.id, k.tenant_id, k.environment_id,
        mt.duplicate_key_fields, mt.duplicate_window_hours
 FROM api_keys k
 LEFT JOIN message_types mt ON mt.tenant_id = k.tenant_id
-WHERE k.key_hash = $1 AND k.revoked_at IS NULL
+WHERE k.key_hash = $1 AND (k.revoked_at IS NULL OR k.revoked_at > now())
 `
 
 type APIKeyGetWithMessageTypesRow struct {
@@ -105,4 +108,100 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (int
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const aPIKeyList = `-- name: APIKeyList :many
+SELECT k.id, t.slug AS tenant_slug, e.slug AS environment_slug, k.key_prefix, k.created_at, k.revoked_at
+FROM api_keys k
+JOIN tenants t ON t.id = k.tenant_id
+JOIN environments e ON e.tenant_id = k.tenant_id AND e.id = k.environment_id
+WHERE $1::bigint IS NULL OR k.tenant_id = $1
+ORDER BY t.slug, e.slug, k.id DESC
+`
+
+type APIKeyListRow struct {
+	ID              int64
+	TenantSlug      string
+	EnvironmentSlug string
+	KeyPrefix       string
+	CreatedAt       time.Time
+	RevokedAt       *time.Time
+}
+
+// APIKeyList lists the keys a signed-in user may see (NULL scope: all),
+// revoked ones included, without anything that would authenticate.
+func (q *Queries) APIKeyList(ctx context.Context, scopeTenantID *int64) ([]APIKeyListRow, error) {
+	rows, err := q.db.Query(ctx, aPIKeyList, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []APIKeyListRow
+	for rows.Next() {
+		var i APIKeyListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.KeyPrefix,
+			&i.CreatedAt,
+			&i.RevokedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const aPIKeyRevoke = `-- name: APIKeyRevoke :many
+UPDATE api_keys k SET revoked_at = LEAST(coalesce(k.revoked_at, 'infinity'), $1::timestamptz)
+FROM api_keys before
+WHERE k.id = $2 AND before.id = k.id
+  AND ($3::bigint IS NULL OR k.tenant_id = $3)
+RETURNING k.tenant_id, k.environment_id, k.key_prefix, before.revoked_at AS revoked_before
+`
+
+type APIKeyRevokeParams struct {
+	RevokeAt      time.Time
+	ID            int64
+	ScopeTenantID *int64
+}
+
+type APIKeyRevokeRow struct {
+	TenantID      int64
+	EnvironmentID int64
+	KeyPrefix     string
+	RevokedBefore *time.Time
+}
+
+// APIKeyRevoke makes a key of the scope stop working at @revoke_at, or keeps
+// an earlier revocation. It returns the key (no row when the scope holds no
+// key with that id) and its revocation time before the change.
+func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) ([]APIKeyRevokeRow, error) {
+	rows, err := q.db.Query(ctx, aPIKeyRevoke, arg.RevokeAt, arg.ID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []APIKeyRevokeRow
+	for rows.Next() {
+		var i APIKeyRevokeRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.EnvironmentID,
+			&i.KeyPrefix,
+			&i.RevokedBefore,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -2,10 +2,8 @@ package provision
 
 import (
 	"context"
-	"fmt"
 	"unicode/utf8"
 
-	"github.com/lefia/edihub/internal/apikey"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
@@ -52,31 +50,4 @@ func (s *Service) CreateEnvironment(ctx context.Context, tenantSlug, slug string
 		return audit(ctx, q, &t.ID, auditevent.EnvironmentCreated, map[string]any{"environment": slug})
 	})
 	return e, err
-}
-
-// CreateAPIKey creates a key for a tenant's environment and returns its
-// secret, which is not stored and cannot be shown again.
-func (s *Service) CreateAPIKey(ctx context.Context, tenantSlug, envSlug string) (string, error) {
-	key, err := apikey.Generate()
-	if err != nil {
-		return "", err
-	}
-	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
-		t, e, err := tenantEnvironment(ctx, q, tenantSlug, envSlug)
-		if err != nil {
-			return err
-		}
-		id, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
-			TenantID: t.ID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
-		})
-		if err != nil {
-			return fmt.Errorf("store api key: %w", err)
-		}
-		return audit(ctx, q, &t.ID, auditevent.APIKeyCreated,
-			map[string]any{"api_key_id": id, "environment": envSlug, "prefix": key.Prefix})
-	})
-	if err != nil {
-		return "", err
-	}
-	return key.Secret, nil
 }

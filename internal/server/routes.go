@@ -66,6 +66,10 @@ func (s *Server) routes() {
 	signedIn.GET(adminpath.Deliveries, s.adminDeliveries)
 	signedIn.POST(adminpath.DeliveriesRetry, s.adminRetryDeliveries, requireAdmin)
 	signedIn.POST(adminpath.DeliveryRetry, s.adminRetryDelivery, requireAdmin)
+	signedIn.GET(adminpath.APIKeys, s.adminAPIKeys)
+	signedIn.POST(adminpath.APIKeys, s.adminCreateAPIKey, requireAdmin)
+	signedIn.POST(adminpath.APIKeyRevoke, s.adminRevokeAPIKey, requireAdmin)
+	signedIn.POST(adminpath.APIKeyRotate, s.adminRotateAPIKey, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog.

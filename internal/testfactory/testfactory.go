@@ -106,7 +106,7 @@ func APIKey(tb testing.TB, pool *pgxpool.Pool, opts *APIKeyOpts) string {
 	if opts == nil {
 		opts = &APIKeyOpts{}
 	}
-	key, err := provision.New(pool).CreateAPIKey(context.Background(),
+	key, err := provision.New(pool).CreateAPIKey(context.Background(), provision.ByCLI,
 		or(opts.Tenant, TenantSlug), or(opts.Environment, EnvironmentSlug))
 	require.NoError(tb, err)
 	return key

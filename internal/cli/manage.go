@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lefia/edihub/internal/provision"
+)
+
+// manageAction parses the verbs that manage what exists: list, revoke,
+// rotate, and for users disable and reset-password. Each change is made
+// with the CLI's global scope and recorded as the CLI's.
+func manageAction(noun, verb, name string, args []string) (action, error) {
+	switch noun + " " + verb {
+	case "apikey list":
+		return apikeyList(name, args)
+	case "apikey revoke":
+		return apikeyRevoke(name, args)
+	case "apikey rotate":
+		return apikeyRotate(name, args)
+	}
+	return nil, usageErrorf("%s: unknown subcommand %q", noun, verb)
+}
+
+// timeText prints a time for scripts: RFC 3339 in UTC, "-" for none.
+func timeText(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func apikeyList(name string, args []string) (action, error) {
+	if _, err := positionals(flag.NewFlagSet(name, flag.ContinueOnError), args); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		keys, err := s.APIKeys(ctx, provision.ByCLI.Scope)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		lines := make([]string, len(keys))
+		for i, k := range keys {
+			lines[i] = strings.Join([]string{
+				strconv.FormatInt(k.ID, 10), k.TenantSlug, k.EnvironmentSlug, k.KeyPrefix,
+				provision.APIKeyState(k, now), timeText(&k.CreatedAt), timeText(k.RevokedAt),
+			}, "\t")
+		}
+		return lines, nil
+	}, nil
+}
+
+// idArgument parses the one positional argument, a numeric id.
+func idArgument(fs *flag.FlagSet, args []string) (int64, error) {
+	pos, err := positionals(fs, args, "ID")
+	if err != nil {
+		return 0, err
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil {
+		return 0, usageErrorf("%s: %q is not an id", fs.Name(), pos[0])
+	}
+	return id, nil
+}
+
+func apikeyRevoke(name string, args []string) (action, error) {
+	id, err := idArgument(flag.NewFlagSet(name, flag.ContinueOnError), args)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		return nil, s.RevokeAPIKey(ctx, provision.ByCLI, id)
+	}, nil
+}
+
+func apikeyRotate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	grace := fs.Duration("grace", 24*time.Hour, "how long the old key keeps working (0: it stops at once)")
+	id, err := idArgument(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		key, err := s.RotateAPIKey(ctx, provision.ByCLI, id, *grace)
+		return []string{key}, err
+	}, nil
+}
