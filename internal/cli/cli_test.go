@@ -119,7 +119,7 @@ func TestTenantCreate(t *testing.T) {
 	requireUsageError(t, run(t, url, nil, "", "tenant", "create"), "want 1 argument")
 	requireUsageError(t, run(t, url, nil, "", "tenant", "create", "a", "b"), "want 1 argument")
 	requireUsageError(t, run(t, url, nil, "", "tenant", "create", "a", "--bogus"), "flag provided but not defined")
-	requireUsageError(t, run(t, url, nil, "", "tenant", "delete", "a"), "only subcommand is create")
+	requireUsageError(t, run(t, url, nil, "", "tenant", "delete", "a"), "unknown subcommand")
 }
 
 func TestEnvCreate(t *testing.T) {
