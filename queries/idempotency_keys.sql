@@ -1,6 +1,7 @@
 -- IdempotencyKeyClaimAndStore takes a key for this request (a new key, or
 -- one whose retention has passed) and stores the message under it, in one
--- statement. It returns no row while another request holds the key; a
+-- statement (with its business key values, see MessageInsert). It returns
+-- no row while another request holds the key; a
 -- concurrent request waits here until the holder's transaction ends. The
 -- caller completes the key with the answer in the same transaction.
 -- name: IdempotencyKeyClaimAndStore :one
@@ -16,17 +17,22 @@ WITH claim AS (
         expires_at = excluded.expires_at
     WHERE idempotency_keys.expires_at <= now()
     RETURNING 1
+), stored AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
+    )
+    SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
+           @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr,
+           @content_type, @received_bytes, @packet_position, @packet_size
+    FROM claim
+    RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT @tenant_id, stored.id, v FROM stored, unnest(@key_values::text[]) v
 )
-INSERT INTO messages (
-    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-    content_type, received_bytes, packet_position, packet_size
-)
-SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-       @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr,
-       @content_type, @received_bytes, @packet_position, @packet_size
-FROM claim
-RETURNING id, received_at;
+SELECT id, received_at FROM stored;
 
 -- IdempotencyKeyReplay answers a request whose key is already taken, in one
 -- statement and so in one round trip and one transaction: it returns the

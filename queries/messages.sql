@@ -1,18 +1,26 @@
 -- MessageInsert stores a message that claims no fingerprint, and so takes
 -- no part in deduplication: one that has none, or one of a batch stored
 -- under the Idempotency-Key of the whole request (the first message of a
--- request with a key is stored by IdempotencyKeyClaimAndStore).
+-- request with a key is stored by IdempotencyKeyClaimAndStore). Like every
+-- statement that stores a message, it also stores the message's business
+-- key values (key_values, see message_keys).
 -- name: MessageInsert :one
-INSERT INTO messages (
-    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-    content_type, received_bytes, packet_position, packet_size
-) VALUES (
-    @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
-    @computed_fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr,
-    @content_type, @received_bytes, @packet_position, @packet_size
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
+    ) VALUES (
+        @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
+        @computed_fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr,
+        @content_type, @received_bytes, @packet_position, @packet_size
+    )
+    RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT @tenant_id, inserted.id, v FROM inserted, unnest(@key_values::text[]) v
 )
-RETURNING id, received_at;
+SELECT id, received_at FROM inserted;
 
 -- MessageStoreOrBlock is the whole fingerprint decision in one statement,
 -- and so in one round trip and one transaction: it stores the message unless
@@ -25,9 +33,9 @@ RETURNING id, received_at;
 -- details is the event's details object without "original" and "content",
 -- which depend on the holder and are added here (see auditevent.BlockedDetails).
 -- A blocked copy whose content differs from the holder's is kept in
--- blocked_copies with its sender and the form it arrived in, beside its
--- event; an identical copy
--- stores nothing more than the event.
+-- blocked_copies with its sender, the form it arrived in and its key values,
+-- beside its event; an identical copy stores nothing more than the event. A
+-- stored message's business key values go to message_keys.
 -- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
@@ -41,6 +49,9 @@ WITH inserted AS (
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT @tenant_id, inserted.id, v FROM inserted, unnest(@key_values::text[]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
            m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window,
@@ -60,10 +71,10 @@ WITH inserted AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
                                 docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size)
+                                content_type, received_bytes, packet_position, packet_size, key_values)
     SELECT @tenant_id, @environment_id, @message_type_id, blocked.id, holder.id,
            @docnum, @payload, @content_hash, @sender::jsonb,
-           @content_type, @received_bytes, @packet_position, @packet_size
+           @content_type, @received_bytes, @packet_position, @packet_size, @key_values::text[]
     FROM blocked, holder
     WHERE holder.changed
 )
@@ -150,3 +161,108 @@ SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload
 FROM messages m
 WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id AND m.id = ANY(@ids::bigint[])
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- The MessageSearch queries are the admin's messages page: each returns the
+-- ids of one page of messages, newest first, keyset paginated on
+-- (received_at, id) below (before_time, before_id), received at or after
+-- since. Each is driven by the one index that fits the most selective
+-- filter given, and names that filter as a required parameter, so that
+-- even a generic plan (which a prepared statement may switch to, knowing
+-- no parameter) walks that index; the other filters are optional (NULL
+-- matches anything) and only sift what the index yields. scope_tenant_id
+-- is the signed-in user's tenant, NULL for a global user. MessageSearchPage
+-- then loads the rows of the page.
+--
+-- The queries that list an environment's or a tenant's range repeat the
+-- lower time bound as a row comparison led by the range's column, which
+-- only the range's own index can take as an index condition. Without it a
+-- generic plan may prefer to walk messages_time, whose order is the
+-- table's physical order, and sift it for the range: cheap in its
+-- estimate, and a walk through most of the table for a rare environment.
+
+-- MessageSearchByKey finds the messages one of whose business key values
+-- (message_keys) is value.
+-- name: MessageSearchByKey :many
+SELECT m.id
+FROM message_keys k
+JOIN messages m ON m.tenant_id = k.tenant_id AND m.id = k.message_id
+WHERE k.value = @value
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
+  AND (sqlc.narg(environment_id)::bigint IS NULL OR m.environment_id = sqlc.narg(environment_id))
+  AND (sqlc.narg(message_type_id)::bigint IS NULL OR m.message_type_id = sqlc.narg(message_type_id))
+  AND (sqlc.narg(docnum)::text IS NULL OR m.docnum = sqlc.narg(docnum))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchByDocnum finds the messages with one docnum (messages_docnum).
+-- name: MessageSearchByDocnum :many
+SELECT m.id
+FROM messages m
+WHERE m.docnum = @docnum
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
+  AND (sqlc.narg(environment_id)::bigint IS NULL OR m.environment_id = sqlc.narg(environment_id))
+  AND (sqlc.narg(message_type_id)::bigint IS NULL OR m.message_type_id = sqlc.narg(message_type_id))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchOfType lists a message type's messages (messages_type_received).
+-- name: MessageSearchOfType :many
+SELECT m.id
+FROM messages m
+WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(environment_id)::bigint IS NULL OR m.environment_id = sqlc.narg(environment_id))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchOfEnvironment lists an environment's messages
+-- (messages_environment_time).
+-- name: MessageSearchOfEnvironment :many
+SELECT m.id
+FROM messages m
+WHERE m.environment_id = @environment_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+  AND (m.environment_id, m.received_at) >= (@environment_id, @since)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchOfTenant lists a tenant's messages (messages_tenant_time).
+-- name: MessageSearchOfTenant :many
+SELECT m.id
+FROM messages m
+WHERE m.tenant_id = @tenant_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+  AND (m.tenant_id, m.received_at) >= (@tenant_id, @since)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchAll lists every tenant's messages, for a global user
+-- (messages_time).
+-- name: MessageSearchAll :many
+SELECT m.id
+FROM messages m
+WHERE m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
+-- MessageSearchPage loads the rows of a page of messages that a
+-- MessageSearch query found, in its order, without their payloads.
+-- name: MessageSearchPage :many
+SELECT m.id, m.received_at, m.docnum, m.source_endpoint, m.content_type,
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed, (m.fingerprint IS NOT NULL)::boolean AS holds_fingerprint,
+       m.packet_position, m.packet_size,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
+FROM messages m
+JOIN tenants t ON t.id = m.tenant_id
+JOIN environments env ON env.id = m.environment_id
+JOIN message_types mt ON mt.id = m.message_type_id
+WHERE m.id = ANY(@ids::bigint[])
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+ORDER BY m.received_at DESC, m.id DESC;

@@ -30,6 +30,7 @@ type Page struct {
 // The navigation entries of the admin pages.
 const (
 	SectionDashboard    = "dashboard"
+	SectionMessages     = "messages"
 	SectionAudit        = "audit"
 	SectionDuplicates   = "duplicates"
 	SectionMessageTypes = "message-types"
@@ -184,4 +185,11 @@ func fallbackText(f fingerprint.Fallback) string {
 		return "The paths give no value and the message has no docnum, so it has no fingerprint and is not deduplicated."
 	}
 	return "The fingerprint is made of the values at these paths, marked in the payload below."
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -3,12 +3,14 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/dashboard"
+	"github.com/lefia/edihub/internal/messagesearch"
 )
 
 // filterTime writes a time as the audit filter's from and to take it, to
@@ -22,6 +24,13 @@ func weekBlockedURL(d dashboard.Dashboard, tenant, code string) templ.SafeURL {
 		Action: auditevent.DuplicateBlocked, Tenant: tenant, MessageType: code,
 		From: d.WeekStart.UTC().Format(filterTime),
 	}
+	return templ.URL(f.URL())
+}
+
+// weekMessagesURL is the messages page of the 7 days' messages that the
+// dashboard counts.
+func weekMessagesURL(d dashboard.Dashboard) templ.SafeURL {
+	f := messagesearch.Filter{Tenant: d.Tenant, From: d.WeekStart.UTC().Format(time.DateTime)}
 	return templ.URL(f.URL())
 }
 

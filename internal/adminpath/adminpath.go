@@ -19,6 +19,7 @@ const (
 	Login                 = "/login"
 	Logout                = "/logout"
 	Audit                 = "/audit"
+	Messages              = "/messages"
 	Message               = "/messages/:id"
 	MessageReceived       = "/messages/:id/received"
 	Blocked               = "/blocked/:id"

@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,6 +17,8 @@ import (
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/filternames"
+	"github.com/lefia/edihub/internal/keyset"
 )
 
 // PageSize is how many events one page shows.
@@ -43,8 +47,16 @@ type Event struct {
 	MessageType string // code, "" when the event names none
 	MessageID   int64  // 0 when the event names no message
 	MatchKey    string
-	Details     string     // the details object as compact JSON
-	Duplicate   *Duplicate // set for message.duplicate_blocked events
+	Duplicate   *Duplicate                  // set for message.duplicate_blocked events
+	Released    *auditevent.ReleasedDetails // set for message.duplicate_released events
+	// Fields are the details of any other event, by name, for the table.
+	Fields []Field
+}
+
+// Field is one member of an event's details object: a string as it is,
+// anything else as compact JSON.
+type Field struct {
+	Name, Value string
 }
 
 // Duplicate is the details of a message.duplicate_blocked event.
@@ -72,18 +84,13 @@ type Page struct {
 
 // List returns the page of events that f asks for, within scope.
 func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, error) {
-	tenants, err := s.q.TenantList(ctx, scope.TenantFilter())
+	params, tenants, problems, err := s.resolve(ctx, scope, f)
 	if err != nil {
-		return Page{}, fmt.Errorf("list tenants: %w", err)
+		return Page{}, err
 	}
-	page := Page{Tenants: make([]string, len(tenants))}
-	for i, t := range tenants {
-		page.Tenants[i] = t.Slug
-	}
-	params, problems, err := s.resolve(ctx, scope, tenants, f)
-	if err != nil || len(problems) > 0 {
-		page.Problems = problems
-		return page, err
+	page := Page{Tenants: tenants, Problems: problems}
+	if len(problems) > 0 {
+		return page, nil
 	}
 	rows, err := s.q.AuditEventList(ctx, params)
 	if err != nil {
@@ -92,7 +99,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if len(rows) > PageSize {
 		rows = rows[:PageSize]
 		last := rows[PageSize-1]
-		page.Older = Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
+		page.Older = keyset.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
 	}
 	page.Events = make([]Event, len(rows))
 	for i, r := range rows {
@@ -137,11 +144,9 @@ func (s *Service) addCopies(ctx context.Context, scope auth.Scope, events []Even
 }
 
 // resolve turns the filter's names into the ids the query takes, and
-// collects what cannot be understood. Names are looked up within the scope,
-// so a tenant-scoped user naming another tenant learns nothing about it.
-func (s *Service) resolve(ctx context.Context, scope auth.Scope, tenants []db.Tenant, f Filter) (db.AuditEventListParams, []string, error) {
-	p := db.AuditEventListParams{ScopeTenantID: scope.TenantFilter(), PageSize: PageSize + 1}
-	var problems []string
+// collects what cannot be understood (see filternames).
+func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db.AuditEventListParams, tenants, problems []string, err error) {
+	p = db.AuditEventListParams{ScopeTenantID: scope.TenantFilter(), PageSize: PageSize + 1}
 	if f.Action != "" {
 		if actionPattern.MatchString(f.Action) {
 			p.Action = &f.Action
@@ -149,40 +154,18 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, tenants []db.Te
 			problems = append(problems, fmt.Sprintf("%q is not an action name such as message.duplicate_blocked", f.Action))
 		}
 	}
-	tenantID := p.ScopeTenantID
+	ids, more, err := filternames.Resolve(ctx, s.q, scope, filternames.Names{
+		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
+	})
+	if err != nil {
+		return p, nil, nil, err
+	}
+	tenants = ids.Tenants
+	problems = append(problems, more...)
 	if f.Tenant != "" {
-		tenantID = nil
-		for _, t := range tenants {
-			if t.Slug == f.Tenant {
-				tenantID = &t.ID
-			}
-		}
-		if tenantID == nil {
-			problems = append(problems, fmt.Sprintf("there is no tenant %q", f.Tenant))
-		}
-		p.TenantID = tenantID
+		p.TenantID = ids.TenantID
 	}
-	switch {
-	case f.Environment == "" && f.MessageType == "":
-	case tenantID == nil && f.Tenant == "":
-		problems = append(problems, "choose a tenant to filter by environment or message type")
-	case tenantID != nil:
-		var err error
-		p.EnvironmentID, err = lookup(&problems, "environment", f.Environment, func() (int64, error) {
-			env, err := s.q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: *tenantID, Slug: f.Environment})
-			return env.ID, err
-		})
-		if err != nil {
-			return p, nil, err
-		}
-		p.MessageTypeID, err = lookup(&problems, "message type", f.MessageType, func() (int64, error) {
-			mt, err := s.q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: *tenantID, Code: f.MessageType})
-			return mt.ID, err
-		})
-		if err != nil {
-			return p, nil, err
-		}
-	}
+	p.EnvironmentID, p.MessageTypeID = ids.EnvironmentID, ids.MessageTypeID
 	if f.Key != "" {
 		if len(f.Key) <= maxKeyLength {
 			p.MatchKey = &f.Key
@@ -198,53 +181,60 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, tenants []db.Te
 		}
 	}
 	var rangeProblems []string
-	p.Since, p.Until, rangeProblems = ParseRange(f.From, f.To)
+	p.Since, p.Until, rangeProblems = keyset.ParseRange(f.From, f.To)
 	problems = append(problems, rangeProblems...)
 	if f.Before != "" {
-		if c, err := DecodeCursor(f.Before); err == nil {
+		if c, err := keyset.DecodeCursor(f.Before); err == nil {
 			p.BeforeTime, p.BeforeID = &c.Time, &c.ID
 		} else {
 			problems = append(problems, err.Error())
 		}
 	}
-	return p, problems, nil
-}
-
-// lookup returns the id that get finds for a name within the filter's
-// tenant: nil when no name was given, or when the tenant has none by that
-// name, which is noted in problems.
-func lookup(problems *[]string, what, name string, get func() (int64, error)) (*int64, error) {
-	if name == "" {
-		return nil, nil
-	}
-	id, err := get()
-	switch {
-	case db.IsNotFound(err):
-		*problems = append(*problems, fmt.Sprintf("the tenant has no %s %q", what, name))
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("load %s %q: %w", what, name, err)
-	}
-	return &id, nil
+	return p, tenants, problems, nil
 }
 
 func event(r db.AuditEventListRow) (Event, error) {
 	e := Event{
 		ID: r.ID, Time: r.CreatedAt.UTC(), Action: r.Action, Actor: r.Actor,
 		Tenant: deref(r.TenantSlug), Environment: deref(r.EnvironmentSlug), MessageType: deref(r.MessageTypeCode),
-		MatchKey: deref(r.MatchKey), Details: string(r.Details),
+		MatchKey: deref(r.MatchKey),
 	}
 	if r.MessageID != nil {
 		e.MessageID = *r.MessageID
 	}
-	if r.Action == auditevent.DuplicateBlocked {
-		var d Duplicate
-		if err := json.Unmarshal(r.Details, &d.BlockedDetails); err != nil {
-			return Event{}, fmt.Errorf("decode details of audit event %d: %w", r.ID, err)
-		}
-		e.Duplicate = &d
+	var err error
+	switch r.Action {
+	case auditevent.DuplicateBlocked:
+		e.Duplicate = &Duplicate{}
+		err = json.Unmarshal(r.Details, &e.Duplicate.BlockedDetails)
+	case auditevent.DuplicateReleased:
+		e.Released = &auditevent.ReleasedDetails{}
+		err = json.Unmarshal(r.Details, e.Released)
+	default:
+		e.Fields, err = fields(r.Details)
+	}
+	if err != nil {
+		return Event{}, fmt.Errorf("decode details of audit event %d: %w", r.ID, err)
 	}
 	return e, nil
+}
+
+// fields lists the members of a details object in the order of their names.
+func fields(details []byte) ([]Field, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(details, &members); err != nil {
+		return nil, err
+	}
+	out := make([]Field, 0, len(members))
+	for _, name := range slices.Sorted(maps.Keys(members)) {
+		raw := members[name]
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw)
+		}
+		out = append(out, Field{Name: name, Value: s})
+	}
+	return out, nil
 }
 
 func deref(s *string) string {

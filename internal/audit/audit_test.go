@@ -198,9 +198,9 @@ func TestListExplainsFiltersItCannotApply(t *testing.T) {
 		"choose a tenant to filter by environment or message type",
 		"a fingerprint or key has at most 255 characters",
 		`"12x" is not a message id`,
-		`"yesterday" is not a time such as 2026-01-31T14:00 (from)`,
-		`"2026-13-01" is not a time such as 2026-01-31T14:00 (to)`,
-		"the page link is not valid: start again from the newest events",
+		`"yesterday" is not a time (from): write YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC`,
+		`"2026-13-01" is not a time (to): write YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC`,
+		"the page link is not valid: start again from the first page",
 	}, page.Problems)
 
 	page, err = b.svc.List(context.Background(), auth.GlobalScope(),
@@ -215,23 +215,11 @@ func TestFilterRoundTripsThroughTheURL(t *testing.T) {
 		Action: "message.duplicate_blocked", Tenant: "acme", Environment: "production", MessageType: "ORDERS05",
 		Key: "a b&c", MessageID: "7", From: "2026-01-01T00:00", To: "2026-02-01T00:00", Before: "MTIz",
 	}
-	q, err := url.ParseQuery(f.Query())
+	u, err := url.Parse(f.URL())
 	require.NoError(t, err)
-	require.Equal(t, f, audit.FilterFromQuery(q))
+	require.Equal(t, f, audit.FilterFromQuery(u.Query()))
 	require.Equal(t, "/admin/audit?action=message.duplicate_blocked", audit.Filter{Action: "message.duplicate_blocked"}.URL())
 	require.Equal(t, "/admin/audit", audit.Filter{}.URL(), "empty fields stay out of the URL")
 	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Before: "c"}.WithKey("k").URL(),
 		"narrowing the filter starts from the newest event")
-}
-
-func TestCursorRoundTrip(t *testing.T) {
-	t.Parallel()
-	c := audit.Cursor{Time: time.Date(2026, 3, 10, 10, 15, 1, 123456000, time.UTC), ID: 42}
-	got, err := audit.DecodeCursor(c.Encode())
-	require.NoError(t, err)
-	require.Equal(t, c, got)
-	for _, bad := range []string{"", "!!", "MTIz", "eC40Mg", "MTIzLjA", "MTIzLi0x"} {
-		_, err := audit.DecodeCursor(bad)
-		require.Error(t, err, bad)
-	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/keyset"
 	"github.com/lefia/edihub/internal/pgtest"
 )
 
@@ -28,7 +29,7 @@ func TestListQueryUsesAnIndex(t *testing.T) {
 	var key string
 	var t4 int64
 	require.NoError(t, load.QueryRow(ctx, `SELECT id FROM tenants WHERE slug = 't4'`).Scan(&t4))
-	var cursor audit.Cursor
+	var cursor keyset.Cursor
 	require.NoError(t, load.QueryRow(ctx, `SELECT created_at, id FROM audit_events
 		ORDER BY created_at DESC, id DESC OFFSET 15000 LIMIT 1`).Scan(&cursor.Time, &cursor.ID))
 	deep = cursor.Encode()

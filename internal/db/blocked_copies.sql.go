@@ -161,27 +161,35 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 }
 
 const blockedCopyInsertMessage = `-- name: BlockedCopyInsertMessage :one
-INSERT INTO messages (
-    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
-    content_type, received_bytes, packet_position, packet_size
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
+        content_type, received_bytes, packet_position, packet_size
+    )
+    SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
+           e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
+           coalesce(c.sender->>'remote_addr', ''), c.received_at,
+           c.content_type, c.received_bytes, c.packet_position, c.packet_size
+    FROM blocked_copies c
+    JOIN audit_events e ON e.id = c.audit_event_id
+    WHERE c.id = $1
+    RETURNING id, tenant_id
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT inserted.tenant_id, inserted.id, v
+    FROM inserted, blocked_copies c, unnest(c.key_values) v
+    WHERE c.id = $1
 )
-SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
-       e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
-       coalesce(c.sender->>'remote_addr', ''), c.received_at,
-       c.content_type, c.received_bytes, c.packet_position, c.packet_size
-FROM blocked_copies c
-JOIN audit_events e ON e.id = c.audit_event_id
-WHERE c.id = $1
-RETURNING id
+SELECT id FROM inserted
 `
 
 // BlockedCopyInsertMessage stores a copy as a message of its own, with the
 // time and source it arrived with. It computes the fingerprint the copy
 // matched on but does not claim it (fingerprint stays NULL): the original
-// keeps matching retransmissions, undisturbed. The payload, and the bytes
-// of a copy that arrived as IDoc-XML, are copied inside the database, never
-// read into the application.
+// keeps matching retransmissions, undisturbed. The payload, the bytes of a
+// copy that arrived as IDoc-XML and the business key values the copy was
+// blocked on are copied inside the database, never read into the application.
 func (q *Queries) BlockedCopyInsertMessage(ctx context.Context, id int64) (int64, error) {
 	row := q.db.QueryRow(ctx, blockedCopyInsertMessage, id)
 	var id_2 int64

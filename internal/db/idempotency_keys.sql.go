@@ -15,8 +15,8 @@ import (
 const idempotencyKeyClaimAndStore = `-- name: IdempotencyKeyClaimAndStore :one
 WITH claim AS (
     INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, expires_at)
-    VALUES ($1, $2, $16, $10, $17,
-            now() + make_interval(secs => $18::float8))
+    VALUES ($1, $2, $3, $4, $5,
+            now() + make_interval(secs => $6::float8))
     ON CONFLICT (tenant_id, environment_id, scope, key) DO UPDATE
     SET request_hash = excluded.request_hash,
         message_id = NULL,
@@ -25,22 +25,31 @@ WITH claim AS (
         expires_at = excluded.expires_at
     WHERE idempotency_keys.expires_at <= now()
     RETURNING 1
+), stored AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
+    )
+    SELECT $1, $2, $7, $8, $9, $10,
+           $11, $12, $13, $4, $14,
+           $15, $16, $17, $18
+    FROM claim
+    RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT $1, stored.id, v FROM stored, unnest($19::text[]) v
 )
-INSERT INTO messages (
-    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-    content_type, received_bytes, packet_position, packet_size
-)
-SELECT $1, $2, $3, $4, $5, $6,
-       $7, $8, $9, $10, $11,
-       $12, $13, $14, $15
-FROM claim
-RETURNING id, received_at
+SELECT id, received_at FROM stored
 `
 
 type IdempotencyKeyClaimAndStoreParams struct {
 	TenantID            int64
 	EnvironmentID       int64
+	Scope               string
+	Key                 string
+	RequestHash         []byte
+	TtlSeconds          float64
 	MessageTypeID       int64
 	Docnum              *string
 	Payload             []byte
@@ -48,15 +57,12 @@ type IdempotencyKeyClaimAndStoreParams struct {
 	ComputedFingerprint *string
 	SourceEndpoint      string
 	IntegrationID       *uuid.UUID
-	Key                 *string
 	RemoteAddr          string
 	ContentType         string
 	ReceivedBytes       []byte
 	PacketPosition      *int32
 	PacketSize          *int32
-	Scope               string
-	RequestHash         []byte
-	TtlSeconds          float64
+	KeyValues           []string
 }
 
 type IdempotencyKeyClaimAndStoreRow struct {
@@ -66,13 +72,18 @@ type IdempotencyKeyClaimAndStoreRow struct {
 
 // IdempotencyKeyClaimAndStore takes a key for this request (a new key, or
 // one whose retention has passed) and stores the message under it, in one
-// statement. It returns no row while another request holds the key; a
+// statement (with its business key values, see MessageInsert). It returns
+// no row while another request holds the key; a
 // concurrent request waits here until the holder's transaction ends. The
 // caller completes the key with the answer in the same transaction.
 func (q *Queries) IdempotencyKeyClaimAndStore(ctx context.Context, arg IdempotencyKeyClaimAndStoreParams) (IdempotencyKeyClaimAndStoreRow, error) {
 	row := q.db.QueryRow(ctx, idempotencyKeyClaimAndStore,
 		arg.TenantID,
 		arg.EnvironmentID,
+		arg.Scope,
+		arg.Key,
+		arg.RequestHash,
+		arg.TtlSeconds,
 		arg.MessageTypeID,
 		arg.Docnum,
 		arg.Payload,
@@ -80,15 +91,12 @@ func (q *Queries) IdempotencyKeyClaimAndStore(ctx context.Context, arg Idempoten
 		arg.ComputedFingerprint,
 		arg.SourceEndpoint,
 		arg.IntegrationID,
-		arg.Key,
 		arg.RemoteAddr,
 		arg.ContentType,
 		arg.ReceivedBytes,
 		arg.PacketPosition,
 		arg.PacketSize,
-		arg.Scope,
-		arg.RequestHash,
-		arg.TtlSeconds,
+		arg.KeyValues,
 	)
 	var i IdempotencyKeyClaimAndStoreRow
 	err := row.Scan(&i.ID, &i.ReceivedAt)

@@ -175,16 +175,22 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 }
 
 const messageInsert = `-- name: MessageInsert :one
-INSERT INTO messages (
-    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-    computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-    content_type, received_bytes, packet_position, packet_size
-) VALUES (
-    $1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10, $11,
-    $12, $13, $14, $15
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
+        content_type, received_bytes, packet_position, packet_size
+    ) VALUES (
+        $1, $2, $3, $4, $5, $6,
+        $7, $8, $9, $10, $11,
+        $12, $13, $14, $15
+    )
+    RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT $1, inserted.id, v FROM inserted, unnest($16::text[]) v
 )
-RETURNING id, received_at
+SELECT id, received_at FROM inserted
 `
 
 type MessageInsertParams struct {
@@ -203,6 +209,7 @@ type MessageInsertParams struct {
 	ReceivedBytes       []byte
 	PacketPosition      *int32
 	PacketSize          *int32
+	KeyValues           []string
 }
 
 type MessageInsertRow struct {
@@ -213,7 +220,9 @@ type MessageInsertRow struct {
 // MessageInsert stores a message that claims no fingerprint, and so takes
 // no part in deduplication: one that has none, or one of a batch stored
 // under the Idempotency-Key of the whole request (the first message of a
-// request with a key is stored by IdempotencyKeyClaimAndStore).
+// request with a key is stored by IdempotencyKeyClaimAndStore). Like every
+// statement that stores a message, it also stores the message's business
+// key values (key_values, see message_keys).
 func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (MessageInsertRow, error) {
 	row := q.db.QueryRow(ctx, messageInsert,
 		arg.TenantID,
@@ -231,6 +240,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 		arg.ReceivedBytes,
 		arg.PacketPosition,
 		arg.PacketSize,
+		arg.KeyValues,
 	)
 	var i MessageInsertRow
 	err := row.Scan(&i.ID, &i.ReceivedAt)
@@ -388,6 +398,401 @@ func (q *Queries) MessageReleaseFingerprint(ctx context.Context, arg MessageRele
 	return result.RowsAffected(), nil
 }
 
+const messageSearchAll = `-- name: MessageSearchAll :many
+SELECT m.id
+FROM messages m
+WHERE m.received_at >= $1 AND (m.received_at, m.id) < ($2::timestamptz, $3::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $4
+`
+
+type MessageSearchAllParams struct {
+	Since      time.Time
+	BeforeTime time.Time
+	BeforeID   int64
+	PageSize   int32
+}
+
+// MessageSearchAll lists every tenant's messages, for a global user
+// (messages_time).
+func (q *Queries) MessageSearchAll(ctx context.Context, arg MessageSearchAllParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchAll,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchByDocnum = `-- name: MessageSearchByDocnum :many
+SELECT m.id
+FROM messages m
+WHERE m.docnum = $1
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+  AND ($3::bigint IS NULL OR m.tenant_id = $3)
+  AND ($4::bigint IS NULL OR m.environment_id = $4)
+  AND ($5::bigint IS NULL OR m.message_type_id = $5)
+  AND m.received_at >= $6 AND (m.received_at, m.id) < ($7::timestamptz, $8::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $9
+`
+
+type MessageSearchByDocnumParams struct {
+	Docnum        *string
+	ScopeTenantID *int64
+	TenantID      *int64
+	EnvironmentID *int64
+	MessageTypeID *int64
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// MessageSearchByDocnum finds the messages with one docnum (messages_docnum).
+func (q *Queries) MessageSearchByDocnum(ctx context.Context, arg MessageSearchByDocnumParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchByDocnum,
+		arg.Docnum,
+		arg.ScopeTenantID,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchByKey = `-- name: MessageSearchByKey :many
+
+SELECT m.id
+FROM message_keys k
+JOIN messages m ON m.tenant_id = k.tenant_id AND m.id = k.message_id
+WHERE k.value = $1
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+  AND ($3::bigint IS NULL OR m.tenant_id = $3)
+  AND ($4::bigint IS NULL OR m.environment_id = $4)
+  AND ($5::bigint IS NULL OR m.message_type_id = $5)
+  AND ($6::text IS NULL OR m.docnum = $6)
+  AND m.received_at >= $7 AND (m.received_at, m.id) < ($8::timestamptz, $9::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $10
+`
+
+type MessageSearchByKeyParams struct {
+	Value         string
+	ScopeTenantID *int64
+	TenantID      *int64
+	EnvironmentID *int64
+	MessageTypeID *int64
+	Docnum        *string
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// The MessageSearch queries are the admin's messages page: each returns the
+// ids of one page of messages, newest first, keyset paginated on
+// (received_at, id) below (before_time, before_id), received at or after
+// since. Each is driven by the one index that fits the most selective
+// filter given, and names that filter as a required parameter, so that
+// even a generic plan (which a prepared statement may switch to, knowing
+// no parameter) walks that index; the other filters are optional (NULL
+// matches anything) and only sift what the index yields. scope_tenant_id
+// is the signed-in user's tenant, NULL for a global user. MessageSearchPage
+// then loads the rows of the page.
+//
+// The queries that list an environment's or a tenant's range repeat the
+// lower time bound as a row comparison led by the range's column, which
+// only the range's own index can take as an index condition. Without it a
+// generic plan may prefer to walk messages_time, whose order is the
+// table's physical order, and sift it for the range: cheap in its
+// estimate, and a walk through most of the table for a rare environment.
+// MessageSearchByKey finds the messages one of whose business key values
+// (message_keys) is value.
+func (q *Queries) MessageSearchByKey(ctx context.Context, arg MessageSearchByKeyParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchByKey,
+		arg.Value,
+		arg.ScopeTenantID,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Docnum,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchOfEnvironment = `-- name: MessageSearchOfEnvironment :many
+SELECT m.id
+FROM messages m
+WHERE m.environment_id = $1
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+  AND m.received_at >= $3 AND (m.received_at, m.id) < ($4::timestamptz, $5::bigint)
+  AND (m.environment_id, m.received_at) >= ($1, $3)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $6
+`
+
+type MessageSearchOfEnvironmentParams struct {
+	EnvironmentID int64
+	ScopeTenantID *int64
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// MessageSearchOfEnvironment lists an environment's messages
+// (messages_environment_time).
+func (q *Queries) MessageSearchOfEnvironment(ctx context.Context, arg MessageSearchOfEnvironmentParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchOfEnvironment,
+		arg.EnvironmentID,
+		arg.ScopeTenantID,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchOfTenant = `-- name: MessageSearchOfTenant :many
+SELECT m.id
+FROM messages m
+WHERE m.tenant_id = $1
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+  AND m.received_at >= $3 AND (m.received_at, m.id) < ($4::timestamptz, $5::bigint)
+  AND (m.tenant_id, m.received_at) >= ($1, $3)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $6
+`
+
+type MessageSearchOfTenantParams struct {
+	TenantID      int64
+	ScopeTenantID *int64
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// MessageSearchOfTenant lists a tenant's messages (messages_tenant_time).
+func (q *Queries) MessageSearchOfTenant(ctx context.Context, arg MessageSearchOfTenantParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchOfTenant,
+		arg.TenantID,
+		arg.ScopeTenantID,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchOfType = `-- name: MessageSearchOfType :many
+SELECT m.id
+FROM messages m
+WHERE m.tenant_id = $1 AND m.message_type_id = $2
+  AND ($3::bigint IS NULL OR m.tenant_id = $3)
+  AND ($4::bigint IS NULL OR m.environment_id = $4)
+  AND m.received_at >= $5 AND (m.received_at, m.id) < ($6::timestamptz, $7::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $8
+`
+
+type MessageSearchOfTypeParams struct {
+	TenantID      int64
+	MessageTypeID int64
+	ScopeTenantID *int64
+	EnvironmentID *int64
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// MessageSearchOfType lists a message type's messages (messages_type_received).
+func (q *Queries) MessageSearchOfType(ctx context.Context, arg MessageSearchOfTypeParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchOfType,
+		arg.TenantID,
+		arg.MessageTypeID,
+		arg.ScopeTenantID,
+		arg.EnvironmentID,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const messageSearchPage = `-- name: MessageSearchPage :many
+SELECT m.id, m.received_at, m.docnum, m.source_endpoint, m.content_type,
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed, (m.fingerprint IS NOT NULL)::boolean AS holds_fingerprint,
+       m.packet_position, m.packet_size,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
+FROM messages m
+JOIN tenants t ON t.id = m.tenant_id
+JOIN environments env ON env.id = m.environment_id
+JOIN message_types mt ON mt.id = m.message_type_id
+WHERE m.id = ANY($1::bigint[])
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+ORDER BY m.received_at DESC, m.id DESC
+`
+
+type MessageSearchPageParams struct {
+	Ids           []int64
+	ScopeTenantID *int64
+}
+
+type MessageSearchPageRow struct {
+	ID               int64
+	ReceivedAt       time.Time
+	Docnum           *string
+	SourceEndpoint   string
+	ContentType      string
+	Keyed            bool
+	HoldsFingerprint bool
+	PacketPosition   *int32
+	PacketSize       *int32
+	TenantSlug       string
+	EnvironmentSlug  string
+	MessageTypeCode  string
+}
+
+// MessageSearchPage loads the rows of a page of messages that a
+// MessageSearch query found, in its order, without their payloads.
+func (q *Queries) MessageSearchPage(ctx context.Context, arg MessageSearchPageParams) ([]MessageSearchPageRow, error) {
+	rows, err := q.db.Query(ctx, messageSearchPage, arg.Ids, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageSearchPageRow
+	for rows.Next() {
+		var i MessageSearchPageRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ReceivedAt,
+			&i.Docnum,
+			&i.SourceEndpoint,
+			&i.ContentType,
+			&i.Keyed,
+			&i.HoldsFingerprint,
+			&i.PacketPosition,
+			&i.PacketSize,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.MessageTypeCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageStoreOrBlock = `-- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
@@ -401,17 +806,20 @@ WITH inserted AS (
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT $1, inserted.id, v FROM inserted, unnest($15::text[]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
-           m.received_at > now() - make_interval(hours => $15::int) AS within_window,
+           m.received_at > now() - make_interval(hours => $16::int) AS within_window,
            m.content_hash <> $6::bytea AS changed
     FROM messages m
     WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
       AND NOT EXISTS (SELECT FROM inserted)
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT $1, $2, $3, holder.id, $16, $17, $7,
-           $18::jsonb || jsonb_build_object(
+    SELECT $1, $2, $3, holder.id, $17, $18, $7,
+           $19::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
                'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
     FROM holder
@@ -420,10 +828,10 @@ WITH inserted AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
                                 docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size)
+                                content_type, received_bytes, packet_position, packet_size, key_values)
     SELECT $1, $2, $3, blocked.id, holder.id,
-           $4, $5, $6, $19::jsonb,
-           $11, $12, $13, $14
+           $4, $5, $6, $20::jsonb,
+           $11, $12, $13, $14, $15::text[]
     FROM blocked, holder
     WHERE holder.changed
 )
@@ -449,6 +857,7 @@ type MessageStoreOrBlockParams struct {
 	ReceivedBytes  []byte
 	PacketPosition *int32
 	PacketSize     *int32
+	KeyValues      []string
 	WindowHours    int32
 	Action         string
 	Actor          string
@@ -476,9 +885,9 @@ type MessageStoreOrBlockRow struct {
 // details is the event's details object without "original" and "content",
 // which depend on the holder and are added here (see auditevent.BlockedDetails).
 // A blocked copy whose content differs from the holder's is kept in
-// blocked_copies with its sender and the form it arrived in, beside its
-// event; an identical copy
-// stores nothing more than the event.
+// blocked_copies with its sender, the form it arrived in and its key values,
+// beside its event; an identical copy stores nothing more than the event. A
+// stored message's business key values go to message_keys.
 func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
 	row := q.db.QueryRow(ctx, messageStoreOrBlock,
 		arg.TenantID,
@@ -495,6 +904,7 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 		arg.ReceivedBytes,
 		arg.PacketPosition,
 		arg.PacketSize,
+		arg.KeyValues,
 		arg.WindowHours,
 		arg.Action,
 		arg.Actor,

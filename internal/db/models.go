@@ -53,6 +53,7 @@ type BlockedCopy struct {
 	ReceivedBytes     []byte
 	PacketPosition    *int32
 	PacketSize        *int32
+	KeyValues         []string
 }
 
 type Delivery struct {
@@ -154,6 +155,12 @@ type Message struct {
 	ReceivedBytes       []byte
 	PacketPosition      *int32
 	PacketSize          *int32
+}
+
+type MessageKey struct {
+	TenantID  int64
+	MessageID int64
+	Value     string
 }
 
 type MessageType struct {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/keyset"
 )
 
 // Match selects deliveries; nil fields match anything. It is what a retry
@@ -88,7 +88,7 @@ const maxCodeLength = 64
 
 // parse turns the filter into the values its queries take, and says what
 // cannot be understood.
-func (f Filter) parse() (status *string, m Match, before *audit.Cursor, problems []string) {
+func (f Filter) parse() (status *string, m Match, before *keyset.Cursor, problems []string) {
 	if f.Status != "" {
 		if slices.Contains(Statuses, f.Status) {
 			status = &f.Status
@@ -111,10 +111,10 @@ func (f Filter) parse() (status *string, m Match, before *audit.Cursor, problems
 		}
 	}
 	var rangeProblems []string
-	m.Since, m.Until, rangeProblems = audit.ParseRange(f.From, f.To)
+	m.Since, m.Until, rangeProblems = keyset.ParseRange(f.From, f.To)
 	problems = append(problems, rangeProblems...)
 	if f.Before != "" {
-		if c, err := audit.DecodeCursor(f.Before); err == nil {
+		if c, err := keyset.DecodeCursor(f.Before); err == nil {
 			before = &c
 		} else {
 			problems = append(problems, err.Error())

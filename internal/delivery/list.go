@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/keyset"
 )
 
 // PageSize is how many deliveries one page of the deliveries page shows.
@@ -67,7 +67,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if len(rows) > PageSize {
 		rows = rows[:PageSize]
 		last := rows[PageSize-1]
-		page.Older = audit.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
+		page.Older = keyset.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
 	}
 	page.Deliveries = make([]Listed, len(rows))
 	for i, r := range rows {

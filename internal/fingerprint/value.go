@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/tidwall/gjson"
@@ -61,4 +62,19 @@ func extract(payload []byte, path keypath.Path) (Value, error) {
 		v.Spans = keypath.Spans(payload, r)
 	}
 	return v, nil
+}
+
+// Text is the value as a person would write it to search for it: a string
+// as it is, a number in its canonical form (6149.0 is "6149"), true and
+// false as words, an object or array as its canonical JSON; "" when the
+// value is missing.
+func (v Value) Text() string {
+	if v.Missing {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal([]byte(v.JSON), &s); err == nil {
+		return s
+	}
+	return v.JSON
 }

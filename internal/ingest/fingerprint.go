@@ -30,7 +30,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
 			Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
-			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize,
+			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 		})
 		if err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
@@ -78,7 +78,7 @@ func insertParams(m message) db.MessageInsertParams {
 		Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ComputedFingerprint: m.fingerprint,
 		SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 		ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
-		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize,
+		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	}
 	if m.IdempotencyKey != "" {
 		p.IdempotencyKey = &m.IdempotencyKey

@@ -148,9 +148,13 @@ type Receipt struct {
 // message is what Receive works out before it touches the store.
 type message struct {
 	Request
-	contentHash  [32]byte
-	requestHash  [32]byte // only with an Idempotency-Key
-	fingerprint  *string
+	contentHash [32]byte
+	requestHash [32]byte // only with an Idempotency-Key
+	fingerprint *string
+	// keyValues are the business key values kept for the admin's search
+	// (see keyValues), stored with the message by the statement that
+	// stores it.
+	keyValues    []string
 	windowHours  int32
 	docnumOrNull *string
 	// blocked is the details object of the audit event written if this
@@ -232,6 +236,7 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	if fp.Fingerprint != "" {
 		m.fingerprint = &fp.Fingerprint
 	}
+	m.keyValues = keyValues(fp.Values)
 	if req.Docnum != "" {
 		m.docnumOrNull = &req.Docnum
 	}

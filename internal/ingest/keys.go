@@ -78,12 +78,12 @@ type keyID struct {
 // then rolls back and replays.
 func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
 	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
-		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: &k.Key,
+		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
 		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
 		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
-		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize,
+		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	})
 	if db.IsNotFound(err) {
 		return Result{}, errRetry

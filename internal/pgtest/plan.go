@@ -53,6 +53,17 @@ func (r *Recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.Tr
 // TraceQueryEnd implements pgx.QueryTracer.
 func (*Recorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
+// last is the recorded query and its arguments.
+func (r *Recorder) last(tb testing.TB) (string, []any) {
+	tb.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sql == "" {
+		tb.Fatalf("no query containing %q was run", r.marker)
+	}
+	return r.sql, r.args
+}
+
 // planNode is the part of EXPLAIN (FORMAT JSON) output that Explain and
 // Scans read.
 type planNode struct {
@@ -69,12 +80,7 @@ type planNode struct {
 // plan, for failure messages.
 func (r *Recorder) Explain(tb testing.TB, pool *pgxpool.Pool) (scans []string, raw []byte) {
 	tb.Helper()
-	r.mu.Lock()
-	sql, args := r.sql, r.args
-	r.mu.Unlock()
-	if sql == "" {
-		tb.Fatalf("no query containing %q was run", r.marker)
-	}
+	sql, args := r.last(tb)
 	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
 		tb.Fatalf("explain: %v", err)
 	}
@@ -137,4 +143,49 @@ func scansOf(n planNode) []string {
 		scans = append(scans, scansOf(child)...)
 	}
 	return scans
+}
+
+// ExplainGeneric explains the last recorded query as PostgreSQL plans it
+// once for every parameter value: a generic plan, which a prepared
+// statement may switch to after a few runs. The query is prepared on a
+// connection of its own with plan_cache_mode = force_generic_plan, and
+// EXPLAIN EXECUTE shows the plan that the recorded arguments then run
+// with; a query whose index use depends on folding a parameter away shows
+// here that it does not have it.
+func (r *Recorder) ExplainGeneric(tb testing.TB, pool *pgxpool.Pool) (scans []string, raw []byte) {
+	tb.Helper()
+	sql, args := r.last(tb)
+	ctx := context.Background()
+	cfg := pool.Config().ConnConfig.Copy()
+	cfg.Tracer = nil
+	cfg.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		tb.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	sd, err := conn.Prepare(ctx, "explained", sql)
+	if err != nil {
+		tb.Fatalf("prepare: %v", err)
+	}
+	// EXPLAIN takes no parameters of its own, so EXECUTE's arguments are
+	// written as literals of the types the statement's parameters have,
+	// each quoted by the server.
+	literals := make([]string, len(sd.ParamOIDs))
+	for i, oid := range sd.ParamOIDs {
+		var typ string
+		if err := conn.QueryRow(ctx, "SELECT format_type($1, NULL)", oid).Scan(&typ); err != nil {
+			tb.Fatalf("name the type of parameter %d: %v", i+1, err)
+		}
+		var literal string
+		if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT quote_nullable($1::%s)", typ), args[i]).Scan(&literal); err != nil {
+			tb.Fatalf("quote parameter %d: %v", i+1, err)
+		}
+		literals[i] = literal + "::" + typ
+	}
+	explain := "EXPLAIN (FORMAT JSON) EXECUTE explained(" + strings.Join(literals, ", ") + ")"
+	if err := conn.QueryRow(ctx, explain).Scan(&raw); err != nil {
+		tb.Fatalf("explain: %v", err)
+	}
+	return scansOf(parsePlan(tb, raw)), raw
 }

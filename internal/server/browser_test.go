@@ -63,6 +63,10 @@ func startBrowser() (context.Context, error) {
 	return shared.ctx, shared.err
 }
 
+// Every tab is a window of the width the admin pages are made to fit
+// without sideways scrolling.
+const viewportWidth, viewportHeight = 1280, 900
+
 // browser is a tab of the shared Chromium driven by one test.
 type browser struct {
 	ctx context.Context
@@ -95,7 +99,7 @@ func newBrowser(t *testing.T) *browser {
 		cancelTab()
 	})
 
-	require.NoError(t, chromedp.Do(ctx), "open a tab")
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(viewportWidth, viewportHeight)), "open a tab")
 	b := &browser{ctx: ctx}
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() {
@@ -147,20 +151,24 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 	return v
 }
 
-// screenshotWidth is the width pages are reviewed at: a common laptop's.
-const screenshotWidth = 1280
-
-// screenshot saves the whole page, 1280 px wide, as name.png in the
-// directory EDIHUB_SCREENSHOTS names, for a person to look at; without it,
-// nothing is taken.
+// screenshot saves the whole page, as wide as every test window, as
+// name.png in the directory EDIHUB_SCREENSHOTS names, for a person to look
+// at; without it, nothing is taken.
 func (b *browser) screenshot(t *testing.T, name string) {
 	t.Helper()
 	dir := os.Getenv("EDIHUB_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	b.do(t, chromedp.EmulateViewport(screenshotWidth, 800))
 	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
+	require.NoError(t, err, "screenshot %s", name)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+}
+
+// requireFitsWidth fails the test when the page is wider than the window,
+// which a person would have to scroll sideways.
+func (b *browser) requireFitsWidth(t *testing.T) {
+	t.Helper()
+	width := eval[int](t, b, `document.documentElement.scrollWidth`)
+	require.LessOrEqual(t, width, viewportWidth, "the page is %d px wide in a window of %d px", width, viewportWidth)
 }

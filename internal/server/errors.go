@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/adminpath"
@@ -95,7 +96,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	s.logFailure(err, p, c)
 	if isPage(c.Request().URL.Path) {
 		// A person in a browser gets the same answer as a page.
-		if err := render(c, p.Status, web.ErrorPage(p.Status, p.Title, p.Detail, requestID(c))); err != nil {
+		if err := render(c, p.Status, errorPage(c, p)); err != nil {
 			s.log.Error("write error page", "error", err)
 		}
 		return
@@ -111,6 +112,16 @@ func (s *Server) handleError(err error, c echo.Context) {
 	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {
 		s.log.Error("write error response", "error", err)
 	}
+}
+
+// errorPage is the page a person sees for p: inside the admin frame when
+// they are signed in (requireUser ran, as it does for every admin path that
+// names no page), so that a wrong link does not lose their navigation.
+func errorPage(c echo.Context, p problem) templ.Component {
+	if currentUser(c).ID != 0 {
+		return web.AdminErrorPage(page(c, p.Title, ""), p.Status, p.Detail, requestID(c))
+	}
+	return web.ErrorPage(p.Status, p.Title, p.Detail, requestID(c))
 }
 
 // isPage reports whether path is one of the pages for people (the landing

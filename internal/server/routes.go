@@ -25,6 +25,9 @@ func (s *Server) routes() {
 
 	e.GET("/", s.home)
 	e.StaticFS("/static", echo.MustSubFS(web.Static, "static"))
+	// Pages name their icon; browsers still ask for this path on answers
+	// that are not pages.
+	e.FileFS("/favicon.ico", "static/favicon.svg", web.Static)
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
@@ -42,6 +45,7 @@ func (s *Server) routes() {
 	signedIn.GET(adminpath.Dashboard, s.adminDashboard)
 	signedIn.POST(adminpath.Logout, s.adminLogout)
 	signedIn.GET(adminpath.Audit, s.adminAudit)
+	signedIn.GET(adminpath.Messages, s.adminMessages)
 	signedIn.GET(adminpath.Message, s.adminMessage)
 	signedIn.GET(adminpath.MessageReceived, receivedDownload("message", s.messageReceived))
 	signedIn.GET(adminpath.Blocked, s.adminBlocked)

@@ -23,6 +23,7 @@ import (
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagesearch"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
@@ -46,6 +47,7 @@ type Server struct {
 	auth      *auth.Service
 	audit     *audit.Service
 	messages  *messageview.Service
+	search    *messagesearch.Service
 	provision *provision.Service
 	types     *typeeditor.Service
 	dashboard *dashboard.Service
@@ -89,6 +91,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		auth:      auth.New(pool),
 		audit:     audit.New(pool),
 		messages:  messageview.New(pool),
+		search:    messagesearch.New(pool),
 		provision: provision.New(pool),
 		types:     typeeditor.New(pool),
 		dashboard: dashboard.New(pool),

@@ -1,0 +1,64 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/auth"
+)
+
+// The audit log fits a 1280 px window without sideways scrolling, and
+// every row says what it is about in words and links to what it names: a
+// blocked duplicate to its original and, with changed content, to the kept
+// copy, whose own docnum it shows; a release to the new message, the copy
+// and the original; a sign-in names its fields instead of raw JSON.
+func TestBrowserAuditTableFitsAndLinks(t *testing.T) {
+	t.Parallel()
+	site := newChangedCopySite(t)
+	require.Equal(t, http.StatusOK, site.post(t, rawEnvelope(t, "ORDERS05", "orders05_resent_same_docnum.json"),
+		"User-Agent", "SAP NetWeaver/7.5 with a rather long product token that must wrap inside its cell").status)
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
+	b := newBrowser(t)
+	b.signIn(t, site.url, fmt.Sprintf("/admin/blocked/%d", site.copyID), email)
+	b.do(t,
+		chromedp.SendKeys(chromedp.CSS(`#release-reason`), "corrected order: item 00040 added"),
+		chromedp.Click(chromedp.CSS(`#release-submit`)),
+		chromedp.WaitVisible(chromedp.CSS(`#release-done`)),
+		chromedp.Navigate(site.url+"/admin/audit"),
+		chromedp.WaitVisible(chromedp.CSS(`tr.event`)),
+	)
+	b.screenshot(t, "audit")
+	b.requireFitsWidth(t)
+
+	changed := `tr.event[data-action="message.duplicate_blocked"]:has(a.diff)`
+	require.Equal(t, fmt.Sprintf("/admin/messages/%d", site.original),
+		eval[string](t, b, `document.querySelector('`+changed+` a.original').getAttribute('href')`))
+	require.Equal(t, fmt.Sprintf("/admin/blocked/%d", site.copyID),
+		eval[string](t, b, `document.querySelector('`+changed+` a.diff').getAttribute('href')`))
+	require.Equal(t, "0000000000900178", eval[string](t, b, `document.querySelector('`+changed+` .copy-docnum').textContent`),
+		"the blocked copy's own docnum")
+	require.Equal(t, 2, eval[int](t, b, `document.querySelectorAll('tr.event[data-action="message.duplicate_blocked"] a.original').length`))
+
+	released := `tr.event[data-action="message.duplicate_released"]`
+	var newID int64
+	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&newID))
+	require.Equal(t, []string{fmt.Sprintf("/admin/messages/%d", newID), fmt.Sprintf("/admin/blocked/%d", site.copyID),
+		fmt.Sprintf("/admin/messages/%d", site.original)},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('`+released+` a'), a => a.getAttribute('href'))`))
+
+	// A sign-in names its fields, in words rather than a JSON object.
+	signIn := `tr.event[data-action="user.logged_in"]`
+	require.Equal(t, []string{"email", "remote_addr"},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('`+signIn+` td.details .field .name'), n => n.textContent)`))
+	require.Contains(t, eval[string](t, b, `document.querySelector('`+signIn+` td.details').textContent`), "admin@acme.example")
+	require.NotContains(t, eval[string](t, b, `document.querySelector('`+signIn+`').textContent`), "{")
+
+	// Times are the viewer's, with UTC on hover; the time filters say what they take.
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$`, eval[string](t, b, `document.querySelector('tr.event time').title`))
+	require.Equal(t, "YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC", eval[string](t, b, `document.querySelector('#from-help').textContent`))
+	require.Zero(t, b.dialogs.Load())
+}
