@@ -3,8 +3,6 @@ package server_test
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,24 +12,14 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 )
 
-// snapshot saves the page as it looks 1280 pixels wide, as name.png in
-// $SCREENSHOT_DIR (default edihub-screenshots in the temporary directory),
-// for a person to look at, and fails when the page needs sideways
-// scrolling at that width.
+// snapshot checks that the page and its tables fit the 1280 px window
+// without sideways scrolling, then takes the shared screenshot.
 func (b *browser) snapshot(t *testing.T, name string) {
 	t.Helper()
-	b.do(t, chromedp.EmulateViewport(1280, 800))
-	require.LessOrEqual(t, eval[int](t, b, `document.documentElement.scrollWidth`), 1280, "%s fits 1280 px", name)
+	b.requireFitsWidth(t)
 	require.Empty(t, eval[[]string](t, b, `[...document.querySelectorAll('.overflow-auto')].filter(e => e.scrollWidth > e.clientWidth).map(e => e.scrollWidth + ' > ' + e.clientWidth)`),
 		"%s: no table scrolls sideways at 1280 px", name)
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err)
-	dir := os.Getenv("SCREENSHOT_DIR")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "edihub-screenshots")
-	}
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	b.screenshot(t, name)
 }
 
 // An admin creates a key and sees it once, rotates it and revokes the old
