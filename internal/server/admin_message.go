@@ -48,7 +48,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 		return err
 	}
 	justReleased := copies.Origin != nil && c.QueryParam("released") == strconv.FormatInt(copies.Origin.CopyID, 10)
-	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionAudit),
+	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionMessages),
 		m, dups, pg, copies, justReleased, deliveries))
 }
 
