@@ -363,7 +363,7 @@ func TestDemoThenServe(t *testing.T) {
 			Args: []string{"serve"},
 			Getenv: func(k string) string {
 				return map[string]string{"DATABASE_URL": url, "LISTEN_ADDR": "127.0.0.1:0", "METRICS_ADDR": metricsAddr,
-					"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8", "DELIVERY_SYNC_INTERVAL": "100ms"}[k]
+					"PROFILING": "true", "DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8", "DELIVERY_SYNC_INTERVAL": "100ms"}[k]
 			},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{},
 			Listening: func(a net.Addr) { addr <- a },
@@ -412,6 +412,17 @@ func TestDemoThenServe(t *testing.T) {
 	require.Contains(t, exposition, "edihub_db_pool_max_connections")
 	require.Contains(t, exposition, "edihub_deliveries_pending 0")
 	require.Contains(t, exposition, "edihub_delivery_oldest_pending_seconds 0")
+
+	// PROFILING serves the runtime profiles beside the metrics, never on
+	// the API's listener.
+	status := func(url string) int {
+		resp, err := http.Get(url)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, status("http://"+metricsAddr+"/debug/pprof/heap?debug=1"))
+	require.Equal(t, http.StatusNotFound, status(base+"/debug/pprof/heap?debug=1"))
 
 	cancel()
 	select {

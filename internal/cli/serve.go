@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -55,7 +56,7 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	}
 	m := metrics.New(pool)
 	if cfg.MetricsAddr != "" {
-		if err := serveMetrics(ctx, cfg.MetricsAddr, m, log); err != nil {
+		if err := serveMetrics(ctx, cfg, m, log); err != nil {
 			return err
 		}
 	}
@@ -93,7 +94,7 @@ func worker(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	}
 	m := metrics.New(pool)
 	if cfg.MetricsAddr != "" {
-		if err := serveMetrics(ctx, cfg.MetricsAddr, m, log); err != nil {
+		if err := serveMetrics(ctx, cfg, m, log); err != nil {
 			return err
 		}
 	}
@@ -104,15 +105,22 @@ func worker(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 	return runner.Run(ctx)
 }
 
-// serveMetrics serves /metrics on its own listener, kept apart from the
-// public API, until ctx ends.
-func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slog.Logger) error {
-	ln, err := net.Listen("tcp", addr)
+// serveMetrics serves /metrics, and with PROFILING Go's runtime profiles,
+// on their own listener, kept apart from the public API, until ctx ends.
+func serveMetrics(ctx context.Context, cfg config.Config, m *metrics.Metrics, log *slog.Logger) error {
+	ln, err := net.Listen("tcp", cfg.MetricsAddr)
 	if err != nil {
 		return fmt.Errorf("METRICS_ADDR: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
+	if cfg.Profiling {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		<-ctx.Done()
@@ -123,7 +131,7 @@ func serveMetrics(ctx context.Context, addr string, m *metrics.Metrics, log *slo
 			log.Error("metrics listener stopped", "error", err)
 		}
 	}()
-	log.Info("serving metrics", "addr", ln.Addr().String())
+	log.Info("serving metrics", "addr", ln.Addr().String(), "profiling", cfg.Profiling)
 	return nil
 }
 

@@ -23,6 +23,10 @@ type Config struct {
 	ListenAddr  string
 	// MetricsAddr is where /metrics is served; empty means not at all.
 	MetricsAddr string
+	// Profiling serves Go's runtime profiles (/debug/pprof/) on MetricsAddr
+	// too: an operator's tool for finding where CPU and memory go, off by
+	// default because a CPU profile costs the server while it runs.
+	Profiling bool
 	// TrustedProxies are the networks whose X-Forwarded-For header is
 	// believed; a client anywhere else is known by its own address.
 	TrustedProxies    []*net.IPNet
@@ -87,12 +91,10 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.SweepBatchSize = int32(positiveInt(getenv, "SWEEP_BATCH_SIZE", 1000, 32, &errs))
 	cfg.MaxBodyBytes = positiveInt(getenv, "MAX_BODY_BYTES", 10<<20, 64, &errs)
 	cfg.MaxBatchMessages = int(positiveInt(getenv, "MAX_BATCH_MESSAGES", 1000, 32, &errs))
-	if v := getenv("COOKIE_SECURE"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("COOKIE_SECURE=%q: want true or false", v))
-		}
-		cfg.CookieSecure = b
+	cfg.CookieSecure = boolean(getenv, "COOKIE_SECURE", &errs)
+	cfg.Profiling = boolean(getenv, "PROFILING", &errs)
+	if cfg.Profiling && cfg.MetricsAddr == "" {
+		errs = append(errs, errors.New("PROFILING=true needs METRICS_ADDR: the profiles are served on that listener, never on the API's"))
 	}
 	cfg.Delivery = delivery(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
@@ -143,6 +145,19 @@ func withDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// boolean reads a true/false setting that is false when unset.
+func boolean(getenv func(string) string, name string, errs *[]error) bool {
+	v := getenv(name)
+	if v == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		*errs = append(*errs, fmt.Errorf("%s=%q: want true or false", name, v))
+	}
+	return b
 }
 
 func positiveDuration(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {

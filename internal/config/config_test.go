@@ -34,8 +34,11 @@ func TestLoadValues(t *testing.T) {
 		"MAX_BODY_BYTES":      "1024",
 		"LOG_FORMAT":          "json",
 		"COOKIE_SECURE":       "true",
+		"METRICS_ADDR":        "127.0.0.1:9090",
+		"PROFILING":           "true",
 	}))
 	require.NoError(t, err)
+	require.True(t, cfg.Profiling)
 	require.Equal(t, "postgres://x@db/edihub", cfg.DatabaseURL)
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
 	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
@@ -58,6 +61,14 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
+}
+
+func TestProfilingNeedsTheMetricsListener(t *testing.T) {
+	t.Parallel()
+	_, err := Load(env(map[string]string{"PROFILING": "true"}))
+	require.ErrorContains(t, err, "PROFILING=true needs METRICS_ADDR")
+	_, err = Load(env(map[string]string{"PROFILING": "on", "METRICS_ADDR": "127.0.0.1:9090"}))
+	require.ErrorContains(t, err, `PROFILING="on": want true or false`)
 }
 
 func TestTrustedProxies(t *testing.T) {
