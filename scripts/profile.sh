@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# `make profile`: where a request's time goes, on both sides of the wire.
+# For each traffic mix it takes a CPU and an allocation profile of the
+# server (PROFILING=true) and PostgreSQL's own statistics per statement
+# (pg_stat_statements), and prints the top entries of each.
+#
+# It runs its own PostgreSQL cluster under bin/profile/pg with production
+# settings (autovacuum on, pg_stat_statements loaded), so that the shared
+# test server is left alone and the statistics start empty.
+#
+# Settings: PROFILE_PGPORT (55433), PROFILE_CLIENTS (16), PROFILE_DURATION
+# (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+. scripts/lib.sh
+
+port="${PROFILE_PGPORT:-55433}"
+clients="${PROFILE_CLIENTS:-16}"
+duration="${PROFILE_DURATION:-10s}"
+warmup="${PROFILE_WARMUP:-2s}"
+payload_size="${PROFILE_PAYLOAD:-2048}"
+out="$PWD/bin/profile"
+pg_data="$out/pg"
+seconds="${duration%s}"
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+bin="$(pg_bindir)"
+[ -n "$bin" ] && [ -x "$bin/initdb" ] || { echo "no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql" >&2; exit 1; }
+
+step "build"
+go build -o bin/edihub ./cmd/edihub
+go build -o bin/edihub-load ./cmd/edihub-load
+
+step "PostgreSQL cluster in $pg_data on 127.0.0.1:$port"
+if [ -f "$pg_data/postmaster.pid" ]; then as_postgres "$bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null 2>&1 || true; fi
+rm -rf "$out"
+mkdir -p "$pg_data"
+[ "$(id -u)" != 0 ] || chown -R postgres "$out"
+as_postgres "$bin/initdb" -D "$pg_data" -U postgres --auth=trust >/dev/null
+as_postgres "$bin/pg_ctl" -D "$pg_data" -l "$out/postgres.log" -w -o "-p $port -k $out \
+  -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements \
+  -c autovacuum=on -c shared_buffers=512MB -c max_connections=200 -c pg_stat_statements.track=all" start >/dev/null
+
+server_pid=""
+cleanup() {
+  [ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true
+  as_postgres "$bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+psql_db() { psql -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
+psql_db -d postgres -c "CREATE DATABASE edihub"
+psql_db -d edihub -c "CREATE EXTENSION pg_stat_statements"
+export DATABASE_URL="postgres://postgres@127.0.0.1:$port/edihub?sslmode=disable"
+bin/edihub migrate 2>/dev/null
+bin/edihub tenant create bench >/dev/null
+bin/edihub env create --tenant bench production >/dev/null
+api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
+bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' >/dev/null
+
+step "edihub with PROFILING=true"
+metrics_addr="127.0.0.1:$((port + 1))"
+LISTEN_ADDR=127.0.0.1:0 METRICS_ADDR="$metrics_addr" PROFILING=true bin/edihub serve 2>"$out/server.log" &
+server_pid=$!
+for _ in $(seq 1 100); do
+  addr="$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$out/server.log" | head -n 1)"
+  if [ -n "$addr" ] && curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then break; fi
+  sleep 0.1
+done
+[ -n "${addr:-}" ] || { cat "$out/server.log" >&2; exit 1; }
+
+# One row a mix: name, then edihub-load's flags.
+mixes=(
+  "new:-mix new"
+  "duplicate:-mix duplicate"
+  "replay:-mix replay"
+  "batch-100:-mix new -form batch -per-request 100"
+  "packet-100:-mix new -form packet -per-request 100"
+)
+
+report="$out/report.md"
+{
+  echo "Machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start;" \
+    "$clients clients, $warmup warm-up, $duration profiled per mix, payload $payload_size bytes."
+} >"$report"
+
+for row in "${mixes[@]}"; do
+  name="${row%%:*}"
+  read -ra flags <<<"${row#*:}"
+  step "$name: $clients clients, $duration"
+  psql_db -d edihub -c "SELECT pg_stat_statements_reset()" >/dev/null
+  curl -fsS "http://$metrics_addr/debug/pprof/allocs" -o "$out/allocs-$name-before.pprof"
+  # The profile starts with the warm-up's end and covers the measured time.
+  (sleep "${warmup%s}" && curl -fsS "http://$metrics_addr/debug/pprof/profile?seconds=$seconds" \
+    -o "$out/cpu-$name.pprof") &
+  profiler=$!
+  bin/edihub-load run -url "http://$addr" -key "$api_key" "${flags[@]}" -clients "$clients" \
+    -warmup "$warmup" -duration "$duration" -payload-size "$payload_size" >"$out/load-$name.json"
+  wait "$profiler"
+  curl -fsS "http://$metrics_addr/debug/pprof/allocs" -o "$out/allocs-$name.pprof"
+  {
+    echo
+    echo "## $name"
+    echo
+    echo "Load: $(cat "$out/load-$name.json")"
+    echo
+    echo "edihub CPU, top 20 functions by own time:"
+    echo '```'
+    go tool pprof -top -nodecount=20 bin/edihub "$out/cpu-$name.pprof" 2>/dev/null | sed -n '/^Showing\|flat%/,$p'
+    echo '```'
+    echo "edihub allocations during the mix, top 12 by bytes:"
+    echo '```'
+    go tool pprof -top -nodecount=12 -sample_index=alloc_space -base "$out/allocs-$name-before.pprof" \
+      bin/edihub "$out/allocs-$name.pprof" 2>/dev/null | sed -n '/^Showing\|flat%/,$p'
+    echo '```'
+    echo "PostgreSQL, statements by total time:"
+    echo '```'
+    psql -h 127.0.0.1 -p "$port" -U postgres -d edihub -P pager=off -c "
+      SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+             round(mean_exec_time::numeric, 3) AS mean_ms, rows,
+             left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement
+      FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'edihub')
+      ORDER BY total_exec_time DESC LIMIT 12"
+    echo '```'
+  } >>"$report"
+done
+
+step "report ($report)"
+cat "$report"
