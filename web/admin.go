@@ -46,22 +46,6 @@ type LoginForm struct {
 	Problem string
 }
 
-// UserForm is the form that creates a user, as shown again after a problem.
-type UserForm struct {
-	Email   string
-	Role    string
-	Tenant  string
-	Problem string
-}
-
-// Users is the users page.
-type Users struct {
-	List    []auth.Listed
-	Tenants []string // where a global admin may create users
-	Created string   // the email of the user just created, if any
-	Form    UserForm
-}
-
 // htmxConfig turns off what the Content-Security-Policy forbids anyway
 // (evaluated attributes, inline scripts and styles), and htmx's history
 // cache, which would keep copies of pages showing customer data in the
@@ -89,6 +73,9 @@ func formatTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05
 
 // adminURL is the link to an admin route that takes no parameters.
 func adminURL(route string) templ.SafeURL { return templ.URL(adminpath.Path(route)) }
+
+// adminIDURL is the link to an admin route that takes one parameter, id.
+func adminIDURL(route string, id any) templ.SafeURL { return templ.URL(adminpath.Path(route, id)) }
 
 func messageURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.Message, id))

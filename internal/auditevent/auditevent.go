@@ -30,6 +30,9 @@ const (
 	LoggedOut   = "user.logged_out"
 
 	UserCreated        = "user.created"
+	UserDisabled       = "user.disabled"
+	UserEnabled        = "user.enabled"
+	UserPasswordReset  = "user.password_reset"
 	TenantCreated      = "tenant.created"
 	EnvironmentCreated = "environment.created"
 	APIKeyCreated      = "api_key.created"
@@ -53,7 +56,7 @@ const (
 var Actions = []string{
 	DuplicateBlocked, DuplicateReleased,
 	LoginFailed, LoggedIn, LoggedOut,
-	UserCreated, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
+	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 }

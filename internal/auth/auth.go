@@ -31,6 +31,10 @@ type User struct {
 	Role       string // RoleAdmin or RoleViewer
 	TenantID   *int64 // nil for a global user
 	TenantSlug string // "" for a global user
+	// SessionEpoch is the user's current session generation: a session
+	// keeps the epoch it signed in at, and one whose epoch is not this is
+	// over (a new password or a disabling moves it on).
+	SessionEpoch int32
 }
 
 // IsAdmin reports whether u may change things; viewers only read.
@@ -131,13 +135,19 @@ func New(pool *pgxpool.Pool) *Service {
 	return &Service{pool: pool, checks: semaphore.NewWeighted(MaxConcurrentChecks), checkPassword: password.Check}
 }
 
-// ErrNoUser means the user of a session no longer exists.
-var ErrNoUser = errors.New("user does not exist")
+// ErrNoUser means the session is over: its user no longer exists, is
+// disabled, or had every session ended since it signed in.
+var ErrNoUser = errors.New("the session's user does not exist, is disabled or was signed out")
 
-// User loads the user with id, for a request of a signed-in session; it is
-// read on every request so that a changed role applies at once.
-func (s *Service) User(ctx context.Context, id int64) (User, error) {
-	return loadUser(ctx, db.New(s.pool), id)
+// SessionUser loads the user with id for a request of a session signed in
+// at epoch. It is read on every request, so that a changed role, a disabled
+// user or a new password applies at once.
+func (s *Service) SessionUser(ctx context.Context, id int64, epoch int32) (User, error) {
+	u, err := loadUser(ctx, db.New(s.pool), id)
+	if err == nil && u.SessionEpoch != epoch {
+		return User{}, ErrNoUser
+	}
+	return u, err
 }
 
 func loadUser(ctx context.Context, q *db.Queries, id int64) (User, error) {
@@ -148,7 +158,7 @@ func loadUser(ctx context.Context, q *db.Queries, id int64) (User, error) {
 	if err != nil {
 		return User{}, fmt.Errorf("load user %d: %w", id, err)
 	}
-	u := User{ID: row.ID, Email: row.Email, Role: row.Role, TenantID: row.TenantID}
+	u := User{ID: row.ID, Email: row.Email, Role: row.Role, TenantID: row.TenantID, SessionEpoch: row.SessionEpoch}
 	if row.TenantSlug != nil {
 		u.TenantSlug = *row.TenantSlug
 	}

@@ -117,7 +117,7 @@ func TestLoginThrottleWindow(t *testing.T) {
 
 	_, err = pool.Exec(ctx, `DELETE FROM users WHERE id = $1`, id)
 	require.NoError(t, err)
-	_, err = svc.User(ctx, id)
+	_, err = svc.SessionUser(ctx, id, 0)
 	require.ErrorIs(t, err, auth.ErrNoUser)
 }
 
@@ -210,4 +210,41 @@ func TestConcurrentPasswordChecksAreCapped(t *testing.T) {
 	require.Positive(t, checked)
 	require.Equal(t, int64(checked), counter.total.Load(), "every unknown email cost one check")
 	require.LessOrEqual(t, counter.peak.Load(), int64(auth.MaxConcurrentChecks), "never more checks at once than the cap")
+}
+
+// A disabled user is refused: told so when the password is right, told
+// nothing new when it is wrong, and their session is over; a session signed
+// in at an earlier epoch (before a new password) is over too.
+func TestDisabledUsersAndEndedSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	u := testfactory.User(t, pool, &testfactory.UserOpts{Email: "ada@acme.example"})
+	svc := auth.New(pool)
+
+	signedIn, err := svc.Login(ctx, "ada@acme.example", testfactory.Password, "192.0.2.1")
+	require.NoError(t, err)
+	_, err = svc.SessionUser(ctx, u.ID, signedIn.SessionEpoch)
+	require.NoError(t, err)
+
+	_, err = pool.Exec(ctx, `UPDATE users SET session_epoch = session_epoch + 1 WHERE id = $1`, u.ID)
+	require.NoError(t, err)
+	_, err = svc.SessionUser(ctx, u.ID, signedIn.SessionEpoch)
+	require.ErrorIs(t, err, auth.ErrNoUser, "a session from an earlier epoch is over")
+	again, err := svc.Login(ctx, "ada@acme.example", testfactory.Password, "192.0.2.1")
+	require.NoError(t, err)
+	require.Equal(t, signedIn.SessionEpoch+1, again.SessionEpoch)
+
+	_, err = pool.Exec(ctx, `UPDATE users SET disabled_at = now() WHERE id = $1`, u.ID)
+	require.NoError(t, err)
+	_, err = svc.SessionUser(ctx, u.ID, again.SessionEpoch)
+	require.ErrorIs(t, err, auth.ErrNoUser, "a disabled user's session is over")
+	_, err = svc.Login(ctx, "ada@acme.example", testfactory.Password, "192.0.2.1")
+	require.ErrorIs(t, err, auth.ErrDisabled)
+	_, err = svc.Login(ctx, "ada@acme.example", "a wrong password", "192.0.2.1")
+	require.ErrorIs(t, err, auth.ErrInvalidCredentials)
+	var reasons []string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT array_agg(details->>'reason' ORDER BY id) FROM audit_events
+		WHERE action = 'user.login_failed'`).Scan(&reasons))
+	require.Equal(t, []string{"disabled", "wrong_password"}, reasons)
 }

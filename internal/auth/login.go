@@ -35,6 +35,10 @@ var (
 	ErrThrottled = apperr.New(apperr.TooManyRequests, "too-many-attempts",
 		"too many failed sign-ins for this account or from this address: wait %d minutes and try again",
 		int(FailureWindow/time.Minute))
+	// ErrDisabled is told only to whoever gave the right password, so it
+	// reveals nothing that a sign-in did not reveal before.
+	ErrDisabled = apperr.New(apperr.Forbidden, "account-disabled",
+		"this account is disabled: ask an administrator to enable it")
 	errMissingCredentials = apperr.New(apperr.Invalid, "missing-field", "enter your email and your password")
 )
 
@@ -61,7 +65,8 @@ var ErrBusy = apperr.New(apperr.Unavailable, "sign-in-busy",
 
 // Login checks an email and password from remoteAddr and records the
 // outcome in the audit trail. It returns the user on success,
-// ErrInvalidCredentials, ErrThrottled, ErrBusy, or a database error.
+// ErrInvalidCredentials, ErrDisabled, ErrThrottled, ErrBusy, or a database
+// error.
 //
 // The throttle's decision is atomic: under locks per email and per address
 // (AuditEventLoginLock), one sign-in at a time counts the recent failures,
@@ -114,8 +119,9 @@ func (s *Service) Login(ctx context.Context, email, pw, remoteAddr string) (User
 
 // check compares pw with the password of email's user and records the
 // outcome. A wrong password or an unknown email is refused with
-// ErrInvalidCredentials after the same Argon2id work; err is for failures
-// of the check itself.
+// ErrInvalidCredentials after the same Argon2id work, and a disabled
+// user's right password with ErrDisabled; err is for failures of the check
+// itself.
 func (s *Service) check(ctx context.Context, q *db.Queries, email, pw, remoteAddr string) (u User, refused, err error) {
 	row, err := q.UserGetByEmail(ctx, email)
 	switch {
@@ -133,6 +139,9 @@ func (s *Service) check(ctx context.Context, q *db.Queries, email, pw, remoteAdd
 		return User{}, ErrInvalidCredentials, fail(ctx, q, email, remoteAddr, "wrong_password")
 	} else if err != nil {
 		return User{}, nil, err
+	}
+	if row.DisabledAt != nil {
+		return User{}, ErrDisabled, fail(ctx, q, email, remoteAddr, "disabled")
 	}
 	u, err = loadUser(ctx, q, row.ID)
 	if err != nil {

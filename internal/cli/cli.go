@@ -47,6 +47,10 @@ commands:
   message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
+  user list                   one user a line: id, email, role, tenant, state, created, disabled
+  user disable ID             the user is signed out at once and cannot sign in
+  user enable ID              a disabled user can sign in again
+  user reset-password ID      prints a new generated password; the user is signed out everywhere
   destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
   delivery retry ID | --all-failed [--destination ID]   queue failed deliveries again; prints how many
   demo [--destination URL] [--secrets FILE]

@@ -11,7 +11,7 @@ import (
 )
 
 // manageAction parses the verbs that manage what exists: list, revoke,
-// rotate, and for users disable and reset-password. Each change is made
+// rotate, and for users disable, enable and reset-password. Each change is made
 // with the CLI's global scope and recorded as the CLI's.
 func manageAction(noun, verb, name string, args []string) (action, error) {
 	switch noun + " " + verb {
@@ -21,6 +21,14 @@ func manageAction(noun, verb, name string, args []string) (action, error) {
 		return apikeyRevoke(name, args)
 	case "apikey rotate":
 		return apikeyRotate(name, args)
+	case "user list":
+		return userList(name, args)
+	case "user disable":
+		return byID(name, args, (*provision.Service).DisableUser)
+	case "user enable":
+		return byID(name, args, (*provision.Service).EnableUser)
+	case "user reset-password":
+		return userResetPassword(name, args)
 	}
 	return nil, usageErrorf("%s: unknown subcommand %q", noun, verb)
 }
@@ -68,12 +76,18 @@ func idArgument(fs *flag.FlagSet, args []string) (int64, error) {
 }
 
 func apikeyRevoke(name string, args []string) (action, error) {
+	return byID(name, args, (*provision.Service).RevokeAPIKey)
+}
+
+// byID is a verb that takes an id and prints nothing: change, made as the
+// CLI.
+func byID(name string, args []string, change func(*provision.Service, context.Context, provision.By, int64) error) (action, error) {
 	id, err := idArgument(flag.NewFlagSet(name, flag.ContinueOnError), args)
 	if err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
-		return nil, s.RevokeAPIKey(ctx, provision.ByCLI, id)
+		return nil, change(s, ctx, provision.ByCLI, id)
 	}, nil
 }
 
@@ -87,5 +101,40 @@ func apikeyRotate(name string, args []string) (action, error) {
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
 		key, err := s.RotateAPIKey(ctx, provision.ByCLI, id, *grace)
 		return []string{key}, err
+	}, nil
+}
+
+func userList(name string, args []string) (action, error) {
+	if _, err := positionals(flag.NewFlagSet(name, flag.ContinueOnError), args); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		users, err := s.Users(ctx, provision.ByCLI.Scope)
+		if err != nil {
+			return nil, err
+		}
+		lines := make([]string, len(users))
+		for i, u := range users {
+			tenant := "-"
+			if u.TenantSlug != nil {
+				tenant = *u.TenantSlug
+			}
+			lines[i] = strings.Join([]string{
+				strconv.FormatInt(u.ID, 10), u.Email, u.Role, tenant,
+				provision.UserState(u), timeText(&u.CreatedAt), timeText(u.DisabledAt),
+			}, "\t")
+		}
+		return lines, nil
+	}, nil
+}
+
+func userResetPassword(name string, args []string) (action, error) {
+	id, err := idArgument(flag.NewFlagSet(name, flag.ContinueOnError), args)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		pw, err := s.ResetPassword(ctx, provision.ByCLI, id)
+		return []string{pw}, err
 	}, nil
 }

@@ -58,3 +58,55 @@ func TestAPIKeyListRevokeRotate(t *testing.T) {
 	requireUsageError(t, run(t, url, nil, "", "apikey", "rotate"), "want 1 argument")
 	requireUsageError(t, run(t, url, nil, "", "apikey", "delete", "1"), `unknown subcommand "delete"`)
 }
+
+func TestUserListDisableEnableResetPassword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := migrated(t)
+	pool := pgtest.PoolFor(t, url)
+	env := map[string]string{"EDIHUB_PASSWORD": "a long enough password"}
+	global := run(t, url, env, "", "user", "create", "--email", "root@example.com", "--role", "admin").lines()[0]
+	clerk := run(t, url, env, "", "user", "create", "--email", "clerk@acme.example", "--role", "viewer", "--tenant", "acme").lines()[0]
+
+	states := func() map[string][]string {
+		r := run(t, url, nil, "", "user", "list")
+		require.NoError(t, r.err)
+		byID := map[string][]string{}
+		for _, line := range r.lines() {
+			fields := strings.Split(line, "\t")
+			require.Len(t, fields, 7, line)
+			byID[fields[0]] = fields
+		}
+		return byID
+	}
+	listed := states()
+	require.Equal(t, []string{global, "root@example.com", "admin", "-", "active"}, listed[global][:5])
+	require.Equal(t, []string{clerk, "clerk@acme.example", "viewer", "acme", "active"}, listed[clerk][:5])
+	require.Equal(t, "-", listed[clerk][6])
+
+	require.NoError(t, run(t, url, nil, "", "user", "disable", clerk).err)
+	listed = states()
+	require.Equal(t, "disabled", listed[clerk][4])
+	require.NotEqual(t, "-", listed[clerk][6])
+	require.NoError(t, run(t, url, nil, "", "user", "enable", clerk).err)
+	require.Equal(t, "active", states()[clerk][4])
+
+	reset := run(t, url, nil, "", "user", "reset-password", clerk)
+	require.NoError(t, reset.err)
+	require.Len(t, reset.lines(), 1)
+	require.Len(t, reset.lines()[0], 24)
+
+	var events, epoch int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM audit_events
+		WHERE actor = 'cli' AND action IN ('user.disabled', 'user.enabled', 'user.password_reset')
+		  AND details->>'user_id' = $1`, clerk).Scan(&events))
+	require.Equal(t, 3, events)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT session_epoch FROM users WHERE id = $1`, clerk).Scan(&epoch))
+	require.Equal(t, 2, epoch, "the disabling and the new password each ended the user's sessions")
+
+	requireFailure(t, run(t, url, nil, "", "user", "disable", "999999"), "there is no user 999999")
+	requireFailure(t, run(t, url, nil, "", "user", "reset-password", "999999"), "there is no user 999999")
+	requireUsageError(t, run(t, url, nil, "", "user", "enable", "clerk@acme.example"), `"clerk@acme.example" is not an id`)
+	requireUsageError(t, run(t, url, nil, "", "user", "disable"), "want 1 argument")
+	requireUsageError(t, run(t, url, nil, "", "user", "delete", "1"), `unknown subcommand "delete"`)
+}

@@ -194,4 +194,6 @@ type User struct {
 	Role         string
 	TenantID     *int64
 	CreatedAt    time.Time
+	DisabledAt   *time.Time
+	SessionEpoch int32
 }

@@ -10,8 +10,92 @@ import (
 	"time"
 )
 
+const userDisable = `-- name: UserDisable :many
+UPDATE users SET disabled_at = coalesce(disabled_at, now()), session_epoch = session_epoch + 1
+WHERE id = $1 AND ($2::bigint IS NULL OR tenant_id = $2)
+RETURNING id, email, password_hash, role, tenant_id, created_at, disabled_at, session_epoch
+`
+
+type UserDisableParams struct {
+	ID            int64
+	ScopeTenantID *int64
+}
+
+// UserDisable keeps a user of the scope from signing in, from now or since
+// an earlier disabling, and ends every session the user has.
+func (q *Queries) UserDisable(ctx context.Context, arg UserDisableParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, userDisable, arg.ID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []User
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.PasswordHash,
+			&i.Role,
+			&i.TenantID,
+			&i.CreatedAt,
+			&i.DisabledAt,
+			&i.SessionEpoch,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const userEnable = `-- name: UserEnable :many
+UPDATE users SET disabled_at = NULL
+WHERE id = $1 AND ($2::bigint IS NULL OR tenant_id = $2)
+RETURNING id, email, password_hash, role, tenant_id, created_at, disabled_at, session_epoch
+`
+
+type UserEnableParams struct {
+	ID            int64
+	ScopeTenantID *int64
+}
+
+// UserEnable lets a disabled user of the scope sign in again. Sessions
+// ended by the disabling stay ended.
+func (q *Queries) UserEnable(ctx context.Context, arg UserEnableParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, userEnable, arg.ID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []User
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.PasswordHash,
+			&i.Role,
+			&i.TenantID,
+			&i.CreatedAt,
+			&i.DisabledAt,
+			&i.SessionEpoch,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const userGetByEmail = `-- name: UserGetByEmail :one
-SELECT id, email, password_hash, role, tenant_id, created_at FROM users WHERE lower(email) = lower($1)
+SELECT id, email, password_hash, role, tenant_id, created_at, disabled_at, session_epoch FROM users WHERE lower(email) = lower($1)
 `
 
 func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error) {
@@ -24,26 +108,30 @@ func (q *Queries) UserGetByEmail(ctx context.Context, email string) (User, error
 		&i.Role,
 		&i.TenantID,
 		&i.CreatedAt,
+		&i.DisabledAt,
+		&i.SessionEpoch,
 	)
 	return i, err
 }
 
 const userGetForSession = `-- name: UserGetForSession :one
-SELECT u.id, u.email, u.role, u.tenant_id, t.slug AS tenant_slug
+SELECT u.id, u.email, u.role, u.tenant_id, t.slug AS tenant_slug, u.session_epoch
 FROM users u LEFT JOIN tenants t ON t.id = u.tenant_id
-WHERE u.id = $1
+WHERE u.id = $1 AND u.disabled_at IS NULL
 `
 
 type UserGetForSessionRow struct {
-	ID         int64
-	Email      string
-	Role       string
-	TenantID   *int64
-	TenantSlug *string
+	ID           int64
+	Email        string
+	Role         string
+	TenantID     *int64
+	TenantSlug   *string
+	SessionEpoch int32
 }
 
 // UserGetForSession loads the signed-in user on every admin request, so a
-// changed role or a deleted user takes effect at once.
+// changed role, a deleted or disabled user, or ended sessions take effect
+// at once. A disabled user is not found.
 func (q *Queries) UserGetForSession(ctx context.Context, id int64) (UserGetForSessionRow, error) {
 	row := q.db.QueryRow(ctx, userGetForSession, id)
 	var i UserGetForSessionRow
@@ -53,6 +141,7 @@ func (q *Queries) UserGetForSession(ctx context.Context, id int64) (UserGetForSe
 		&i.Role,
 		&i.TenantID,
 		&i.TenantSlug,
+		&i.SessionEpoch,
 	)
 	return i, err
 }
@@ -83,7 +172,7 @@ func (q *Queries) UserInsert(ctx context.Context, arg UserInsertParams) (int64, 
 }
 
 const userList = `-- name: UserList :many
-SELECT u.id, u.email, u.role, t.slug AS tenant_slug, u.created_at
+SELECT u.id, u.email, u.role, t.slug AS tenant_slug, u.created_at, u.disabled_at
 FROM users u LEFT JOIN tenants t ON t.id = u.tenant_id
 WHERE $1::bigint IS NULL OR u.tenant_id = $1
 ORDER BY lower(u.email)
@@ -95,6 +184,7 @@ type UserListRow struct {
 	Role       string
 	TenantSlug *string
 	CreatedAt  time.Time
+	DisabledAt *time.Time
 }
 
 // UserList lists the users a signed-in user may see: everyone for a global
@@ -114,6 +204,7 @@ func (q *Queries) UserList(ctx context.Context, scopeTenantID *int64) ([]UserLis
 			&i.Role,
 			&i.TenantSlug,
 			&i.CreatedAt,
+			&i.DisabledAt,
 		); err != nil {
 			return nil, err
 		}
@@ -125,16 +216,47 @@ func (q *Queries) UserList(ctx context.Context, scopeTenantID *int64) ([]UserLis
 	return items, nil
 }
 
-const userSetPassword = `-- name: UserSetPassword :exec
-UPDATE users SET password_hash = $1 WHERE id = $2
+const userSetPassword = `-- name: UserSetPassword :many
+UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1
+WHERE id = $2 AND ($3::bigint IS NULL OR tenant_id = $3)
+RETURNING id, email, password_hash, role, tenant_id, created_at, disabled_at, session_epoch
 `
 
 type UserSetPasswordParams struct {
-	PasswordHash string
-	ID           int64
+	PasswordHash  string
+	ID            int64
+	ScopeTenantID *int64
 }
 
-func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams) error {
-	_, err := q.db.Exec(ctx, userSetPassword, arg.PasswordHash, arg.ID)
-	return err
+// UserSetPassword gives a user of the scope (NULL: any) a new password and
+// ends every session the user has. It returns the user changed, as
+// UserDisable and UserEnable do: no row when the scope holds no user with
+// that id.
+func (q *Queries) UserSetPassword(ctx context.Context, arg UserSetPasswordParams) ([]User, error) {
+	rows, err := q.db.Query(ctx, userSetPassword, arg.PasswordHash, arg.ID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []User
+	for rows.Next() {
+		var i User
+		if err := rows.Scan(
+			&i.ID,
+			&i.Email,
+			&i.PasswordHash,
+			&i.Role,
+			&i.TenantID,
+			&i.CreatedAt,
+			&i.DisabledAt,
+			&i.SessionEpoch,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -11,6 +11,8 @@ import (
 type By struct {
 	Actor string
 	Scope auth.Scope
+	// UserID is the signed-in user making the change, 0 for the CLI.
+	UserID int64
 }
 
 // ByCLI is a change made with the edihub command.
@@ -22,7 +24,7 @@ func ByUser(u auth.User) (By, error) {
 	if !u.IsAdmin() {
 		return By{}, auth.ErrAdminOnly
 	}
-	return By{Actor: u.Actor(), Scope: u.Scope()}, nil
+	return By{Actor: u.Actor(), Scope: u.Scope(), UserID: u.ID}, nil
 }
 
 // notInScope answers a change to something the scope does not hold as if it

@@ -70,14 +70,97 @@ func validateUser(spec UserSpec) error {
 	return nil
 }
 
-// setPassword replaces a user's password; the demo uses it to hand out a
-// fresh login on every run.
+// User is a user as the users page and `user list` show them.
+type User = db.UserListRow
+
+// Users lists the users scope may see: a tenant's own users, or everyone.
+func (s *Service) Users(ctx context.Context, scope auth.Scope) ([]User, error) {
+	users, err := db.New(s.pool).UserList(ctx, scope.TenantFilter())
+	if err != nil {
+		return nil, fmt.Errorf("list users: %w", err)
+	}
+	return users, nil
+}
+
+// UserState is "active" or "disabled".
+func UserState(u User) string {
+	if u.DisabledAt != nil {
+		return "disabled"
+	}
+	return "active"
+}
+
+// DisableUser keeps the user with id from signing in and ends every session
+// the user has at once. Nobody disables themself, so that an admin cannot
+// lock themself out by a slip; another admin or the CLI can.
+func (s *Service) DisableUser(ctx context.Context, by By, id int64) error {
+	if id == by.UserID {
+		return apperr.New(apperr.Forbidden, "own-account", "you cannot disable your own account: ask another administrator")
+	}
+	return s.changeUser(ctx, by, id, auditevent.UserDisabled, func(q *db.Queries) ([]db.User, error) {
+		return q.UserDisable(ctx, db.UserDisableParams{ID: id, ScopeTenantID: by.Scope.TenantFilter()})
+	})
+}
+
+// EnableUser lets a disabled user sign in again; the sessions the disabling
+// ended stay ended.
+func (s *Service) EnableUser(ctx context.Context, by By, id int64) error {
+	return s.changeUser(ctx, by, id, auditevent.UserEnabled, func(q *db.Queries) ([]db.User, error) {
+		return q.UserEnable(ctx, db.UserEnableParams{ID: id, ScopeTenantID: by.Scope.TenantFilter()})
+	})
+}
+
+// ResetPassword gives the user with id a new, generated password, ends
+// every session the user has, and returns the password to be shown once.
+// It is generated rather than typed by the admin so that it is strong and
+// not one the admin uses elsewhere; the admin hands it over. Nobody resets
+// their own password here: it would take no knowledge of the current one,
+// so whoever held an admin's open session could lock the admin out.
+func (s *Service) ResetPassword(ctx context.Context, by By, id int64) (string, error) {
+	if id == by.UserID {
+		return "", apperr.New(apperr.Forbidden, "own-account", "you cannot reset your own password here: ask another administrator")
+	}
+	pw, err := randomPassword()
+	if err != nil {
+		return "", err
+	}
+	hash, err := hashPassword(pw)
+	if err != nil {
+		return "", err
+	}
+	err = s.changeUser(ctx, by, id, auditevent.UserPasswordReset, func(q *db.Queries) ([]db.User, error) {
+		return q.UserSetPassword(ctx, db.UserSetPasswordParams{ID: id, PasswordHash: hash, ScopeTenantID: by.Scope.TenantFilter()})
+	})
+	if err != nil {
+		return "", err
+	}
+	return pw, nil
+}
+
+// changeUser makes a change to a user of by's scope and records it as
+// action, in one transaction.
+func (s *Service) changeUser(ctx context.Context, by By, id int64, action string, change func(*db.Queries) ([]db.User, error)) error {
+	return db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		users, err := change(q)
+		if err != nil {
+			return fmt.Errorf("%s %d: %w", action, id, err)
+		}
+		if len(users) == 0 {
+			return notInScope("user", id)
+		}
+		u := users[0]
+		return auditevent.Record(ctx, q, by.Actor, u.TenantID, action, map[string]any{"user_id": u.ID, "email": u.Email})
+	})
+}
+
+// setPassword replaces a user's password and ends the user's sessions; the
+// demo uses it to hand out a fresh login on every run.
 func setPassword(ctx context.Context, q *db.Queries, userID int64, pw string) error {
 	hash, err := hashPassword(pw)
 	if err != nil {
 		return err
 	}
-	if err := q.UserSetPassword(ctx, db.UserSetPasswordParams{ID: userID, PasswordHash: hash}); err != nil {
+	if _, err := q.UserSetPassword(ctx, db.UserSetPasswordParams{ID: userID, PasswordHash: hash}); err != nil {
 		return fmt.Errorf("set password: %w", err)
 	}
 	return nil

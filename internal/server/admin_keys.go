@@ -85,16 +85,28 @@ func (s *Server) changeBy(c echo.Context, change func(provision.By) (string, err
 	return change(by)
 }
 
-// answerAPIKeys shows the keys page after a change: with the change's
-// outcome, or with the problem the admin can fix.
-func (s *Server) answerAPIKeys(c echo.Context, err error, view web.APIKeys) error {
+// answerChange shows a page after a change whose outcome is err: show gets
+// the status and, when the change failed in a way the admin can fix, the
+// problem to tell them ("" after a success). Other errors are error pages.
+func answerChange(err error, show func(status int, problem string) error) error {
 	if ae, ok := apperr.As(err); ok && ae.Err == nil {
-		return s.renderAPIKeys(c, statusOfKind[ae.Kind], web.APIKeys{Problem: ae.Detail})
+		return show(statusOfKind[ae.Kind], ae.Detail)
 	}
 	if err != nil {
 		return err
 	}
-	return s.renderAPIKeys(c, http.StatusOK, view)
+	return show(http.StatusOK, "")
+}
+
+// answerAPIKeys shows the keys page after a change: with the change's
+// outcome, or with the problem the admin can fix.
+func (s *Server) answerAPIKeys(c echo.Context, err error, view web.APIKeys) error {
+	return answerChange(err, func(status int, problem string) error {
+		if problem != "" {
+			view = web.APIKeys{Problem: problem}
+		}
+		return s.renderAPIKeys(c, status, view)
+	})
 }
 
 func (s *Server) renderAPIKeys(c echo.Context, status int, view web.APIKeys) error {

@@ -47,6 +47,7 @@ func (s *Server) adminLogin(c echo.Context) error {
 	// is worthless after it.
 	newCSRFToken(ctx, s.sessions)
 	s.sessions.Put(ctx, sessionUserKey, u.ID)
+	s.sessions.Put(ctx, sessionEpochKey, int(u.SessionEpoch))
 	if err := s.saveSession(c); err != nil {
 		return err
 	}

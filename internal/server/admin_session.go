@@ -24,8 +24,11 @@ import (
 )
 
 const (
-	// sessionUserKey is the session value naming the signed-in user.
-	sessionUserKey = "user_id"
+	// sessionUserKey is the session value naming the signed-in user, and
+	// sessionEpochKey the user's session epoch at sign-in (see
+	// auth.User.SessionEpoch).
+	sessionUserKey  = "user_id"
+	sessionEpochKey = "session_epoch"
 	// userKey is the Echo context key of the signed-in auth.User.
 	userKey = "admin_user"
 	// csrfKey is the Echo context key of the request's CSRF token, and
@@ -189,7 +192,8 @@ func (s *Server) saveSession(c echo.Context) error {
 
 // requireUser lets signed-in users through and sends everyone else to the
 // sign-in page. The user is read from the database on every request, so a
-// deleted user or a changed role takes effect at once.
+// deleted or disabled user, a changed role or a new password takes effect
+// at once.
 func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -197,10 +201,12 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 		if id == 0 {
 			return signInFirst(c)
 		}
-		u, err := s.auth.User(ctx, id)
+		// A session from before epochs were kept has none: 0, every user's
+		// first epoch.
+		u, err := s.auth.SessionUser(ctx, id, int32(s.sessions.GetInt(ctx, sessionEpochKey)))
 		if errors.Is(err, auth.ErrNoUser) {
 			if err := s.sessions.Destroy(ctx); err != nil {
-				return fmt.Errorf("end session of a deleted user: %w", err)
+				return fmt.Errorf("end a session that is over: %w", err)
 			}
 			s.sessions.WriteSessionCookie(ctx, c.Response(), "", time.Time{})
 			return signInFirst(c)

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -12,9 +14,17 @@ import (
 	"github.com/lefia/edihub/web"
 )
 
-// adminUsers lists the users the signed-in user may see.
+// adminUsers lists the users the signed-in user may see. ?created=EMAIL,
+// ?disabled=ID and ?enabled=ID confirm a change, shown only when the list
+// bears it out, so that a crafted link cannot make the page claim anything.
 func (s *Server) adminUsers(c echo.Context) error {
-	return s.renderUsers(c, http.StatusOK, web.UserForm{}, c.QueryParam("created"))
+	view := web.Users{Created: c.QueryParam("created")}
+	for param, state := range map[string]string{"disabled": "disabled", "enabled": "active"} {
+		if id, err := strconv.ParseInt(c.QueryParam(param), 10, 64); err == nil {
+			view.Changed, view.ChangedTo = id, state
+		}
+	}
+	return s.renderUsers(c, http.StatusOK, view)
 }
 
 // adminCreateUser creates a user in the admin's own scope: a tenant's admin
@@ -34,7 +44,7 @@ func (s *Server) adminCreateUser(c echo.Context) error {
 	}
 	if ae, ok := apperr.As(err); ok && ae.Err == nil {
 		form.Problem = ae.Detail
-		return s.renderUsers(c, statusOfKind[ae.Kind], form, "")
+		return s.renderUsers(c, statusOfKind[ae.Kind], web.Users{Form: form})
 	}
 	if err != nil {
 		return err
@@ -42,22 +52,72 @@ func (s *Server) adminCreateUser(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Users)+"?created="+url.QueryEscape(form.Email))
 }
 
-// renderUsers shows the users page. created names a user just created; it
-// is shown only when that user is in the list, so a crafted link cannot
-// make the page claim anything.
-func (s *Server) renderUsers(c echo.Context, status int, form web.UserForm, created string) error {
+// adminDisableUser keeps a user from signing in and ends their sessions at
+// once, then shows the list (a reload does not post again).
+func (s *Server) adminDisableUser(c echo.Context) error {
+	return s.changeUserState(c, "disabled", s.provision.DisableUser)
+}
+
+// adminEnableUser lets a disabled user sign in again.
+func (s *Server) adminEnableUser(c echo.Context) error {
+	return s.changeUserState(c, "enabled", s.provision.EnableUser)
+}
+
+// changeUserState runs change on the user the route names and redirects to
+// the list, which confirms it under the query parameter param.
+func (s *Server) changeUserState(c echo.Context, param string, change func(context.Context, provision.By, int64) error) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	_, err = s.changeBy(c, func(by provision.By) (string, error) {
+		return "", change(c.Request().Context(), by, id)
+	})
+	if err != nil {
+		return s.answerUsers(c, err, web.Users{})
+	}
+	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Users)+"?"+param+"="+strconv.FormatInt(id, 10))
+}
+
+// adminResetPassword gives a user a new password, shown once in this
+// answer, and ends their sessions.
+func (s *Server) adminResetPassword(c echo.Context) error {
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return echo.ErrNotFound
+	}
+	pw, err := s.changeBy(c, func(by provision.By) (string, error) {
+		return s.provision.ResetPassword(c.Request().Context(), by, id)
+	})
+	return s.answerUsers(c, err, web.Users{NewPassword: pw, ResetFor: id})
+}
+
+// answerUsers shows the users page after a change: with the change's
+// outcome, or with the problem the admin can fix.
+func (s *Server) answerUsers(c echo.Context, err error, view web.Users) error {
+	return answerChange(err, func(status int, problem string) error {
+		if problem != "" {
+			view = web.Users{Problem: problem}
+		}
+		return s.renderUsers(c, status, view)
+	})
+}
+
+// renderUsers shows the users page. A user just created is named only when
+// that user is in the list.
+func (s *Server) renderUsers(c echo.Context, status int, view web.Users) error {
 	ctx := c.Request().Context()
 	scope := currentUser(c).Scope()
-	users, err := s.auth.Users(ctx, scope)
-	if err != nil {
+	var err error
+	if view.List, err = s.provision.Users(ctx, scope); err != nil {
 		return err
 	}
-	tenants, err := s.auth.Tenants(ctx, scope)
-	if err != nil {
+	if view.Tenants, err = s.auth.Tenants(ctx, scope); err != nil {
 		return err
 	}
-	view := web.Users{List: users, Tenants: tenants, Form: form}
-	for _, listed := range users {
+	created := view.Created
+	view.Created = ""
+	for _, listed := range view.List {
 		if listed.Email == created {
 			view.Created = created
 		}

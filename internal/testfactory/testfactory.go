@@ -182,7 +182,7 @@ func User(tb testing.TB, pool *pgxpool.Pool, opts *UserOpts) auth.User {
 		TenantSlug: opts.Tenant, Password: Password,
 	})
 	require.NoError(tb, err)
-	u, err := auth.New(pool).User(ctx, id)
+	u, err := auth.New(pool).SessionUser(ctx, id, 0)
 	require.NoError(tb, err)
 	return u
 }
