@@ -139,7 +139,7 @@ func TestBrowserViewerSeesNoEditingControls(t *testing.T) {
 	)
 
 	b.signIn(t, site.url, "/admin/users", admin)
-	require.Equal(t, 1, eval[int](t, b, editing), "an admin can create users")
+	require.Equal(t, 3, eval[int](t, b, editing), "an admin can create users, and disable the viewer or reset their password")
 
 	// The admin creates a viewer; the new user appears in the list.
 	b.do(t,
