@@ -48,14 +48,6 @@ func (v Users) ResetShown() provision.User {
 	return provision.User{}
 }
 
-// userStateText says whether a user may sign in.
-func userStateText(u provision.User) string {
-	if u.DisabledAt == nil {
-		return "active"
-	}
-	return "disabled " + formatTime(*u.DisabledAt) + " UTC"
-}
-
 // isSelf reports whether u is the signed-in user, whose own row offers no
 // change: nobody disables themself or resets their own password here.
 func isSelf(p Page, u provision.User) bool { return p.User.ID == u.ID }
