@@ -36,7 +36,7 @@ SELECT id, received_at FROM inserted;
 -- blocked_copies with its sender, the form it arrived in and its key values,
 -- beside its event; an identical copy stores nothing more than the event. A
 -- stored message's business key values go to message_keys.
--- name: MessageStoreOrBlock :one
+-- name: MessageStoreOrBlock :batchone
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,

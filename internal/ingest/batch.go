@@ -92,6 +92,13 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 		if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
 			return nil, fmt.Errorf("lock the batch's claims: %w", err)
 		}
+		if allByFingerprint(ms) {
+			results, err := receiveAllByFingerprint(ctx, q, ms)
+			for i := range results {
+				results[i].MessageType = ms[i].MessageType.Code
+			}
+			return results, err
+		}
 		for _, m := range ms {
 			var res Result
 			var err error
@@ -112,6 +119,17 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 		return BatchResult{}, err
 	}
 	return BatchResult{Results: results, Body: batchBody(results)}, nil
+}
+
+// allByFingerprint tells whether every message of a request is decided by
+// its fingerprint alone: none carries an Idempotency-Key, each has a key.
+func allByFingerprint(ms []message) bool {
+	for _, m := range ms {
+		if m.IdempotencyKey != "" || m.fingerprint == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // claimLocks returns the advisory lock ids of everything ms will claim (see

@@ -24,44 +24,104 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		return created(m, row.ID, row.ReceivedAt)
 	}
 	for range maxAttempts {
-		row, err := q.MessageStoreOrBlock(ctx, db.MessageStoreOrBlockParams{
+		rows, err := storeOrBlock(ctx, q, []message{m})
+		if err != nil {
+			return Result{}, err
+		}
+		res, again, err := decided(ctx, q, m, rows[0])
+		if !again {
+			return res, err
+		}
+	}
+	return Result{}, fmt.Errorf("store message: fingerprint still contended after %d attempts", maxAttempts)
+}
+
+// receiveAllByFingerprint is receiveByFingerprint for every message of one
+// request, each of which has a fingerprint, in order: it sends all their
+// statements at once, so that a packet or batch of 100 costs one round trip
+// instead of 100. Statements run one after the other in the transaction,
+// each seeing what the earlier ones stored, so a message repeating an
+// earlier one of the request is blocked as its duplicate, as it would be
+// one at a time. A statement that must run again (see decided) changed
+// nothing, so running it again afterwards decides that message as if it
+// had come alone; only when a concurrent request releases an expired holder
+// in between can a later message of the request take the fingerprint first,
+// and then the earlier one is blocked as its duplicate: one of the two is
+// stored either way.
+func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) ([]Result, error) {
+	rows, err := storeOrBlock(ctx, q, ms)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]Result, len(ms))
+	for i, m := range ms {
+		res, again, err := decided(ctx, q, m, rows[i])
+		if again {
+			res, err = receiveByFingerprint(ctx, q, m)
+		}
+		if err != nil {
+			return nil, err
+		}
+		results[i] = res
+	}
+	return results, nil
+}
+
+// storeOrBlock runs MessageStoreOrBlock for each of ms, all sent in one
+// pipeline.
+func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.MessageStoreOrBlockRow, error) {
+	params := make([]db.MessageStoreOrBlockParams, len(ms))
+	for i, m := range ms {
+		params[i] = db.MessageStoreOrBlockParams{
 			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
 			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
 			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
 			Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
-		})
-		if err != nil {
-			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		switch {
-		case row.InsertedID != nil:
-			return created(m, *row.InsertedID, *row.InsertedAt)
-		case row.HolderID == nil:
-			// The holder committed after the statement's snapshot, or
-			// released its claim since: a fresh statement sees which.
-			continue
-		case !*row.WithinWindow:
-			// The holder is too old to block m: it gives the claim up so
-			// that m, retried, becomes the message later retransmissions
-			// match. Should m then fail, the next retransmission is simply
-			// stored as new, as it would have been anyway.
-			if _, err := q.MessageReleaseFingerprint(ctx, db.MessageReleaseFingerprintParams{
-				TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, ID: *row.HolderID, Fingerprint: m.fingerprint,
-			}); err != nil {
-				return Result{}, fmt.Errorf("release expired fingerprint: %w", err)
-			}
-			continue
-		}
-		body, err := encode(Receipt{
-			ID: *row.HolderID, Status: "duplicate", Duplicate: true, DuplicateOf: row.HolderID,
-			MessageType: m.MessageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
-			ReceivedAt: row.HolderReceivedAt.UTC(),
-		})
-		return Result{Outcome: DuplicateFingerprint, MessageID: *row.HolderID, Body: body}, err
 	}
-	return Result{}, fmt.Errorf("store message: fingerprint still contended after %d attempts", maxAttempts)
+	rows := make([]db.MessageStoreOrBlockRow, len(ms))
+	var firstErr error
+	q.MessageStoreOrBlock(ctx, params).QueryRow(func(i int, row db.MessageStoreOrBlockRow, err error) {
+		if err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("store message: %w", err)
+		}
+		rows[i] = row
+	})
+	return rows, firstErr
+}
+
+// decided reads MessageStoreOrBlock's answer for m: stored, or blocked as
+// a duplicate of the holder, or again when the statement must run again
+// (having changed nothing).
+func decided(ctx context.Context, q *db.Queries, m message, row db.MessageStoreOrBlockRow) (res Result, again bool, err error) {
+	switch {
+	case row.InsertedID != nil:
+		res, err = created(m, *row.InsertedID, *row.InsertedAt)
+		return res, false, err
+	case row.HolderID == nil:
+		// The holder committed after the statement's snapshot, or
+		// released its claim since: a fresh statement sees which.
+		return Result{}, true, nil
+	case !*row.WithinWindow:
+		// The holder is too old to block m: it gives the claim up so
+		// that m, retried, becomes the message later retransmissions
+		// match. Should m then fail, the next retransmission is simply
+		// stored as new, as it would have been anyway.
+		if _, err := q.MessageReleaseFingerprint(ctx, db.MessageReleaseFingerprintParams{
+			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, ID: *row.HolderID, Fingerprint: m.fingerprint,
+		}); err != nil {
+			return Result{}, false, fmt.Errorf("release expired fingerprint: %w", err)
+		}
+		return Result{}, true, nil
+	}
+	body, err := encode(Receipt{
+		ID: *row.HolderID, Status: "duplicate", Duplicate: true, DuplicateOf: row.HolderID,
+		MessageType: m.MessageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
+		ReceivedAt: row.HolderReceivedAt.UTC(),
+	})
+	return Result{Outcome: DuplicateFingerprint, MessageID: *row.HolderID, Body: body}, false, err
 }
 
 func created(m message, id int64, receivedAt time.Time) (Result, error) {
