@@ -82,6 +82,21 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 // several, and metrics.UnknownMessageType for a code the tenant does not
 // have, so that a client sending made-up codes cannot grow the series
 // without end.
+// carrying labels the request by the types of the messages it carries,
+// before they are decided, so that a request cut short (its client left,
+// its time ran out) is counted under their type, or "mixed", too. Each
+// item's type is one of the tenant's.
+func (r *ingestReport) carrying(items []ingest.Request) {
+	for i, item := range items {
+		if i > 0 && item.MessageType.Code != r.messageType {
+			r.messageType = metrics.MixedMessageTypes
+			break
+		}
+		r.messageType = item.MessageType.Code
+	}
+	r.typeKnown = true
+}
+
 func (r *ingestReport) typeLabel() string {
 	if len(r.messages) > 0 {
 		code := r.messages[0].MessageType

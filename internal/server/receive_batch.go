@@ -38,6 +38,9 @@ func (s *Server) receiveMessages(c echo.Context) error {
 		req.Source.Position = i + 1
 		items[i] = req
 	}
+	if refused == nil {
+		reportOf(c).carrying(items)
+	}
 	res, err := s.ingest.ReceiveBatch(c.Request().Context(),
 		ingest.Batch{Items: items, IdempotencyKey: key, Refused: refused})
 	if err != nil {

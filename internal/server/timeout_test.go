@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -54,39 +55,52 @@ func TestRequestPastTheTimeLimitIsATimeout(t *testing.T) {
 	require.NotContains(t, logs, `"level":"ERROR"`)
 }
 
-// A client that gives up mid-request is its own outcome: logged as
-// information, counted as client_closed with status 499, never an error or
-// a 500.
+// A client that gives up mid-request is its own outcome, whatever it sent
+// (one message, a batch, an IDoc-XML packet): logged as information,
+// counted as client_closed with status 499, never an error or a 500.
 func TestClientThatLeavesIsNotAServerError(t *testing.T) {
 	t.Parallel()
-	o := observedServer(t, nil)
-	o.messageType(t, "ORDERS05", nil, nil)
-	lockTable(t, o.testBundle, "messages")
+	envelope := `{"message_type":"ORDERS05","docnum":"1","payload":{"IDOC":{"E1EDK01":{"BELNR":"1"}}}}`
+	for _, tc := range []struct {
+		name, path, contentType, endpoint string
+		body                              []byte
+	}{
+		{"message", "/api/edi-hub/receive-message", "application/json", "receive-message", []byte(envelope)},
+		{"batch", "/api/edi-hub/receive-messages", "application/json", "receive-messages", []byte(`{"messages":[` + envelope + `]}`)},
+		{"packet", "/api/edi-hub/receive-message", "application/x-sap.idoc", "receive-message", readFile(t, "orders05_packet.xml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := observedServer(t, nil)
+			o.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+			lockTable(t, o.testBundle, "messages")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url+"/api/edi-hub/receive-message",
-		strings.NewReader(`{"message_type":"ORDERS05","docnum":"1","payload":{}}`))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+o.apiKey)
-	req.Header.Set("Content-Type", "application/json")
-	_, err = http.DefaultClient.Do(req)
-	require.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up")
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url+tc.path, bytes.NewReader(tc.body))
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+o.apiKey)
+			req.Header.Set("Content-Type", tc.contentType)
+			_, err = http.DefaultClient.Do(req)
+			require.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up")
 
-	var tenant, env string
-	require.NoError(t, o.pool.QueryRow(t.Context(), `SELECT tenant_id::text, id::text FROM environments`).Scan(&tenant, &env))
-	series := ingestSeries("ORDERS05", "client_closed", "client-closed-request", tenant, env)
-	require.Eventually(t, func() bool { return strings.Contains(o.scrape(), series) }, 5*time.Second, 20*time.Millisecond,
-		"the server notices the departed client")
-	text := o.scrape()
-	require.Equal(t, 1.0, metricValue(t, text, series))
-	require.Equal(t, 1.0, metricValue(t, text,
-		`edihub_http_request_duration_seconds_count{method="POST",route="/api/edi-hub/receive-message",status="499"}`))
-	require.NotContains(t, text, `status="500"`)
-	require.Eventually(t, func() bool { return strings.Contains(o.logs.String(), `"status":499`) }, 5*time.Second, 20*time.Millisecond)
-	logs := o.logs.String()
-	require.Contains(t, logs, `"level":"INFO","msg":"client closed the request"`)
-	require.NotContains(t, logs, `"level":"ERROR"`)
+			var tenant, env string
+			require.NoError(t, o.pool.QueryRow(t.Context(), `SELECT tenant_id::text, id::text FROM environments`).Scan(&tenant, &env))
+			series := strings.Replace(ingestSeries("ORDERS05", "client_closed", "client-closed-request", tenant, env),
+				`endpoint="receive-message"`, `endpoint="`+tc.endpoint+`"`, 1)
+			require.Eventually(t, func() bool { return strings.Contains(o.scrape(), series) }, 5*time.Second, 20*time.Millisecond,
+				"the server notices the departed client")
+			text := o.scrape()
+			require.Equal(t, 1.0, metricValue(t, text, series))
+			require.Equal(t, 1.0, metricValue(t, text,
+				`edihub_http_request_duration_seconds_count{method="POST",route="`+tc.path+`",status="499"}`))
+			require.NotContains(t, text, `status="500"`)
+			require.Eventually(t, func() bool { return strings.Contains(o.logs.String(), `"status":499`) }, 5*time.Second, 20*time.Millisecond)
+			logs := o.logs.String()
+			require.Contains(t, logs, `"level":"INFO","msg":"client closed the request"`)
+			require.NotContains(t, logs, `"level":"ERROR"`)
+		})
+	}
 }
 
 // Admin pages have a time limit of their own, ADMIN_REQUEST_TIMEOUT: a page
