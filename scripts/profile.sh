@@ -8,8 +8,12 @@
 # settings (autovacuum on, pg_stat_statements loaded), so that the shared
 # test server is left alone and the statistics start empty.
 #
+# First it measures the cost of an idle hub: the server's CPU time and
+# memory, and the statements PostgreSQL runs for it, with no traffic.
+#
 # Settings: PROFILE_PGPORT (55433), PROFILE_CLIENTS (16), PROFILE_DURATION
-# (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes).
+# (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes),
+# PROFILE_IDLE (60 seconds of idling).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -20,6 +24,7 @@ clients="${PROFILE_CLIENTS:-16}"
 duration="${PROFILE_DURATION:-10s}"
 warmup="${PROFILE_WARMUP:-2s}"
 payload_size="${PROFILE_PAYLOAD:-2048}"
+idle="${PROFILE_IDLE:-60}"
 out="$PWD/bin/profile"
 pg_data="$out/pg"
 seconds="${duration%s}"
@@ -85,6 +90,33 @@ report="$out/report.md"
   echo "Machine: $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg) at the start;" \
     "$clients clients, $warmup warm-up, $duration profiled per mix, payload $payload_size bytes."
 } >"$report"
+
+# CPU seconds (user + system) a process has used, from /proc/<pid>/stat.
+cpu_seconds() {
+  awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat"
+}
+rss_mib() {
+  awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"
+}
+step "idle: ${idle} s without traffic"
+psql_db -d edihub -c "SELECT pg_stat_statements_reset()" >/dev/null
+before="$(cpu_seconds "$server_pid")"
+sleep "$idle"
+after="$(cpu_seconds "$server_pid")"
+{
+  echo
+  echo "## idle"
+  echo
+  echo "Over ${idle} s without traffic: edihub used $(awk -v a="$after" -v b="$before" -v s="$idle" 'BEGIN { printf "%.2f s of CPU (%.2f %% of one core)", a - b, (a - b) * 100 / s }'),"\
+    "RSS $(rss_mib "$server_pid") MiB at the end. What PostgreSQL ran for it:"
+  echo '```'
+  psql -h 127.0.0.1 -p "$port" -U postgres -d edihub -P pager=off -c "
+    SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+           left(regexp_replace(query, '\s+', ' ', 'g'), 90) AS statement
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'edihub')
+    ORDER BY calls DESC LIMIT 12"
+  echo '```'
+} >>"$report"
 
 for row in "${mixes[@]}"; do
   name="${row%%:*}"
