@@ -33,7 +33,7 @@ type Service struct {
 // db.CustomPlans), so that the list query's optional filters fold away and
 // the planner walks the one index that fits the rest.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{q: db.New(db.CustomPlans{Pool: pool})}
+	return &Service{q: db.On(db.CustomPlans{Pool: pool})}
 }
 
 // Event is one audit event as the admin pages show it.

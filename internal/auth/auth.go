@@ -143,7 +143,7 @@ var ErrNoUser = errors.New("the session's user does not exist, is disabled or wa
 // at epoch. It is read on every request, so that a changed role, a disabled
 // user or a new password applies at once.
 func (s *Service) SessionUser(ctx context.Context, id int64, epoch int32) (User, error) {
-	u, err := loadUser(ctx, db.New(s.pool), id)
+	u, err := loadUser(ctx, db.On(s.pool), id)
 	if err == nil && u.SessionEpoch != epoch {
 		return User{}, ErrNoUser
 	}
@@ -152,7 +152,7 @@ func (s *Service) SessionUser(ctx context.Context, id int64, epoch int32) (User,
 
 func loadUser(ctx context.Context, q *db.Queries, id int64) (User, error) {
 	row, err := q.UserGetForSession(ctx, id)
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return User{}, ErrNoUser
 	}
 	if err != nil {

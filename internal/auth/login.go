@@ -125,7 +125,7 @@ func (s *Service) Login(ctx context.Context, email, pw, remoteAddr string) (User
 func (s *Service) check(ctx context.Context, q *db.Queries, email, pw, remoteAddr string) (u User, refused, err error) {
 	row, err := q.UserGetByEmail(ctx, email)
 	switch {
-	case db.IsNotFound(err):
+	case errors.Is(err, db.ErrNotFound):
 		hash, err := timingHash()
 		if err != nil {
 			return User{}, nil, err
@@ -160,6 +160,6 @@ func fail(ctx context.Context, q *db.Queries, email, remoteAddr, reason string) 
 
 // Logout records that u signed out; the caller destroys the session.
 func (s *Service) Logout(ctx context.Context, u User, remoteAddr string) error {
-	return auditevent.Record(ctx, db.New(s.pool), u.Actor(), u.TenantID, auditevent.LoggedOut,
+	return auditevent.Record(ctx, db.On(s.pool), u.Actor(), u.TenantID, auditevent.LoggedOut,
 		map[string]any{"email": u.Email, "remote_addr": remoteAddr})
 }

@@ -9,7 +9,7 @@ import (
 
 // Tenants lists the slugs of the tenants scope may see.
 func (s *Service) Tenants(ctx context.Context, scope Scope) ([]string, error) {
-	rows, err := db.New(s.pool).TenantList(ctx, scope.TenantFilter())
+	rows, err := db.On(s.pool).TenantList(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}

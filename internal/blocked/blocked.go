@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ type Service struct {
 // New returns a Service on pool; deliveries writes the deliveries of every
 // copy it releases, as ingest does for the messages it stores.
 func New(pool *pgxpool.Pool, deliveries *delivery.Service) *Service {
-	return &Service{pool: pool, q: db.New(pool), deliveries: deliveries}
+	return &Service{pool: pool, q: db.On(pool), deliveries: deliveries}
 }
 
 // Copy is a kept blocked copy as its page shows it.
@@ -92,7 +93,7 @@ type Released struct {
 // revealed.
 func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, error) {
 	row, err := s.q.BlockedCopyGet(ctx, db.BlockedCopyGetParams{ID: id, ScopeTenantID: scope.TenantFilter()})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return Copy{}, notFound(id)
 	}
 	if err != nil {
@@ -144,11 +145,11 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 	}
 	var newID int64
 	err = db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
+		q := db.On(tx)
 		c, err := q.BlockedCopyLockForRelease(ctx, db.BlockedCopyLockForReleaseParams{
 			ID: id, ScopeTenantID: u.Scope().TenantFilter(),
 		})
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			return notFound(id)
 		}
 		if err != nil {
@@ -227,7 +228,7 @@ func (s *Service) OfMessage(ctx context.Context, scope auth.Scope, id int64) (Co
 		MessageID: id, ScopeTenantID: scope.TenantFilter(),
 	})
 	switch {
-	case db.IsNotFound(err):
+	case errors.Is(err, db.ErrNotFound):
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("find the copy message %d was released from: %w", id, err)

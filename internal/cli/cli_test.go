@@ -551,7 +551,7 @@ func TestWorker(t *testing.T) {
 	var tenantID, envID, typeID int64
 	require.NoError(t, pool.QueryRow(context.Background(), `SELECT t.id, e.id, mt.id FROM tenants t
 		JOIN environments e ON e.tenant_id = t.id JOIN message_types mt ON mt.tenant_id = t.id`).Scan(&tenantID, &envID, &typeID))
-	mt, err := db.New(pool).MessageTypeGetByID(context.Background(), db.MessageTypeGetByIDParams{TenantID: tenantID, ID: typeID})
+	mt, err := db.On(pool).MessageTypeGetByID(context.Background(), db.MessageTypeGetByIDParams{TenantID: tenantID, ID: typeID})
 	require.NoError(t, err)
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)

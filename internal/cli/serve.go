@@ -164,7 +164,7 @@ const gcPercent = 50
 // key-path-refused) until an admin corrects it in the editor, and this
 // names them at start rather than at the first message.
 func warnRefusedKeyPaths(ctx context.Context, pool *pgxpool.Pool, log *slog.Logger) error {
-	rows, err := db.New(pool).MessageTypeListKeyFields(ctx)
+	rows, err := db.On(pool).MessageTypeListKeyFields(ctx)
 	if err != nil {
 		return fmt.Errorf("list message types' key paths: %w", err)
 	}

@@ -38,7 +38,7 @@ type Service struct {
 // New returns a Service on pool. Its queries run with custom plans (see
 // db.CustomPlans), so that a tenant's dashboard reads that tenant's index
 // range and a global one the whole action's.
-func New(pool *pgxpool.Pool) *Service { return &Service{q: db.New(db.CustomPlans{Pool: pool})} }
+func New(pool *pgxpool.Pool) *Service { return &Service{q: db.On(db.CustomPlans{Pool: pool})} }
 
 // Window is a count over the last 24 hours and the last 7 days.
 type Window struct {

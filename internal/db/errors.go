@@ -11,12 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// ErrNotFound is returned by lookups that match no row, so that callers need
-// not know which driver the queries run on.
-var ErrNotFound = pgx.ErrNoRows
-
-// IsNotFound reports whether err means a query matched no row.
-func IsNotFound(err error) bool { return errors.Is(err, pgx.ErrNoRows) }
+// ErrNotFound is returned by the queries of On when a lookup matches no
+// row, so that callers need not know which driver the queries run on.
+var ErrNotFound = errors.New("db: no row found")
 
 // UniqueViolation returns the name of the violated unique constraint or index
 // when err is a unique violation (SQLSTATE 23505).
@@ -32,7 +29,7 @@ func UniqueViolation(err error) (constraint string, ok bool) {
 // or could not serve the request right now, as opposed to rejecting it. Such
 // failures are worth a retry by the client: the server answers 503.
 func IsUnavailable(err error) bool {
-	if err == nil || errors.Is(err, pgx.ErrNoRows) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, pgx.ErrNoRows) || errors.Is(err, context.Canceled) {
 		return false
 	}
 	// A connection that could not be opened is unavailability whatever the

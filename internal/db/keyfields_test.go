@@ -13,7 +13,7 @@ import (
 func TestKeyFieldsRoundTrip(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	q := db.New(pgtest.Pool(t))
+	q := db.On(pgtest.Pool(t))
 	tenant, err := q.TenantInsert(ctx, db.TenantInsertParams{Slug: "acme", Name: "ACME"})
 	require.NoError(t, err)
 

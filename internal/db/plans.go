@@ -15,7 +15,7 @@ import (
 // A cached named statement may, from its sixth run on, switch to one
 // generic plan for every combination of filters (PostgreSQL does when it
 // estimates that plan no dearer than the custom ones so far), and no single
-// plan fits them all. Use it as New(CustomPlans{pool}).
+// plan fits them all. Use it as On(CustomPlans{pool}).
 type CustomPlans struct {
 	*pgxpool.Pool
 }

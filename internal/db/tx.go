@@ -16,7 +16,7 @@ type Beginner interface {
 // Any error, or a panic, rolls everything back, so a failed request leaves
 // nothing half-written.
 func WithTx(ctx context.Context, conn Beginner, fn func(q *Queries) error) error {
-	return WithPgxTx(ctx, conn, func(tx pgx.Tx) error { return fn(New(tx)) })
+	return WithPgxTx(ctx, conn, func(tx pgx.Tx) error { return fn(On(tx)) })
 }
 
 // WithPgxTx is WithTx for work that needs the transaction itself besides

@@ -59,7 +59,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	}
 	// Custom plans: the planner folds the filters not given away and walks
 	// the index that fits the rest (see db.CustomPlans).
-	rows, err := db.New(db.CustomPlans{Pool: s.pool}).DeliveryList(ctx, p)
+	rows, err := db.On(db.CustomPlans{Pool: s.pool}).DeliveryList(ctx, p)
 	if err != nil {
 		return Page{}, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -112,7 +112,7 @@ type Attempt struct {
 // ForMessage returns a message's deliveries with their attempts, within
 // scope; a message outside it has none.
 func (s *Service) ForMessage(ctx context.Context, scope auth.Scope, messageID int64) ([]OfMessage, error) {
-	q := db.New(s.pool)
+	q := db.On(s.pool)
 	rows, err := q.DeliveryListOfMessage(ctx, db.DeliveryListOfMessageParams{MessageID: messageID, ScopeTenantID: scope.TenantFilter()})
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries of message %d: %w", messageID, err)

@@ -106,7 +106,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // syncQueues starts a queue for every destination this process does not
 // run yet and restarts the queues whose concurrency limit changed.
 func (r *Runner) syncQueues(ctx context.Context) error {
-	destinations, err := db.New(r.pool).DestinationListForWorkers(ctx)
+	destinations, err := db.On(r.pool).DestinationListForWorkers(ctx)
 	if err != nil {
 		return fmt.Errorf("list destinations: %w", err)
 	}

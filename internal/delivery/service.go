@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -45,7 +46,7 @@ func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64)
 	if len(messageIDs) == 0 {
 		return 0, nil
 	}
-	rows, err := db.New(tx).DeliveryCreateForMessages(ctx, messageIDs)
+	rows, err := db.On(tx).DeliveryCreateForMessages(ctx, messageIDs)
 	if err != nil {
 		return 0, fmt.Errorf("create deliveries: %w", err)
 	}
@@ -71,7 +72,7 @@ func (s *Service) Retry(ctx context.Context, who string, scope auth.Scope, m Mat
 	for {
 		var n int
 		err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-			q := db.New(tx)
+			q := db.On(tx)
 			rows, err := q.DeliveryRequeueFailed(ctx, db.DeliveryRequeueFailedParams{
 				AfterID: after, BatchSize: retryBatch, ScopeTenantID: scope.TenantFilter(),
 				ID: m.ID, DestinationID: m.DestinationID, MessageType: m.MessageType, Since: m.Since, Until: m.Until,
@@ -121,11 +122,11 @@ func (s *Service) queueTx(ctx context.Context, tx pgx.Tx, jobs []river.InsertMan
 // and a resumed one at once. A destination outside scope is not found.
 func (s *Service) SetPaused(ctx context.Context, who string, scope auth.Scope, destinationID int64, paused bool) error {
 	return db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
+		q := db.On(tx)
 		d, err := q.DestinationSetPaused(ctx, db.DestinationSetPausedParams{
 			ID: destinationID, Paused: paused, ScopeTenantID: scope.TenantFilter(),
 		})
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", destinationID)
 		}
 		if err != nil {

@@ -92,8 +92,8 @@ func (w *worker) Timeout(*river.Job[Args]) time.Duration { return w.timeout + 30
 // is returned as an error, so that River retries the job after the backoff
 // of retryPolicy, until the last attempt marks the delivery failed.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	d, err := db.New(w.pool).DeliveryGetForAttempt(ctx, job.Args.DeliveryID)
-	if db.IsNotFound(err) {
+	d, err := db.On(w.pool).DeliveryGetForAttempt(ctx, job.Args.DeliveryID)
+	if errors.Is(err, db.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("delivery %d does not exist", job.Args.DeliveryID))
 	}
 	if err != nil {
@@ -129,7 +129,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	// a hard stop: the request happened, and the job goes back to the queue.
 	recordCtx := context.WithoutCancel(ctx)
 	err = db.WithPgxTx(recordCtx, w.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
+		q := db.On(tx)
 		if err := q.DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
 			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
 			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
@@ -165,14 +165,14 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 func (w *worker) takeLease(ctx context.Context, d db.DeliveryGetForAttemptRow) (bool, error) {
 	var taken bool
 	err := db.WithPgxTx(ctx, w.pool, func(tx pgx.Tx) error {
-		q := db.New(tx)
+		q := db.On(tx)
 		if err := q.DeliveryLeaseLock(ctx, d.DestinationID); err != nil {
 			return err
 		}
 		_, err := q.DeliveryLeaseTake(ctx, db.DeliveryLeaseTakeParams{
 			DeliveryID: d.ID, DestinationID: d.DestinationID, TtlSeconds: w.Timeout(nil).Seconds(),
 		})
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			return nil
 		}
 		taken = err == nil

@@ -6,6 +6,7 @@ package filternames
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lefia/edihub/internal/auth"
@@ -85,7 +86,7 @@ func lookup(problems *[]string, what, name string, get func() (int64, error)) (*
 	}
 	id, err := get()
 	switch {
-	case db.IsNotFound(err):
+	case errors.Is(err, db.ErrNotFound):
 		*problems = append(*problems, fmt.Sprintf("the tenant has no %s %q", what, name))
 		return nil, nil
 	case err != nil:

@@ -328,7 +328,7 @@ func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Res
 	var results []Result
 	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		if results, err = decide(db.New(tx)); err != nil {
+		if results, err = decide(db.On(tx)); err != nil {
 			return err
 		}
 		var created []int64

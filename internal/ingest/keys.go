@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,7 +41,7 @@ func CheckKey(key string) error {
 func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error) {
 	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, db.New(s.pool), k, m.requestHash, []message{m})
+		res, replayed, err := replay(ctx, db.On(s.pool), k, m.requestHash, []message{m})
 		if err != nil || replayed {
 			return res, err
 		}
@@ -85,7 +86,7 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return Result{}, errRetry
 	}
 	if err != nil {
@@ -121,7 +122,7 @@ func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, m
 		p.Details[i], p.ContentHashes[i], p.MessageTypeIds[i] = m.blocked, m.contentHash[:], m.MessageType.ID
 	}
 	row, err := q.IdempotencyKeyReplay(ctx, p)
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return Result{}, false, nil
 	}
 	if err != nil {

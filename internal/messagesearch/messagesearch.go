@@ -39,7 +39,7 @@ type Service struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{q: db.New(pool)}
+	return &Service{q: db.On(pool)}
 }
 
 // Message is one row of the messages page.

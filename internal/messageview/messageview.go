@@ -9,6 +9,7 @@ package messageview
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"mime"
 	"strings"
@@ -29,7 +30,7 @@ type Service struct {
 }
 
 // New returns a Service on pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{q: db.New(pool)} }
+func New(pool *pgxpool.Pool) *Service { return &Service{q: db.On(pool)} }
 
 // Message is a stored message as the admin's message page shows it.
 type Message struct {
@@ -98,7 +99,7 @@ type Key struct {
 // as missing, so its existence is not revealed.
 func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message, error) {
 	row, err := s.q.MessageGetForAdmin(ctx, db.MessageGetForAdminParams{ID: id, ScopeTenantID: scope.TenantFilter()})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return Message{}, apperr.New(apperr.NotFound, "not-found", "there is no message %d", id)
 	}
 	if err != nil {

@@ -38,7 +38,7 @@ func (c *deliveryQueueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *deliveryQueueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.scrapeTimeout)
 	defer cancel()
-	stats, err := db.New(c.pool).DeliveryPendingStats(ctx)
+	stats, err := db.On(c.pool).DeliveryPendingStats(ctx)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.pending, err)
 		return

@@ -35,7 +35,7 @@ func APIKeyState(k APIKey, now time.Time) string {
 
 // APIKeys lists the keys scope may see, revoked ones included.
 func (s *Service) APIKeys(ctx context.Context, scope auth.Scope) ([]APIKey, error) {
-	keys, err := db.New(s.pool).APIKeyList(ctx, scope.TenantFilter())
+	keys, err := db.On(s.pool).APIKeyList(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -144,7 +144,7 @@ type Environment = db.EnvironmentListForAdminRow
 
 // Environments lists the environments scope may create credentials in.
 func (s *Service) Environments(ctx context.Context, scope auth.Scope) ([]Environment, error) {
-	envs, err := db.New(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
+	envs, err := db.On(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}

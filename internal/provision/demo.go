@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 
@@ -119,7 +120,7 @@ func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept
 		if err == nil && k.EnvironmentID == e.ID {
 			return kept, SecretKept, nil
 		}
-		if err != nil && !db.IsNotFound(err) {
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
 			return "", "", fmt.Errorf("look up the demo api key: %w", err)
 		}
 	}
@@ -139,7 +140,7 @@ func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept
 // the environment has one there.
 func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, url string, policy egress.Policy) (int64, error) {
 	id, err := q.DestinationFindByURL(ctx, db.DestinationFindByURLParams{TenantID: t.ID, EnvironmentID: e.ID, Url: url})
-	if err == nil || !db.IsNotFound(err) {
+	if err == nil || !errors.Is(err, db.ErrNotFound) {
 		return id, err
 	}
 	if err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
@@ -160,7 +161,7 @@ func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Env
 
 func ensureTenant(ctx context.Context, q *db.Queries, slug, name string) (db.Tenant, error) {
 	t, err := q.TenantGetBySlug(ctx, slug)
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		t, err = q.TenantInsert(ctx, db.TenantInsertParams{Slug: slug, Name: name})
 	}
 	if err != nil {
@@ -171,7 +172,7 @@ func ensureTenant(ctx context.Context, q *db.Queries, slug, name string) (db.Ten
 
 func ensureEnvironment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (db.Environment, error) {
 	e, err := q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: t.ID, Slug: slug})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		e, err = q.EnvironmentInsert(ctx, db.EnvironmentInsertParams{TenantID: t.ID, Slug: slug})
 	}
 	if err != nil {
@@ -184,7 +185,7 @@ func ensureEnvironment(ctx context.Context, q *db.Queries, t db.Tenant, slug str
 // existing type keeps whatever an admin has configured since.
 func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec MessageTypeSpec) error {
 	_, err := q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: t.ID, Code: spec.Code})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		_, err = insertMessageType(ctx, q, t, spec)
 	}
 	if err != nil {
@@ -197,7 +198,7 @@ func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 // it gives the admin, created if missing, a new password and returns it.
 func ensureAdmin(ctx context.Context, q *db.Queries, kept string) (string, SecretStatus, error) {
 	u, err := q.UserGetByEmail(ctx, DemoAdminEmail)
-	if err != nil && !db.IsNotFound(err) {
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return "", "", fmt.Errorf("load demo admin: %w", err)
 	}
 	exists := err == nil

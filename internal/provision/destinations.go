@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -156,7 +157,7 @@ func (s *Service) Destination(ctx context.Context, scope auth.Scope, id int64) (
 
 // destinations lists the destinations within scope, or the one with id.
 func (s *Service) destinations(ctx context.Context, scope auth.Scope, id *int64) ([]Destination, error) {
-	rows, err := db.New(s.pool).DestinationListForAdmin(ctx, db.DestinationListForAdminParams{ScopeTenantID: scope.TenantFilter(), ID: id})
+	rows, err := db.On(s.pool).DestinationListForAdmin(ctx, db.DestinationListForAdminParams{ScopeTenantID: scope.TenantFilter(), ID: id})
 	if err != nil {
 		return nil, fmt.Errorf("list destinations: %w", err)
 	}
@@ -202,7 +203,7 @@ func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id in
 		_, err = q.DestinationUpdate(ctx, db.DestinationUpdateParams{
 			ID: id, ScopeTenantID: scope.TenantFilter(), Url: change.URL, MessageTypeIds: typeIDs, MaxConcurrency: change.MaxConcurrency,
 		})
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", id)
 		}
 		if err != nil {
@@ -224,7 +225,7 @@ type Place struct {
 // DestinationPlaces lists the environments within scope, where a user of
 // that scope may create destinations.
 func (s *Service) DestinationPlaces(ctx context.Context, scope auth.Scope) ([]Place, error) {
-	rows, err := db.New(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
+	rows, err := db.On(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list environments: %w", err)
 	}

@@ -5,6 +5,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 
@@ -36,7 +37,7 @@ func validateSlug(what, slug string) error {
 // tenant loads a tenant by slug with a clear error when it does not exist.
 func tenant(ctx context.Context, q *db.Queries, slug string) (db.Tenant, error) {
 	t, err := q.TenantGetBySlug(ctx, slug)
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return t, apperr.New(apperr.NotFound, "not-found", "tenant %q does not exist", slug)
 	}
 	if err != nil {
@@ -58,7 +59,7 @@ func tenantEnvironment(ctx context.Context, q *db.Queries, tenantSlug, envSlug s
 // environment loads a tenant's environment by slug.
 func environment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (db.Environment, error) {
 	e, err := q.EnvironmentGetBySlug(ctx, db.EnvironmentGetBySlugParams{TenantID: t.ID, Slug: slug})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return e, apperr.New(apperr.NotFound, "not-found", "environment %q does not exist in tenant %q", slug, t.Slug)
 	}
 	if err != nil {
@@ -70,7 +71,7 @@ func environment(ctx context.Context, q *db.Queries, t db.Tenant, slug string) (
 // messageType loads a tenant's message type by code.
 func messageType(ctx context.Context, q *db.Queries, t db.Tenant, code string) (db.MessageType, error) {
 	mt, err := q.MessageTypeGetByCode(ctx, db.MessageTypeGetByCodeParams{TenantID: t.ID, Code: code})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return mt, apperr.New(apperr.NotFound, "not-found", "message type %q does not exist in tenant %q", code, t.Slug)
 	}
 	if err != nil {

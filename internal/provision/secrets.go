@@ -2,6 +2,7 @@ package provision
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,7 +51,7 @@ func (s *Service) AddIntegrationSecret(ctx context.Context, integrationID, secre
 	oldExpireAt := time.Now().Add(grace).UTC()
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		in, err := q.IntegrationGet(ctx, id)
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			return notFound
 		}
 		if err != nil {

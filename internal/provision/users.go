@@ -75,7 +75,7 @@ type User = db.UserListRow
 
 // Users lists the users scope may see: a tenant's own users, or everyone.
 func (s *Service) Users(ctx context.Context, scope auth.Scope) ([]User, error) {
-	users, err := db.New(s.pool).UserList(ctx, scope.TenantFilter())
+	users, err := db.On(s.pool).UserList(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list users: %w", err)
 	}

@@ -33,7 +33,7 @@ func NewSweeper(pool *pgxpool.Pool, log *slog.Logger, batch int32, interval time
 // Sweep deletes expired keys batch by batch until none is left, and returns
 // how many it deleted. Each batch is its own short transaction.
 func (s *Sweeper) Sweep(ctx context.Context) (int64, error) {
-	q := db.New(s.pool)
+	q := db.On(s.pool)
 	var total int64
 	for {
 		n, err := q.IdempotencyKeyDeleteExpired(ctx, s.batch)

@@ -38,8 +38,8 @@ func (s *Service) Integration(ctx context.Context, rawID string) (Integration, e
 	if err != nil {
 		return Integration{}, notFound
 	}
-	row, err := db.New(s.pool).IntegrationGetWithMessageType(ctx, id)
-	if db.IsNotFound(err) {
+	row, err := db.On(s.pool).IntegrationGetWithMessageType(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
 		return Integration{}, notFound
 	}
 	if err != nil {
@@ -93,7 +93,7 @@ func BearerKey(idempotencyKey string) DeliveryKey { return DeliveryKey{key: idem
 // a duplicate, whatever its unsigned headers say, which matters for the
 // schemes that sign no timestamp and so could be replayed at any time.
 func (s *Service) Verify(ctx context.Context, in Integration, header http.Header, body []byte, now time.Time) (DeliveryKey, error) {
-	secrets, err := db.New(s.pool).IntegrationSecretsCurrent(ctx, in.ID)
+	secrets, err := db.On(s.pool).IntegrationSecretsCurrent(ctx, in.ID)
 	if err != nil {
 		return DeliveryKey{}, fmt.Errorf("load secrets of integration %s: %w", in.ID, err)
 	}

@@ -7,6 +7,7 @@ package sender
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -61,8 +62,8 @@ func (t Typed) MessageType(code string) (db.MessageType, error) {
 // APIKey authenticates key.
 func (s *Service) APIKey(ctx context.Context, key string) (Caller, error) {
 	hash := apikey.Hash(key)
-	row, err := db.New(s.pool).APIKeyGetByHash(ctx, hash[:])
-	if db.IsNotFound(err) {
+	row, err := db.On(s.pool).APIKeyGetByHash(ctx, hash[:])
+	if errors.Is(err, db.ErrNotFound) {
 		return Caller{}, ErrBadAPIKey
 	}
 	if err != nil {
@@ -76,7 +77,7 @@ func (s *Service) APIKey(ctx context.Context, key string) (Caller, error) {
 // round trip for both (see APIKeyGetWithMessageTypes).
 func (s *Service) APIKeyWithTypes(ctx context.Context, key string) (Typed, error) {
 	hash := apikey.Hash(key)
-	rows, err := db.New(s.pool).APIKeyGetWithMessageTypes(ctx, hash[:])
+	rows, err := db.On(s.pool).APIKeyGetWithMessageTypes(ctx, hash[:])
 	if err != nil {
 		return Typed{}, fmt.Errorf("look up api key: %w", err)
 	}

@@ -79,7 +79,7 @@ func (s *Server) expireSessions(ctx context.Context) {
 			return
 		case <-ticker.C:
 		}
-		if _, err := db.New(s.pool).SessionDeleteExpired(ctx); err != nil && ctx.Err() == nil {
+		if _, err := db.On(s.pool).SessionDeleteExpired(ctx); err != nil && ctx.Err() == nil {
 			s.log.Warn("delete expired sessions", "error", err)
 		}
 	}

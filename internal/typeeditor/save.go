@@ -2,6 +2,7 @@ package typeeditor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/lefia/edihub/internal/apperr"
@@ -78,7 +79,7 @@ func (s *Service) Update(ctx context.Context, u auth.User, id int64, p Proposal)
 			TenantID: before.TenantID, ID: id, Version: p.Version,
 			DuplicateKeyFields: p.Paths, DuplicateWindowHours: window,
 		})
-		if db.IsNotFound(err) {
+		if errors.Is(err, db.ErrNotFound) {
 			current, err := getType(ctx, q, u.Scope(), id)
 			if err != nil {
 				return err

@@ -53,7 +53,7 @@ func setup(t *testing.T) *testBundle {
 func (b *testBundle) receive(t *testing.T, docnum string, payload []byte) ingest.Result {
 	t.Helper()
 	ctx := context.Background()
-	mt, err := db.New(b.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: b.env.TenantID, ID: b.mt.ID})
+	mt, err := db.On(b.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: b.env.TenantID, ID: b.mt.ID})
 	require.NoError(t, err)
 	res, err := b.ingest.Receive(ctx, ingest.Request{
 		TenantID: b.env.TenantID, EnvironmentID: b.env.ID, MessageType: mt, Docnum: docnum, Payload: payload,

@@ -10,6 +10,7 @@ package typeeditor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,7 +33,7 @@ type Service struct {
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: db.New(pool), prov: provision.New(pool), auth: auth.New(pool)}
+	return &Service{pool: pool, q: db.On(pool), prov: provision.New(pool), auth: auth.New(pool)}
 }
 
 // Type is a message type as the editor shows it.
@@ -78,7 +79,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Type, er
 
 func getType(ctx context.Context, q *db.Queries, scope auth.Scope, id int64) (Type, error) {
 	row, err := q.MessageTypeGetForAdmin(ctx, db.MessageTypeGetForAdminParams{ID: id, ScopeTenantID: scope.TenantFilter()})
-	if db.IsNotFound(err) {
+	if errors.Is(err, db.ErrNotFound) {
 		return Type{}, apperr.New(apperr.NotFound, "not-found", "there is no message type %d", id)
 	}
 	if err != nil {
