@@ -5,7 +5,8 @@ INSERT INTO environments (tenant_id, slug) VALUES (@tenant_id, @slug) RETURNING 
 SELECT * FROM environments WHERE tenant_id = @tenant_id AND slug = @slug;
 
 -- EnvironmentListForAdmin lists the environments a signed-in user may
--- create destinations in (scope_tenant_id NULL: every tenant's).
+-- create destinations and API keys in (scope_tenant_id NULL: every
+-- tenant's).
 -- name: EnvironmentListForAdmin :many
 SELECT t.slug AS tenant_slug, e.slug AS environment_slug
 FROM environments e

@@ -11,9 +11,9 @@ import (
 
 // APIKeys is the API keys page.
 type APIKeys struct {
-	List         []provision.APIKey
-	Environments []provision.Environment // where the admin may create keys
-	Now          time.Time               // what the keys' states are judged against
+	List   []provision.APIKey
+	Places []provision.Place // where the admin may create keys
+	Now    time.Time         // what the keys' states are judged against
 	// NewKey is a key just created or rotated, shown in this answer only;
 	// NewKeyWhere names its environment, RotatedFrom the key it succeeds.
 	NewKey      string

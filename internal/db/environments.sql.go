@@ -65,7 +65,8 @@ type EnvironmentListForAdminRow struct {
 }
 
 // EnvironmentListForAdmin lists the environments a signed-in user may
-// create destinations in (scope_tenant_id NULL: every tenant's).
+// create destinations and API keys in (scope_tenant_id NULL: every
+// tenant's).
 func (q *Queries) EnvironmentListForAdmin(ctx context.Context, scopeTenantID *int64) ([]EnvironmentListForAdminRow, error) {
 	rows, err := q.db.Query(ctx, environmentListForAdmin, scopeTenantID)
 	if err != nil {

@@ -138,15 +138,3 @@ func revokeAPIKey(ctx context.Context, q *db.Queries, by By, id int64, at time.T
 	}
 	return rows[0], nil
 }
-
-// Environment names an environment in which credentials can be created.
-type Environment = db.EnvironmentListForAdminRow
-
-// Environments lists the environments scope may create credentials in.
-func (s *Service) Environments(ctx context.Context, scope auth.Scope) ([]Environment, error) {
-	envs, err := db.On(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
-	if err != nil {
-		return nil, fmt.Errorf("list environments: %w", err)
-	}
-	return envs, nil
-}

@@ -215,23 +215,3 @@ func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id in
 		})
 	})
 }
-
-// Place is a tenant's environment, where a destination can be created.
-type Place struct {
-	Tenant      string
-	Environment string
-}
-
-// DestinationPlaces lists the environments within scope, where a user of
-// that scope may create destinations.
-func (s *Service) DestinationPlaces(ctx context.Context, scope auth.Scope) ([]Place, error) {
-	rows, err := db.On(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
-	if err != nil {
-		return nil, fmt.Errorf("list environments: %w", err)
-	}
-	out := make([]Place, len(rows))
-	for i, r := range rows {
-		out[i] = Place{Tenant: r.TenantSlug, Environment: r.EnvironmentSlug}
-	}
-	return out, nil
-}

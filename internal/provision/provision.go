@@ -13,6 +13,7 @@ import (
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -91,4 +92,25 @@ func alreadyExists(err error, format string, args ...any) error {
 		return apperr.New(apperr.Conflict, "already-exists", format, args...)
 	}
 	return err
+}
+
+// Place is a tenant's environment, where destinations and API keys are
+// created.
+type Place struct {
+	Tenant      string
+	Environment string
+}
+
+// Places lists the environments within scope, where a user of that scope
+// may create destinations and API keys.
+func (s *Service) Places(ctx context.Context, scope auth.Scope) ([]Place, error) {
+	rows, err := db.On(s.pool).EnvironmentListForAdmin(ctx, scope.TenantFilter())
+	if err != nil {
+		return nil, fmt.Errorf("list environments: %w", err)
+	}
+	out := make([]Place, len(rows))
+	for i, r := range rows {
+		out[i] = Place{Tenant: r.TenantSlug, Environment: r.EnvironmentSlug}
+	}
+	return out, nil
 }

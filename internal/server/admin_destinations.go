@@ -67,7 +67,7 @@ func (s *Server) adminCreateDestination(c echo.Context) error {
 func (s *Server) createDestination(c echo.Context, f web.DestinationForm) (id int64, secret string, err error) {
 	ctx := c.Request().Context()
 	u := currentUser(c)
-	places, err := s.provision.DestinationPlaces(ctx, u.Scope())
+	places, err := s.provision.Places(ctx, u.Scope())
 	if err != nil {
 		return 0, "", err
 	}
@@ -87,7 +87,7 @@ func (s *Server) createDestination(c echo.Context, f web.DestinationForm) (id in
 }
 
 func (s *Server) renderNewDestination(c echo.Context, status int, f web.DestinationForm) error {
-	places, err := s.provision.DestinationPlaces(c.Request().Context(), currentUser(c).Scope())
+	places, err := s.provision.Places(c.Request().Context(), currentUser(c).Scope())
 	if err != nil {
 		return err
 	}

@@ -116,7 +116,7 @@ func (s *Server) renderAPIKeys(c echo.Context, status int, view web.APIKeys) err
 	if view.List, err = s.provision.APIKeys(ctx, scope); err != nil {
 		return err
 	}
-	if view.Environments, err = s.provision.Environments(ctx, scope); err != nil {
+	if view.Places, err = s.provision.Places(ctx, scope); err != nil {
 		return err
 	}
 	view.Now = time.Now()
