@@ -96,11 +96,9 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if err != nil {
 		return Page{}, fmt.Errorf("list audit events: %w", err)
 	}
-	if len(rows) > PageSize {
-		rows = rows[:PageSize]
-		last := rows[PageSize-1]
-		page.Older = keyset.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
-	}
+	rows, page.Older = keyset.Page(rows, PageSize, func(r db.AuditEventListRow) keyset.Cursor {
+		return keyset.Cursor{Time: r.CreatedAt, ID: r.ID}
+	})
 	page.Events = make([]Event, len(rows))
 	for i, r := range rows {
 		if page.Events[i], err = event(r); err != nil {

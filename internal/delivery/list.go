@@ -64,11 +64,9 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 		return Page{}, fmt.Errorf("list deliveries: %w", err)
 	}
 	var page Page
-	if len(rows) > PageSize {
-		rows = rows[:PageSize]
-		last := rows[PageSize-1]
-		page.Older = keyset.Cursor{Time: last.CreatedAt, ID: last.ID}.Encode()
-	}
+	rows, page.Older = keyset.Page(rows, PageSize, func(r db.DeliveryListRow) keyset.Cursor {
+		return keyset.Cursor{Time: r.CreatedAt, ID: r.ID}
+	})
 	page.Deliveries = make([]Listed, len(rows))
 	for i, r := range rows {
 		page.Deliveries[i] = Listed{

@@ -25,6 +25,18 @@ func (c Cursor) Before(d Cursor) bool {
 	return c.Time.Before(d.Time) || c.Time.Equal(d.Time) && c.ID < d.ID
 }
 
+// Page cuts rows, read newest first with a limit of one more than size, to
+// a page of at most size rows. The extra row only tells that there is an
+// older page; older is then the encoded cursor of the page's last row,
+// where that page starts, and "" when rows was the last page.
+func Page[T any](rows []T, size int, at func(T) Cursor) (page []T, older string) {
+	if len(rows) <= size {
+		return rows, ""
+	}
+	page = rows[:size]
+	return page, at(page[size-1]).Encode()
+}
+
 // Encode returns the cursor as an opaque URL-safe string.
 func (c Cursor) Encode() string {
 	raw := strconv.FormatInt(c.Time.UnixMicro(), 10) + "." + strconv.FormatInt(c.ID, 10)

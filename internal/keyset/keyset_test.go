@@ -21,6 +21,21 @@ func TestCursorRoundTrip(t *testing.T) {
 	}
 }
 
+// A page read one row longer than it shows links to the older page from its
+// last row; a page read shorter or exactly full is the last one.
+func TestPage(t *testing.T) {
+	t.Parallel()
+	at := func(id int64) keyset.Cursor { return keyset.Cursor{Time: time.Unix(id, 0).UTC(), ID: id} }
+	page, older := keyset.Page([]int64{9, 8, 7, 6}, 3, at)
+	require.Equal(t, []int64{9, 8, 7}, page)
+	require.Equal(t, at(7).Encode(), older)
+	for _, rows := range [][]int64{{9, 8, 7}, {9}, nil} {
+		page, older := keyset.Page(rows, 3, at)
+		require.Equal(t, rows, page)
+		require.Empty(t, older)
+	}
+}
+
 // Every form the filter forms ask for, and those a datetime-local input or
 // a hand-written URL sends, is read; a time without a zone is UTC.
 func TestParseTime(t *testing.T) {
