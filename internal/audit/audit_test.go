@@ -44,18 +44,8 @@ func setup(t *testing.T, events int) *testBundle {
 // it is the answer List must give, written the plain way.
 func (b *testBundle) ids(t *testing.T, where string, args ...any) []int64 {
 	t.Helper()
-	rows, err := b.pool.Query(context.Background(),
+	return pgtest.Column[int64](t, b.pool,
 		`SELECT e.id FROM audit_events e WHERE `+where+` ORDER BY e.created_at DESC, e.id DESC`, args...)
-	require.NoError(t, err)
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		require.NoError(t, rows.Scan(&id))
-		ids = append(ids, id)
-	}
-	require.NoError(t, rows.Err())
-	return ids
 }
 
 // all follows the Older cursors from the first page to the last and

@@ -63,9 +63,7 @@ func setup(t *testing.T) *testBundle {
 
 func (b *testBundle) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
-	return n
+	return pgtest.Count(t, b.pool, query, args...)
 }
 
 func TestGetShowsTheDiffAgainstTheOriginal(t *testing.T) {

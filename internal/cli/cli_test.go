@@ -460,14 +460,7 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 			h := sha256.Sum256([]byte(k))
 			want = append(want, h[:])
 		}
-		rows, err := pool.Query(ctx, `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL`)
-		require.NoError(t, err)
-		for rows.Next() {
-			var h []byte
-			require.NoError(t, rows.Scan(&h))
-			got = append(got, h)
-		}
-		require.NoError(t, rows.Err())
+		got = pgtest.Column[[]byte](t, pool, `SELECT key_hash FROM api_keys WHERE revoked_at IS NULL`)
 		require.ElementsMatch(t, want, got)
 		var hash string
 		require.NoError(t, pool.QueryRow(ctx, `SELECT password_hash FROM users WHERE email = 'admin@acme.example'`).Scan(&hash))

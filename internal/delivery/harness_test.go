@@ -105,9 +105,7 @@ func (b *testBundle) receive(t testing.TB, env, code, id string) ingest.Result {
 
 func (b *testBundle) count(t testing.TB, query string, args ...any) int {
 	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
-	return n
+	return pgtest.Count(t, b.pool, query, args...)
 }
 
 // run starts a Runner (a worker process) until the test ends.

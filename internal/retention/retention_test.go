@@ -38,9 +38,7 @@ func seedKeys(t *testing.T, pool *pgxpool.Pool, expired, live int) {
 
 func count(t *testing.T, pool *pgxpool.Pool, where string) int {
 	t.Helper()
-	var n int
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT count(*) FROM idempotency_keys WHERE `+where).Scan(&n))
-	return n
+	return pgtest.Count(t, pool, `SELECT count(*) FROM idempotency_keys WHERE `+where)
 }
 
 func TestSweepDeletesExpiredKeysInBatches(t *testing.T) {

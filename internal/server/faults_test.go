@@ -75,15 +75,10 @@ func (l *loadRun) requireExactlyOnce(t *testing.T, b *testBundle) {
 	stored := b.count(t, `SELECT count(*) FROM messages`)
 	distinct := b.count(t, `SELECT count(DISTINCT docnum) FROM messages`)
 	require.Equal(t, distinct, stored, "no message is stored twice")
-	rows, err := b.pool.Query(context.Background(), `SELECT docnum FROM messages`)
-	require.NoError(t, err)
 	have := map[string]bool{}
-	for rows.Next() {
-		var d string
-		require.NoError(t, rows.Scan(&d))
+	for _, d := range pgtest.Column[string](t, b.pool, `SELECT docnum FROM messages`) {
 		have[d] = true
 	}
-	require.NoError(t, rows.Err())
 	for d := range l.acked {
 		require.True(t, have[d], "acknowledged message %s is stored", d)
 	}

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -131,9 +130,7 @@ func envelopeFor(t *testing.T, messageType, sample string) []byte {
 
 func (b *testBundle) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
-	return n
+	return pgtest.Count(t, b.pool, query, args...)
 }
 
 func (b *testBundle) messages(t *testing.T) int {

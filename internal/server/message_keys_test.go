@@ -9,21 +9,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/pgtest"
 )
 
 // keyValuesOf returns the business key values kept for message id.
 func (b *testBundle) keyValuesOf(t *testing.T, id any) []string {
 	t.Helper()
-	rows, err := b.pool.Query(t.Context(), `SELECT value FROM message_keys WHERE message_id = $1 ORDER BY value`, id)
-	require.NoError(t, err)
-	var values []string
-	for rows.Next() {
-		var v string
-		require.NoError(t, rows.Scan(&v))
-		values = append(values, v)
-	}
-	require.NoError(t, rows.Err())
-	return values
+	return pgtest.Column[string](t, b.pool, `SELECT value FROM message_keys WHERE message_id = $1 ORDER BY value`, id)
 }
 
 // Every way a message is stored keeps the values its fingerprint was made

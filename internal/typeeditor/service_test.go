@@ -65,9 +65,7 @@ func (b *testBundle) receive(t *testing.T, docnum string, payload []byte) ingest
 
 func (b *testBundle) count(t *testing.T, query string, args ...any) int {
 	t.Helper()
-	var n int
-	require.NoError(t, b.pool.QueryRow(context.Background(), query, args...).Scan(&n))
-	return n
+	return pgtest.Count(t, b.pool, query, args...)
 }
 
 func sample(t *testing.T, name string) []byte {
