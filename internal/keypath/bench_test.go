@@ -53,14 +53,9 @@ var benchSizes = []struct {
 // BenchmarkReadOnce is the yardstick: validating the payload, one read.
 func BenchmarkReadOnce(b *testing.B) {
 	for _, s := range benchSizes {
-		payload := itemsPayload(s.size)
-		b.Run(s.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(payload)))
-			for b.Loop() {
-				if !gjson.ValidBytes(payload) {
-					b.Fatal("invalid payload")
-				}
+		benchRead(b, s.name, itemsPayload(s.size), func(b *testing.B, payload []byte) {
+			if !gjson.ValidBytes(payload) {
+				b.Fatal("invalid payload")
 			}
 		})
 	}
@@ -75,13 +70,8 @@ func BenchmarkWorstPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, s := range benchSizes {
-			payload := itemsPayload(s.size)
-			b.Run(fmt.Sprintf("%s/cost=%d/%s", name, p.Cost(), s.name), func(b *testing.B) {
-				b.ReportAllocs()
-				b.SetBytes(int64(len(payload)))
-				for b.Loop() {
-					_, _ = p.Get(payload)
-				}
+			benchRead(b, fmt.Sprintf("%s/cost=%d/%s", name, p.Cost(), s.name), itemsPayload(s.size), func(_ *testing.B, payload []byte) {
+				_, _ = p.Get(payload)
 			})
 		}
 	}
@@ -98,15 +88,22 @@ func BenchmarkWorstType(b *testing.B) {
 		b.Fatal(err)
 	}
 	for _, s := range benchSizes {
-		payload := itemsPayload(s.size)
-		b.Run(s.name, func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(payload)))
-			for b.Loop() {
-				for _, p := range paths {
-					_, _ = p.Get(payload)
-				}
+		benchRead(b, s.name, itemsPayload(s.size), func(_ *testing.B, payload []byte) {
+			for _, p := range paths {
+				_, _ = p.Get(payload)
 			}
 		})
 	}
+}
+
+// benchRead runs read on payload as sub-benchmark name, reporting
+// throughput and allocations.
+func benchRead(b *testing.B, name string, payload []byte, read func(b *testing.B, payload []byte)) {
+	b.Run(name, func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			read(b, payload)
+		}
+	})
 }
