@@ -41,6 +41,9 @@ const (
 	MessageTypeCreated = "message_type.created"
 	MessageTypeUpdated = "message_type.updated"
 	IntegrationCreated = "integration.created"
+	// IntegrationSecretAdded is a new webhook secret of an integration,
+	// beside the old one for its grace period.
+	IntegrationSecretAdded = "integration.secret_added"
 
 	DestinationCreated = "destination.created"
 	DestinationUpdated = "destination.updated"
@@ -57,7 +60,7 @@ var Actions = []string{
 	DuplicateBlocked, DuplicateReleased,
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
-	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated,
+	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 }
 

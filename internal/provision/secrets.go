@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/signature"
 )
@@ -76,7 +77,7 @@ func (s *Service) AddIntegrationSecret(ctx context.Context, integrationID, secre
 		}
 		// The event says when the old secrets stop working, never what any
 		// secret is.
-		return audit(ctx, q, &in.TenantID, "integration.secret_added", map[string]any{
+		return audit(ctx, q, &in.TenantID, auditevent.IntegrationSecretAdded, map[string]any{
 			"integration_id": id.String(), "old_secrets_expiring": expiring, "old_secrets_expire_at": oldExpireAt,
 		})
 	})
