@@ -194,8 +194,8 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 func event(r db.AuditEventListRow) (Event, error) {
 	e := Event{
 		ID: r.ID, Time: r.CreatedAt.UTC(), Action: r.Action, Actor: r.Actor,
-		Tenant: deref(r.TenantSlug), Environment: deref(r.EnvironmentSlug), MessageType: deref(r.MessageTypeCode),
-		MatchKey: deref(r.MatchKey),
+		Tenant: db.OrEmpty(r.TenantSlug), Environment: db.OrEmpty(r.EnvironmentSlug), MessageType: db.OrEmpty(r.MessageTypeCode),
+		MatchKey: db.OrEmpty(r.MatchKey),
 	}
 	if r.MessageID != nil {
 		e.MessageID = *r.MessageID
@@ -233,11 +233,4 @@ func fields(details []byte) ([]Field, error) {
 		out = append(out, Field{Name: name, Value: s})
 	}
 	return out, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

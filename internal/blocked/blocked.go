@@ -101,11 +101,11 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	}
 	c := Copy{
 		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
-		Docnum: deref(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
-		Fingerprint: deref(row.Fingerprint),
+		Docnum: db.OrEmpty(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
+		Fingerprint: db.OrEmpty(row.Fingerprint),
 		Received:    messageview.ReceivedForm(row.ContentType, row.ReceivedBytes, row.PacketPosition, row.PacketSize),
 		Original: Original{
-			ID: row.OriginalMessageID, Docnum: deref(row.OriginalDocnum), ReceivedAt: row.OriginalReceivedAt.UTC(),
+			ID: row.OriginalMessageID, Docnum: db.OrEmpty(row.OriginalDocnum), ReceivedAt: row.OriginalReceivedAt.UTC(),
 		},
 	}
 	if err := json.Unmarshal(row.Sender, &c.Sender); err != nil {
@@ -121,8 +121,8 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	c.Payload, c.PayloadAsStored = string(pretty), !indented
 	if row.ReleasedMessageID != nil {
 		c.Released = &Released{
-			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: deref(row.ReleasedByEmail),
-			Reason: deref(row.ReleaseReason),
+			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: db.OrEmpty(row.ReleasedByEmail),
+			Reason: db.OrEmpty(row.ReleaseReason),
 		}
 	}
 	return c, nil
@@ -235,7 +235,7 @@ func (s *Service) OfMessage(ctx context.Context, scope auth.Scope, id int64) (Co
 	}
 	out.Origin = &Origin{
 		CopyID: row.ID, OriginalID: row.OriginalMessageID, At: row.ReleasedAt.UTC(),
-		By: deref(row.ReleasedByEmail), Reason: deref(row.ReleaseReason),
+		By: db.OrEmpty(row.ReleasedByEmail), Reason: db.OrEmpty(row.ReleaseReason),
 	}
 	return out, nil
 }
@@ -246,11 +246,4 @@ func notFound(id int64) error {
 
 func alreadyReleased(messageID int64) error {
 	return apperr.New(apperr.Conflict, "already-released", "this copy was already released as message %d", messageID)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -11,3 +11,12 @@ func (r APIKeyGetWithMessageTypesRow) MessageType() (MessageType, bool) {
 		DuplicateKeyFields: r.DuplicateKeyFields, DuplicateWindowHours: r.DuplicateWindowHours,
 	}, true
 }
+
+// OrEmpty is the value of a nullable text column, "" for NULL, as the
+// pages and the editor show a missing docnum or email.
+func OrEmpty(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

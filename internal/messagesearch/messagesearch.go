@@ -113,7 +113,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	for i, r := range rows {
 		page.Messages[i] = Message{
 			ID: r.ID, ReceivedAt: r.ReceivedAt.UTC(), Tenant: r.TenantSlug, Environment: r.EnvironmentSlug,
-			MessageType: r.MessageTypeCode, Docnum: deref(r.Docnum), Endpoint: r.SourceEndpoint,
+			MessageType: r.MessageTypeCode, Docnum: db.OrEmpty(r.Docnum), Endpoint: r.SourceEndpoint,
 			ContentType: r.ContentType, Keyed: r.Keyed,
 		}
 		if r.PacketPosition != nil && r.PacketSize != nil {
@@ -206,11 +206,4 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 		}
 	}
 	return sr, problems, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

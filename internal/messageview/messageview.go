@@ -107,9 +107,9 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	}
 	m := Message{
 		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
-		Docnum: deref(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), Endpoint: row.SourceEndpoint,
-		IdempotencyKey: deref(row.IdempotencyKey), RemoteAddr: row.RemoteAddr,
-		ContentHash: hex.EncodeToString(row.ContentHash), Fingerprint: deref(row.ComputedFingerprint),
+		Docnum: db.OrEmpty(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), Endpoint: row.SourceEndpoint,
+		IdempotencyKey: db.OrEmpty(row.IdempotencyKey), RemoteAddr: row.RemoteAddr,
+		ContentHash: hex.EncodeToString(row.ContentHash), Fingerprint: db.OrEmpty(row.ComputedFingerprint),
 		HoldsFingerprint: row.Fingerprint != nil,
 	}
 	if row.IntegrationID != nil {
@@ -158,11 +158,4 @@ func explain(in fingerprint.Input, stored string) Key {
 		Values: res.Values, Fallback: res.Fallback, Fingerprint: res.Fingerprint,
 		Changed: res.Fingerprint != stored,
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

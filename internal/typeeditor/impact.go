@@ -100,7 +100,7 @@ func (s *Service) impact(ctx context.Context, scope auth.Scope, t Type, p Propos
 		for _, r := range batch {
 			// Messages are never deleted, so every listed one is loaded.
 			a.add(sampled{
-				environment: r.EnvironmentID, docnum: deref(r.Docnum), receivedAt: r.ReceivedAt,
+				environment: r.EnvironmentID, docnum: db.OrEmpty(r.Docnum), receivedAt: r.ReceivedAt,
 				keyed: r.Keyed, payload: payloads[r.ID],
 			})
 		}

@@ -55,7 +55,7 @@ func (s *Service) recent(ctx context.Context, scope auth.Scope, t Type) ([]Sampl
 	}
 	samples := make([]Sample, len(rows))
 	for i, r := range rows {
-		samples[i] = Sample{ID: r.ID, Environment: r.EnvironmentSlug, Docnum: deref(r.Docnum), ReceivedAt: r.ReceivedAt.UTC()}
+		samples[i] = Sample{ID: r.ID, Environment: r.EnvironmentSlug, Docnum: db.OrEmpty(r.Docnum), ReceivedAt: r.ReceivedAt.UTC()}
 	}
 	return samples, nil
 }
@@ -117,7 +117,7 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 			pv.Problem = fmt.Sprintf("There is no message %d of type %s.", id, t.Code)
 			return pv, nil
 		}
-		pv.MessageID, pv.Docnum, pv.Stored, payload = id, deref(rows[0].Docnum), deref(rows[0].ComputedFingerprint), rows[0].Payload
+		pv.MessageID, pv.Docnum, pv.Stored, payload = id, db.OrEmpty(rows[0].Docnum), db.OrEmpty(rows[0].ComputedFingerprint), rows[0].Payload
 	}
 
 	in := fingerprint.Input{Paths: p.Paths, Docnum: pv.Docnum, Payload: payload}
@@ -134,11 +134,4 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 		pv.Unsaved, pv.Result.Fingerprint = true, ""
 	}
 	return pv, nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
