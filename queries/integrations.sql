@@ -33,3 +33,36 @@ SELECT sqlc.embed(i), sqlc.embed(mt)
 FROM integrations i
 JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
 WHERE i.id = @id;
+
+-- IntegrationList lists the integrations a signed-in user may see (NULL
+-- scope: all), with where their deliveries go.
+-- name: IntegrationList :many
+SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme, i.created_at
+FROM integrations i
+JOIN tenants t ON t.id = i.tenant_id
+JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id)
+ORDER BY t.slug, e.slug, mt.code, i.created_at;
+
+-- IntegrationSecretList lists the secrets of the integrations of the scope,
+-- expired ones included, newest first: never a secret itself, which is only
+-- for verifying signatures.
+-- name: IntegrationSecretList :many
+SELECT s.id, s.integration_id, s.created_at, s.expires_at
+FROM integration_secrets s
+JOIN integrations i ON i.id = s.integration_id
+WHERE sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id)
+ORDER BY s.id DESC;
+
+-- IntegrationSecretRevoke makes secrets of an integration of the scope stop
+-- at @expires_at, or keeps an earlier expiry: every secret of it, or only
+-- @secret_id. It returns the ids of the secrets it found (none when the
+-- scope holds no such integration or secret).
+-- name: IntegrationSecretRevoke :many
+UPDATE integration_secrets s SET expires_at = LEAST(coalesce(s.expires_at, 'infinity'), @expires_at::timestamptz)
+FROM integrations i
+WHERE i.id = s.integration_id AND s.integration_id = @integration_id
+  AND (sqlc.narg(secret_id)::bigint IS NULL OR s.id = sqlc.narg(secret_id))
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING s.id;

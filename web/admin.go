@@ -36,6 +36,7 @@ const (
 	SectionMessageTypes = "message-types"
 	SectionUsers        = "users"
 	SectionAPIKeys      = "api-keys"
+	SectionIntegrations = "integrations"
 )
 
 // LoginForm is the sign-in form, as shown again after a failed attempt.
@@ -76,6 +77,11 @@ func adminURL(route string) templ.SafeURL { return templ.URL(adminpath.Path(rout
 
 // adminIDURL is the link to an admin route that takes one parameter, id.
 func adminIDURL(route string, id any) templ.SafeURL { return templ.URL(adminpath.Path(route, id)) }
+
+// adminPairURL is the link to an admin route that takes two parameters.
+func adminPairURL(route string, first, second any) templ.SafeURL {
+	return templ.URL(adminpath.Path(route, first, second))
+}
 
 func messageURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.Message, id))

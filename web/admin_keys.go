@@ -41,16 +41,5 @@ func apiKeyRotateURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.APIKeyRotate, id))
 }
 
-// keyStateText says whether and until when a key works.
-func keyStateText(k provision.APIKey, now time.Time) string {
-	switch provision.APIKeyState(k, now) {
-	case "active":
-		return "active"
-	case "expiring":
-		return "works until " + formatTime(*k.RevokedAt) + " UTC"
-	}
-	return "revoked " + formatTime(*k.RevokedAt) + " UTC"
-}
-
 // graceHoursMax is the longest grace period the forms accept.
 var graceHoursMax = int(provision.MaxGrace / time.Hour)

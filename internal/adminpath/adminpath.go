@@ -45,6 +45,9 @@ const (
 	APIKeys               = "/api-keys"
 	APIKeyRevoke          = "/api-keys/:id/revoke"
 	APIKeyRotate          = "/api-keys/:id/rotate"
+	Integrations          = "/integrations"
+	IntegrationSecrets    = "/integrations/:id/secrets"
+	IntegrationRevoke     = "/integrations/:id/secrets/:secret/revoke"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -44,6 +44,9 @@ const (
 	// IntegrationSecretAdded is a new webhook secret of an integration,
 	// beside the old one for its grace period.
 	IntegrationSecretAdded = "integration.secret_added"
+	// IntegrationSecretRevoked is secrets of an integration made to stop at
+	// once.
+	IntegrationSecretRevoked = "integration.secret_revoked"
 
 	DestinationCreated = "destination.created"
 	DestinationUpdated = "destination.updated"
@@ -60,7 +63,7 @@ var Actions = []string{
 	DuplicateBlocked, DuplicateReleased,
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
-	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded,
+	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 }
 

@@ -46,6 +46,10 @@ commands:
   apikey rotate ID [--grace 24h]   prints a new key of the same environment; the old one works for the grace period
   message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
+  integration list            one secret a line: integration id, tenant, environment, message type, scheme,
+                              secret id, state, created, expires ("-" for an integration without secrets)
+  integration rotate ID [--grace 24h] [--secret S]   prints a new secret; the current ones work for the grace period
+  integration revoke ID [--secret SECRET_ID]   every secret of the integration (or the one) stops working at once
   user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
   user list                   one user a line: id, email, role, tenant, state, created, disabled
   user disable ID             the user is signed out at once and cannot sign in

@@ -11,8 +11,8 @@ import (
 )
 
 // manageAction parses the verbs that manage what exists: list, revoke,
-// rotate, and for users disable, enable and reset-password. Each change is made
-// with the CLI's global scope and recorded as the CLI's.
+// rotate, and for users disable, enable and reset-password. Each change is
+// made with the CLI's global scope and recorded as the CLI's.
 func manageAction(noun, verb, name string, args []string) (action, error) {
 	switch noun + " " + verb {
 	case "apikey list":
@@ -29,6 +29,12 @@ func manageAction(noun, verb, name string, args []string) (action, error) {
 		return byID(name, args, (*provision.Service).EnableUser)
 	case "user reset-password":
 		return userResetPassword(name, args)
+	case "integration list":
+		return integrationList(name, args)
+	case "integration rotate":
+		return integrationRotate(name, args)
+	case "integration revoke":
+		return integrationRevoke(name, args)
 	}
 	return nil, usageErrorf("%s: unknown subcommand %q", noun, verb)
 }
@@ -136,5 +142,60 @@ func userResetPassword(name string, args []string) (action, error) {
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
 		pw, err := s.ResetPassword(ctx, provision.ByCLI, id)
 		return []string{pw}, err
+	}, nil
+}
+
+func integrationList(name string, args []string) (action, error) {
+	if _, err := positionals(flag.NewFlagSet(name, flag.ContinueOnError), args); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		list, err := s.Integrations(ctx, provision.ByCLI.Scope)
+		if err != nil {
+			return nil, err
+		}
+		now := time.Now()
+		var lines []string
+		for _, in := range list {
+			head := []string{in.ID.String(), in.TenantSlug, in.EnvironmentSlug, in.MessageTypeCode, in.Scheme}
+			if len(in.Secrets) == 0 {
+				lines = append(lines, strings.Join(append(head, "-", "-", "-", "-"), "\t"))
+			}
+			for _, sec := range in.Secrets {
+				lines = append(lines, strings.Join(append(head,
+					strconv.FormatInt(sec.ID, 10), provision.CredentialState(sec.ExpiresAt, now),
+					timeText(&sec.CreatedAt), timeText(sec.ExpiresAt)), "\t"))
+			}
+		}
+		return lines, nil
+	}, nil
+}
+
+func integrationRotate(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	grace := fs.Duration("grace", 24*time.Hour, "how long the current secrets keep working (0: they stop at once)")
+	secret := fs.String("secret", "", "the sender's new secret (Stripe and Shopify issue theirs; default: generate one)")
+	pos, err := positionals(fs, args, "ID")
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		added, err := s.AddIntegrationSecret(ctx, provision.ByCLI, pos[0], *secret, *grace)
+		return []string{added}, err
+	}, nil
+}
+
+func integrationRevoke(name string, args []string) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	secretID := fs.Int64("secret", 0, "the id of the one secret to revoke (default: every secret of the integration)")
+	pos, err := positionals(fs, args, "ID")
+	if err != nil {
+		return nil, err
+	}
+	if *secretID < 0 {
+		return nil, usageErrorf("%s: --secret %d is not an id", name, *secretID)
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		return nil, s.RevokeIntegrationSecrets(ctx, provision.ByCLI, pos[0], *secretID)
 	}, nil
 }

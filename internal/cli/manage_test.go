@@ -110,3 +110,62 @@ func TestUserListDisableEnableResetPassword(t *testing.T) {
 	requireUsageError(t, run(t, url, nil, "", "user", "disable"), "want 1 argument")
 	requireUsageError(t, run(t, url, nil, "", "user", "delete", "1"), `unknown subcommand "delete"`)
 }
+
+func TestIntegrationListRotateRevoke(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := migrated(t)
+	pool := pgtest.PoolFor(t, url)
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "EVENT").err)
+	created := run(t, url, nil, "", "integration", "create", "--tenant", "acme", "--env", "production",
+		"--message-type", "EVENT", "--scheme", "github").lines()
+	id, first := created[0], created[1]
+	bearer := run(t, url, nil, "", "integration", "create", "--tenant", "acme", "--env", "production",
+		"--message-type", "EVENT", "--scheme", "bearer").lines()[0]
+
+	list := func() map[string][]string {
+		r := run(t, url, nil, "", "integration", "list")
+		require.NoError(t, r.err)
+		require.NotContains(t, r.stdout, first, "a secret is never listed")
+		rows := map[string][]string{}
+		for _, line := range r.lines() {
+			fields := strings.Split(line, "\t")
+			require.Len(t, fields, 9, line)
+			rows[fields[0]+" "+fields[5]] = fields
+		}
+		return rows
+	}
+	rows := list()
+	require.Len(t, rows, 2)
+	require.Equal(t, []string{"-", "-", "-", "-"}, rows[bearer+" -"][5:], "a bearer integration has no secrets")
+
+	rotated := run(t, url, nil, "", "integration", "rotate", id, "--grace", "2h")
+	require.NoError(t, rotated.err)
+	second := rotated.lines()[0]
+	require.NotEqual(t, first, second)
+	states := map[string]string{}
+	for key, fields := range list() {
+		states[key] = fields[6]
+	}
+	var firstID, secondID string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT min(id)::text, max(id)::text FROM integration_secrets`).Scan(&firstID, &secondID))
+	require.Equal(t, map[string]string{id + " " + firstID: "expiring", id + " " + secondID: "active", bearer + " -": "-"}, states)
+
+	require.NoError(t, run(t, url, nil, "", "integration", "revoke", id, "--secret", firstID).err)
+	require.Equal(t, "revoked", list()[id+" "+firstID][6])
+	require.Equal(t, "active", list()[id+" "+secondID][6])
+	require.NoError(t, run(t, url, nil, "", "integration", "revoke", id).err)
+	require.Equal(t, "revoked", list()[id+" "+secondID][6], "without --secret every secret is revoked")
+
+	var events int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM audit_events
+		WHERE actor = 'cli' AND action IN ('integration.secret_added', 'integration.secret_revoked')`).Scan(&events))
+	require.Equal(t, 3, events)
+
+	requireFailure(t, run(t, url, nil, "", "integration", "rotate", bearer), "API keys")
+	requireFailure(t, run(t, url, nil, "", "integration", "revoke", id, "--secret", "999999"), "there is no secret 999999")
+	requireFailure(t, run(t, url, nil, "", "integration", "revoke", "3f1c2d4e-0000-4000-8000-000000000000"), "there is no integration")
+	requireFailure(t, run(t, url, nil, "", "integration", "rotate", id, "--grace", "800h"), "grace period")
+	requireUsageError(t, run(t, url, nil, "", "integration", "rotate"), "want 1 argument")
+	requireUsageError(t, run(t, url, nil, "", "integration", "delete", id), `unknown subcommand "delete"`)
+}

@@ -93,6 +93,54 @@ func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertPa
 	return id, err
 }
 
+const integrationList = `-- name: IntegrationList :many
+SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme, i.created_at
+FROM integrations i
+JOIN tenants t ON t.id = i.tenant_id
+JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE $1::bigint IS NULL OR i.tenant_id = $1
+ORDER BY t.slug, e.slug, mt.code, i.created_at
+`
+
+type IntegrationListRow struct {
+	ID              uuid.UUID
+	TenantSlug      string
+	EnvironmentSlug string
+	MessageTypeCode string
+	Scheme          string
+	CreatedAt       time.Time
+}
+
+// IntegrationList lists the integrations a signed-in user may see (NULL
+// scope: all), with where their deliveries go.
+func (q *Queries) IntegrationList(ctx context.Context, scopeTenantID *int64) ([]IntegrationListRow, error) {
+	rows, err := q.db.Query(ctx, integrationList, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []IntegrationListRow
+	for rows.Next() {
+		var i IntegrationListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.MessageTypeCode,
+			&i.Scheme,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const integrationSecretInsert = `-- name: IntegrationSecretInsert :exec
 INSERT INTO integration_secrets (integration_id, secret) VALUES ($1, $2)
 `
@@ -105,6 +153,94 @@ type IntegrationSecretInsertParams struct {
 func (q *Queries) IntegrationSecretInsert(ctx context.Context, arg IntegrationSecretInsertParams) error {
 	_, err := q.db.Exec(ctx, integrationSecretInsert, arg.IntegrationID, arg.Secret)
 	return err
+}
+
+const integrationSecretList = `-- name: IntegrationSecretList :many
+SELECT s.id, s.integration_id, s.created_at, s.expires_at
+FROM integration_secrets s
+JOIN integrations i ON i.id = s.integration_id
+WHERE $1::bigint IS NULL OR i.tenant_id = $1
+ORDER BY s.id DESC
+`
+
+type IntegrationSecretListRow struct {
+	ID            int64
+	IntegrationID uuid.UUID
+	CreatedAt     time.Time
+	ExpiresAt     *time.Time
+}
+
+// IntegrationSecretList lists the secrets of the integrations of the scope,
+// expired ones included, newest first: never a secret itself, which is only
+// for verifying signatures.
+func (q *Queries) IntegrationSecretList(ctx context.Context, scopeTenantID *int64) ([]IntegrationSecretListRow, error) {
+	rows, err := q.db.Query(ctx, integrationSecretList, scopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []IntegrationSecretListRow
+	for rows.Next() {
+		var i IntegrationSecretListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.IntegrationID,
+			&i.CreatedAt,
+			&i.ExpiresAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const integrationSecretRevoke = `-- name: IntegrationSecretRevoke :many
+UPDATE integration_secrets s SET expires_at = LEAST(coalesce(s.expires_at, 'infinity'), $1::timestamptz)
+FROM integrations i
+WHERE i.id = s.integration_id AND s.integration_id = $2
+  AND ($3::bigint IS NULL OR s.id = $3)
+  AND ($4::bigint IS NULL OR i.tenant_id = $4)
+RETURNING s.id
+`
+
+type IntegrationSecretRevokeParams struct {
+	ExpiresAt     time.Time
+	IntegrationID uuid.UUID
+	SecretID      *int64
+	ScopeTenantID *int64
+}
+
+// IntegrationSecretRevoke makes secrets of an integration of the scope stop
+// at @expires_at, or keeps an earlier expiry: every secret of it, or only
+// @secret_id. It returns the ids of the secrets it found (none when the
+// scope holds no such integration or secret).
+func (q *Queries) IntegrationSecretRevoke(ctx context.Context, arg IntegrationSecretRevokeParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, integrationSecretRevoke,
+		arg.ExpiresAt,
+		arg.IntegrationID,
+		arg.SecretID,
+		arg.ScopeTenantID,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const integrationSecretsCurrent = `-- name: IntegrationSecretsCurrent :many

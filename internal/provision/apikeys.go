@@ -21,13 +21,17 @@ const MaxGrace = 30 * 24 * time.Hour
 // the key itself, which is not stored, only its first characters.
 type APIKey = db.APIKeyListRow
 
-// APIKeyState says whether a key works at now: "active", "expiring" (a
-// rotated key in its grace period) or "revoked".
-func APIKeyState(k APIKey, now time.Time) string {
+// APIKeyState says whether a key works at now (see CredentialState).
+func APIKeyState(k APIKey, now time.Time) string { return CredentialState(k.RevokedAt, now) }
+
+// CredentialState says whether an API key or integration secret that stops
+// working at stops (nil: never) works at now: "active", "expiring" (a
+// rotated one in its grace period) or "revoked".
+func CredentialState(stops *time.Time, now time.Time) string {
 	switch {
-	case k.RevokedAt == nil:
+	case stops == nil:
 		return "active"
-	case k.RevokedAt.After(now):
+	case stops.After(now):
 		return "expiring"
 	}
 	return "revoked"

@@ -81,6 +81,12 @@ type DeliveryKey struct {
 // key that authenticated the request vouches for, or none ("").
 func BearerKey(idempotencyKey string) DeliveryKey { return DeliveryKey{key: idempotencyKey} }
 
+// errNoCurrentSecret refuses a delivery to an integration without a
+// current secret, as a sender's failure: an admin revoked the secrets on
+// purpose.
+var errNoCurrentSecret = apperr.New(apperr.Unauthorized, "invalid-signature",
+	"the integration has no current secret to verify deliveries with")
+
 // Verify checks a delivery's signature over its raw body against the
 // integration's current secrets, at time now, and returns the delivery's
 // key. A signed identity wins over anything unsigned: an Idempotency-Key
@@ -96,6 +102,11 @@ func (s *Service) Verify(ctx context.Context, in Integration, header http.Header
 	secrets, err := db.On(s.pool).IntegrationSecretsCurrent(ctx, in.ID)
 	if err != nil {
 		return DeliveryKey{}, fmt.Errorf("load secrets of integration %s: %w", in.ID, err)
+	}
+	if len(secrets) == 0 {
+		// An admin revoked every secret, or let the last ones expire: the
+		// integration refuses every delivery until it is given a new one.
+		return DeliveryKey{}, errNoCurrentSecret
 	}
 	signedID, err := signature.Verify(signature.Scheme(in.Scheme), secrets, header, body, now)
 	var verr *signature.VerifyError

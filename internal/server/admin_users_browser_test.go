@@ -74,7 +74,7 @@ func TestBrowserAdminManagesUsers(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#signed-in-as`)),
 	)
 
-	// Two tabs at most: the clerk's makes way for another tenant's admin.
+	// The clerk's tab signs in as another tenant's admin.
 	c.do(t,
 		chromedp.Click(chromedp.CSS(`#sign-out`)),
 		chromedp.WaitVisible(chromedp.CSS(`#sign-in`)),

@@ -19,9 +19,15 @@ import (
 // chromiumPath is Debian's Chromium, which .ci/run installs.
 const chromiumPath = "/usr/bin/chromium"
 
-// browsers bounds how many tabs work at once: the tests run in parallel,
-// and each page's renderer wants about a core of the machine's two.
-var browsers = make(chan struct{}, 2)
+// browsers bounds how many tests use tabs at once: the tests run in
+// parallel, and each page's renderer wants about a core of the machine's
+// two. The bound is on tests, not tabs: a test that opens a second tab (two
+// users at once) while holding its first would otherwise wait for ever on
+// another test doing the same. browsing holds the tests that took a place.
+var (
+	browsers = make(chan struct{}, 2)
+	browsing sync.Map
+)
 
 // shared is the one headless Chromium of the package's browser tests,
 // started by the first of them and stopped by TestMain. Starting a browser
@@ -87,8 +93,13 @@ func newBrowser(t *testing.T) *browser {
 	}
 	parent, err := startBrowser()
 	require.NoError(t, err, "start Chromium")
-	browsers <- struct{}{}
-	t.Cleanup(func() { <-browsers })
+	if _, holding := browsing.LoadOrStore(t, true); !holding {
+		browsers <- struct{}{}
+		t.Cleanup(func() {
+			browsing.Delete(t)
+			<-browsers
+		})
+	}
 
 	tab, cancelTab := chromedp.NewContext(parent, chromedp.WithNewBrowserContext())
 	// A bound on the whole test's browsing, so that a hung page fails the

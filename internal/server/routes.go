@@ -77,6 +77,9 @@ func (s *Server) routes() {
 	signedIn.POST(adminpath.APIKeys, s.adminCreateAPIKey, requireAdmin)
 	signedIn.POST(adminpath.APIKeyRevoke, s.adminRevokeAPIKey, requireAdmin)
 	signedIn.POST(adminpath.APIKeyRotate, s.adminRotateAPIKey, requireAdmin)
+	signedIn.GET(adminpath.Integrations, s.adminIntegrations)
+	signedIn.POST(adminpath.IntegrationSecrets, s.adminNewIntegrationSecret, requireAdmin)
+	signedIn.POST(adminpath.IntegrationRevoke, s.adminRevokeIntegrationSecret, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog.

@@ -595,7 +595,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 
 	const newSecret = "the rotated secret"
 	prov := provision.New(b.pool)
-	added, err := prov.AddIntegrationSecret(ctx, id, newSecret, time.Hour)
+	added, err := prov.AddIntegrationSecret(ctx, provision.ByCLI, id, newSecret, time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, newSecret, added)
 	require.Equal(t, http.StatusCreated, deliver(githubSecret, `{"n":2}`).status, "the old secret is current during the grace period")
@@ -613,7 +613,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 
 	// A rotation without grace retires the current secret at once; a
 	// generated secret is returned to be shown once.
-	generated, err := prov.AddIntegrationSecret(ctx, id, "", 0)
+	generated, err := prov.AddIntegrationSecret(ctx, provision.ByCLI, id, "", 0)
 	require.NoError(t, err)
 	require.Regexp(t, `^[0-9a-f]{64}$`, generated)
 	requireProblem(t, deliver(newSecret, `{"n":6}`), http.StatusUnauthorized, "invalid-signature")
@@ -638,14 +638,14 @@ func TestAddIntegrationSecretRefusals(t *testing.T) {
 	bearer := b.integration(t, "EVENT", "bearer", "")
 
 	prov := provision.New(b.pool)
-	_, err := prov.AddIntegrationSecret(ctx, sw, "whsec_!!!", time.Hour)
+	_, err := prov.AddIntegrationSecret(ctx, provision.ByCLI, sw, "whsec_!!!", time.Hour)
 	require.ErrorContains(t, err, "base64")
-	_, err = prov.AddIntegrationSecret(ctx, sw, "", -time.Second)
-	require.ErrorContains(t, err, "negative")
-	_, err = prov.AddIntegrationSecret(ctx, bearer, "", time.Hour)
+	_, err = prov.AddIntegrationSecret(ctx, provision.ByCLI, sw, "", -time.Second)
+	require.ErrorContains(t, err, "grace period must be from 0")
+	_, err = prov.AddIntegrationSecret(ctx, provision.ByCLI, bearer, "", time.Hour)
 	require.ErrorContains(t, err, "API keys")
-	_, err = prov.AddIntegrationSecret(ctx, "3f1c2d4e-0000-4000-8000-000000000000", "", time.Hour)
-	require.ErrorContains(t, err, "does not exist")
+	_, err = prov.AddIntegrationSecret(ctx, provision.ByCLI, "3f1c2d4e-0000-4000-8000-000000000000", "", time.Hour)
+	require.ErrorContains(t, err, "there is no integration")
 	// Nothing was changed by the refusals.
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM integration_secrets WHERE integration_id = $1 AND expires_at IS NULL`, sw))
 	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM integration_secrets WHERE integration_id = $1`, bearer))

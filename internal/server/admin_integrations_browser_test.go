@@ -1,0 +1,64 @@
+package server_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/testfactory"
+)
+
+// An admin rotates an integration's secret and sees the new one once, then
+// revokes the old one, in the browser; another tenant's admin sees none of
+// it.
+func TestBrowserAdminManagesIntegrationSecrets(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	id := site.integration(t, "ORDERS05", "github", githubSecret)
+	site.integration(t, "ORDERS05", "bearer", "")
+	globex, _ := testfactory.Integration(t, site.pool, testfactory.IntegrationOpts{Tenant: "globex", MessageType: "ORDERS05", Scheme: "github"})
+	oldRow := fmt.Sprintf(`#secret-%d`, site.newestSecretID(t, id))
+	card := `#integration-` + id
+
+	b := newBrowser(t)
+	b.signIn(t, site.url, "/admin/integrations", site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	require.Equal(t, 2, eval[int](t, b, `document.querySelectorAll('article.integration').length`))
+	require.Equal(t, "Integrations", eval[string](t, b, `document.querySelector('nav [aria-current=page]').textContent`))
+	require.Equal(t, 1, eval[int](t, b, `new Set([...document.querySelectorAll('nav.sections li')].map(li => li.offsetTop)).size`),
+		"the sections fit one line at 1280 px")
+	b.snapshot(t, "integrations")
+
+	b.do(t,
+		chromedp.SetValue(chromedp.CSS(card+` input[name=grace_hours]`), "2"),
+		chromedp.Click(chromedp.CSS(card+` form.new-secret button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#new-secret-value`)),
+	)
+	secret := eval[string](t, b, `document.querySelector('#new-secret-value').textContent`)
+	require.Contains(t, eval[string](t, b, `document.querySelector('#new-secret header').textContent`), id)
+	require.True(t, strings.HasPrefix(eval[string](t, b, `document.querySelector('`+oldRow+` .state').textContent`), "works until"))
+	require.Equal(t, http.StatusCreated, site.delivers(t, id, githubSecret, 1), "in its grace period the old secret works")
+	require.Equal(t, http.StatusCreated, site.delivers(t, id, secret, 2))
+	b.snapshot(t, "integrations-rotated")
+
+	b.do(t,
+		chromedp.Click(chromedp.CSS(oldRow+` form.revoke button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#secret-revoked`)),
+	)
+	require.True(t, strings.HasPrefix(eval[string](t, b, `document.querySelector('`+oldRow+` .state').textContent`), "revoked"))
+	require.Zero(t, eval[int](t, b, `document.querySelectorAll('`+oldRow+` form').length`), "a revoked secret has nothing left to change")
+	require.Equal(t, http.StatusUnauthorized, site.delivers(t, id, githubSecret, 3), "revoked, the old secret stops at once")
+	require.Equal(t, http.StatusCreated, site.delivers(t, id, secret, 4))
+	b.snapshot(t, "integrations-revoked")
+
+	other := newBrowser(t)
+	other.signIn(t, site.url, "/admin/integrations", site.user(t, "admin@globex.example", auth.RoleAdmin, "globex"))
+	text := eval[string](t, other, `document.querySelector('main').textContent`)
+	require.NotContains(t, text, "acme")
+	require.NotContains(t, text, id)
+	require.Contains(t, text, globex)
+}

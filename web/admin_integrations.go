@@ -1,0 +1,55 @@
+package web
+
+import (
+	"time"
+
+	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/signature"
+)
+
+// Integrations is the integrations page.
+type Integrations struct {
+	List []provision.Integration
+	Now  time.Time // what the secrets' states are judged against
+	// NewSecret is a secret just given to the integration NewSecretFor,
+	// shown in this answer only.
+	NewSecret    string
+	NewSecretFor string
+	// Revoked is a secret just revoked, confirmed only if listed as revoked,
+	// so that a crafted link cannot make the page claim anything.
+	Revoked int64
+	Problem string
+}
+
+// RevokedShown reports whether the page confirms the revocation of Revoked.
+func (v Integrations) RevokedShown() bool {
+	for _, in := range v.List {
+		for _, s := range in.Secrets {
+			if s.ID == v.Revoked && provision.CredentialState(s.ExpiresAt, v.Now) == "revoked" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasSecrets reports whether an integration's senders sign with secrets;
+// bearer senders present API keys instead.
+func hasSecrets(in provision.Integration) bool { return in.Scheme != string(signature.Bearer) }
+
+// hasLiveSecret reports whether any secret of in works at now: then a new
+// secret is a rotation, with a grace period for the old ones.
+func hasLiveSecret(in provision.Integration, now time.Time) bool {
+	for _, s := range in.Secrets {
+		if provision.CredentialState(s.ExpiresAt, now) != "revoked" {
+			return true
+		}
+	}
+	return false
+}
+
+// ownSecret reports whether the senders of a scheme issue their secret
+// themselves, so that the admin types it rather than edihub generating one.
+func ownSecret(in provision.Integration) bool {
+	return in.Scheme == string(signature.Stripe) || in.Scheme == string(signature.Shopify)
+}
