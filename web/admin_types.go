@@ -96,11 +96,28 @@ func previewFallbackText(f fingerprint.Fallback) string {
 // impactSummary is the analysis in one sentence, in the words an admin
 // decides on.
 func impactSummary(im typeeditor.Impact) string {
+	if im.Unchanged {
+		return fmt.Sprintf("No change: these are the saved settings. Below is what they did to the last %s.", messages(im.Messages))
+	}
 	s := fmt.Sprintf("This change would have blocked %d of the last %s", im.NewlyBlocked, messages(im.Messages))
 	if im.NoLongerBlocked > 0 {
 		s += fmt.Sprintf(" and let through %d that the current settings block", im.NoLongerBlocked)
 	}
 	return s + "."
+}
+
+func unmatchedHeading(n int) string {
+	if n == 1 {
+		return "A proposed path matches 0 % of the sample messages"
+	}
+	return fmt.Sprintf("%d proposed paths match 0 %% of the sample messages", n)
+}
+
+func unmatchedText(p typeeditor.PathShare) string {
+	if p.Of == 1 {
+		return "no value in the one message replayed"
+	}
+	return fmt.Sprintf("no value in any of the %d messages replayed", p.Of)
 }
 
 func messages(n int) string {

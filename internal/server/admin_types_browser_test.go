@@ -217,3 +217,63 @@ func envelopeOf(t *testing.T, messageType string, payload []byte) []byte {
 	t.Helper()
 	return []byte(fmt.Sprintf(`{"message_type": %q, "payload": %s}`, messageType, payload))
 }
+
+// The editor says when nothing changed, keeps Save in the window on a
+// page longer than it, and warns in a box above the tables about a
+// proposed path that reads nothing in the sample.
+func TestBrowserTypeEditorNoChangeStickySaveAndUnmatchedWarning(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
+	id := site.typeID(t, "acme", "ORDERS05")
+
+	b := newBrowser(t)
+	b.signIn(t, site.url, pagePath(id), email)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#impact-summary`)))
+	require.Equal(t, "No change: these are the saved settings. Below is what they did to the last 1 message.",
+		eval[string](t, b, `document.querySelector('#impact-summary').textContent`))
+	require.False(t, eval[bool](t, b, `document.querySelector('#unmatched-paths') !== null`))
+
+	// Paths that read something, and one misspelt; the page grows well
+	// beyond the window.
+	for i, path := range []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.EDI_DC40.IDOCTYP", "*.IDOC.E1EDK01.CURCY", "*.IDOC.E1EDK01.BELNRR"} {
+		// Centred, the button is clear of the bar stuck to the window's bottom.
+		b.do(t,
+			chromedp.Evaluate[chromedp.Void](`document.querySelector('#add-path').scrollIntoView({block: 'center'})`),
+			chromedp.Click(chromedp.CSS(`#add-path`)),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.activeElement.id === 'path-%d'`, i+1)),
+			chromedp.SendKeys(chromedp.CSS(fmt.Sprintf(`#path-%d`, i+1)), path),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelectorAll('#preview-values tr.preview-value')[%d]?.cells[0].textContent === %q`, i+1, path)),
+			htmxSettled,
+		)
+	}
+	require.Equal(t, "This change would have blocked 0 of the last 1 message.", eval[string](t, b, `document.querySelector('#impact-summary').textContent`))
+	require.Equal(t, []string{"*.IDOC.E1EDK01.BELNRR: no value in the one message replayed"},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('#unmatched-paths li'), li => li.textContent)`))
+	require.Equal(t, "A proposed path matches 0 % of the sample messages", eval[string](t, b, `document.querySelector('#unmatched-paths header').textContent`))
+	// The warning is a box of its own, above the impact tables, not a line of small print.
+	require.True(t, eval[bool](t, b, `(() => {
+		const w = document.querySelector('#unmatched-paths'), table = document.querySelector('#impact-table');
+		return w.getBoundingClientRect().height > 80 && w.compareDocumentPosition(table) === Node.DOCUMENT_POSITION_FOLLOWING;
+	})()`))
+	require.Equal(t, "*.IDOC.E1EDK01.BELNRR", eval[string](t, b, `document.querySelector('#impact-paths tr.unmatched code').textContent`))
+
+	height := eval[int](t, b, `document.documentElement.scrollHeight`)
+	require.Greater(t, height, 2*viewportHeight, "the page is long enough to need the sticky bar")
+	saveInWindow := `(() => { const r = document.querySelector('#save-type').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`
+	for _, y := range []string{"0", "document.documentElement.scrollHeight / 2", "document.documentElement.scrollHeight"} {
+		b.do(t, chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, `+y+`)`))
+		require.True(t, eval[bool](t, b, saveInWindow), "Save is in the window scrolled to %s of %d px", y, height)
+	}
+	b.requireFitsWidth(t)
+	b.screenshot(t, "admin_type_editor_unmatched")
+
+	// Save is pressed where it is, without scrolling, and saves.
+	b.do(t,
+		chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`),
+		chromedp.Click(chromedp.CSS(`#save-type`)),
+		chromedp.WaitVisible(chromedp.CSS(`#type-saved`)),
+	)
+	require.Equal(t, site.url+pagePath(id)+"?saved=2", b.location(t))
+	require.Zero(t, b.dialogs.Load())
+}

@@ -198,6 +198,18 @@ func TestTypeEditorPreviewFragment(t *testing.T) {
 	var stored string
 	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT computed_fingerprint FROM messages WHERE id = $1`, site.original).Scan(&stored))
 	require.Contains(t, string(resp.body), `<code id="preview-fingerprint">`+stored+`</code>`)
+	require.Contains(t, string(resp.body), "No change: these are the saved settings. Below is what they did to the last 1 message.")
+	require.NotContains(t, string(resp.body), `id="unmatched-paths"`)
+
+	// A changed proposal is compared with the saved settings; a path that
+	// reads nothing in the sample is a warning above the tables.
+	resp = c.submit(pagePath(id)+"/preview", url.Values{"path": {"*.IDOC.E1EDK01.BELNR", "*.IDOC.E1EDK01.NOPE"}, "version": {"1"}})
+	require.Contains(t, string(resp.body), "This change would have blocked 0 of the last 1 message.")
+	require.Contains(t, string(resp.body), `<article class="warning" id="unmatched-paths" role="alert"><header><strong>A proposed path matches 0 % of the sample messages</strong>`)
+	require.Contains(t, string(resp.body), `<li><code>*.IDOC.E1EDK01.NOPE</code>: no value in the one message replayed</li>`)
+	require.Contains(t, string(resp.body), `<tr class="impact-path unmatched">`)
+	// The default window written out is a change: saving would store it.
+	resp = c.submit(pagePath(id)+"/preview", url.Values{"path": {"*.IDOC.E1EDK01.BELNR"}, "window": {"168"}, "version": {"1"}})
 	require.Contains(t, string(resp.body), "This change would have blocked 0 of the last 1 message.")
 
 	// A problem is part of the answer, which htmx swaps only when it is 200.

@@ -54,6 +54,7 @@ func (s *Service) Editor(ctx context.Context, u auth.User, t *Type, f Form) (Edi
 		if err != nil {
 			return ed, err
 		}
+		im.Unchanged = t.Saved(p)
 		ed.Impact = &im
 	}
 	return ed, nil

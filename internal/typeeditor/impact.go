@@ -35,6 +35,22 @@ type Impact struct {
 	NewlyBlocked    int
 	NoLongerBlocked int
 	Paths           []PathShare // the proposal's paths, in order
+	// Unchanged is set when the proposal is the saved settings, so that
+	// the page says so instead of comparing the settings with themselves.
+	Unchanged bool
+}
+
+// Unmatched lists the proposed paths that had no value in any replayed
+// message whose values could be read: a misspelt path, most likely, which
+// would leave every message to the docnum fallback.
+func (im Impact) Unmatched() []PathShare {
+	var list []PathShare
+	for _, p := range im.Paths {
+		if p.Of > 0 && p.Matched == 0 {
+			list = append(list, p)
+		}
+	}
+	return list
 }
 
 // Outcome is what one set of settings did to the replayed messages.

@@ -119,3 +119,27 @@ func TestBatchesBoundThePayloadBytes(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.Equal(t, [][]int64{{10}}, sizes(rows(10)))
 }
+
+// A path that read nothing in any message is listed as unmatched; one that
+// was never read (every message refused) is not, as there is no evidence.
+func TestUnmatchedPaths(t *testing.T) {
+	t.Parallel()
+	a := newAnalysis(9, nil, 168, []string{"IDOC.E1EDK01.BELNR", "IDOC.E1EDK01.BELNRX"}, 168)
+	a.add(sampled{environment: 1, docnum: "1", receivedAt: time.Now(), payload: order("4500000001", "ORDERS")})
+	require.Equal(t, []PathShare{{Path: "IDOC.E1EDK01.BELNRX", Matched: 0, Of: 1}}, a.result().Unmatched())
+	require.Empty(t, Impact{Paths: []PathShare{{Path: "x"}}}.Unmatched(), "no message read")
+}
+
+func TestSavedComparesWithTheStoredSettings(t *testing.T) {
+	t.Parallel()
+	hours48, hours168 := int32(48), int32(168)
+	ints := func(n int) *int { return &n }
+	stored := Type{Paths: []string{"a", "b"}, WindowHours: &hours48}
+	require.True(t, stored.Saved(Proposal{Paths: []string{"a", "b"}, WindowHours: ints(48)}))
+	require.False(t, stored.Saved(Proposal{Paths: []string{"b", "a"}, WindowHours: ints(48)}), "the order is part of the fingerprint")
+	require.False(t, stored.Saved(Proposal{Paths: []string{"a", "b"}, WindowHours: ints(24)}))
+	require.False(t, stored.Saved(Proposal{Paths: []string{"a", "b"}}), "the default replaces 48")
+	require.True(t, Type{}.Saved(Proposal{Paths: []string{}}), "no paths stored and none proposed")
+	require.False(t, Type{}.Saved(Proposal{Paths: []string{}, WindowHours: ints(168)}), "an explicit 168 would be stored")
+	require.True(t, Type{WindowHours: &hours168}.Saved(Proposal{Paths: []string{}, WindowHours: ints(168)}))
+}

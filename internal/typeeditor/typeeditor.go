@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -50,6 +51,16 @@ type Type struct {
 
 // Window is the window in force, in hours.
 func (t Type) Window() int32 { return messagetype.WindowHours(t.WindowHours) }
+
+// Saved reports whether p proposes exactly the settings t has stored: the
+// same paths in the same order and the same window, where an explicit 168
+// differs from the default it equals, because saving it would store it.
+func (t Type) Saved(p Proposal) bool {
+	if !slices.Equal(t.Paths, p.Paths) || (t.WindowHours == nil) != (p.WindowHours == nil) {
+		return false
+	}
+	return t.WindowHours == nil || int(*t.WindowHours) == *p.WindowHours
+}
 
 // Listed is a message type on the list page, with the last seven days.
 type Listed struct {
