@@ -34,18 +34,23 @@ SELECT id, received_at FROM inserted;
 -- which depend on the holder and are added here (see auditevent.BlockedDetails).
 -- A blocked copy whose content differs from the holder's is kept in
 -- blocked_copies with its sender, the form it arrived in and its key values,
--- beside its event; an identical copy stores nothing more than the event. A
--- stored message's business key values go to message_keys.
+-- beside its event; an identical copy, or one that differs only in shape
+-- (the same shape hash: a segment as an object in one and as a one-item
+-- array in the other, see canon.ShapeHash), stores nothing more than the
+-- event, whose content says "identical" or "shape_only". A stored message's
+-- business key values go to message_keys, and its shape hash to shape_hash
+-- when it differs from its content hash.
 -- name: MessageStoreOrBlock :batchone
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, shape_hash
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
         @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr,
-        @content_type, @received_bytes, @packet_position, @packet_size
+        @content_type, @received_bytes, @packet_position, @packet_size,
+        nullif(@shape_hash::bytea, @content_hash::bytea)
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
@@ -55,7 +60,9 @@ WITH inserted AS (
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
            m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window,
-           m.content_hash <> @content_hash::bytea AS changed
+           CASE WHEN m.content_hash = @content_hash::bytea THEN 'identical'
+                WHEN coalesce(m.shape_hash, m.content_hash) = @shape_hash::bytea THEN 'shape_only'
+                ELSE 'changed' END AS content
     FROM messages m
     WHERE m.tenant_id = @tenant_id AND m.environment_id = @environment_id AND m.fingerprint = @fingerprint
       AND NOT EXISTS (SELECT FROM inserted)
@@ -64,7 +71,7 @@ WITH inserted AS (
     SELECT @tenant_id, @environment_id, @message_type_id, holder.id, @action, @actor, @fingerprint,
            @details::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
-               'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
+               'content', holder.content)
     FROM holder
     WHERE holder.within_window
     RETURNING id
@@ -76,7 +83,7 @@ WITH inserted AS (
            @docnum, @payload, @content_hash, @sender::jsonb,
            @content_type, @received_bytes, @packet_position, @packet_size, @key_values::text[]
     FROM blocked, holder
-    WHERE holder.changed
+    WHERE holder.content = 'changed'
 )
 SELECT i.id AS inserted_id, i.received_at AS inserted_at,
        h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window

@@ -55,6 +55,11 @@ func clipValue(v string) string {
 }
 
 func diffSummary(changes []payloaddiff.Change) string {
+	if payloaddiff.ShapeOnly(changes) {
+		// Copies kept before shape changes were told apart land here.
+		return "Only the shape differs: a segment is an object in one payload and a one-item array in the other. " +
+			"Key paths read both alike, so this copy says what the original says."
+	}
 	text := fmt.Sprintf("%d differences from the original", len(changes))
 	if len(changes) == 1 {
 		text = "1 difference from the original"

@@ -11,6 +11,12 @@ const (
 // IdempotencyKeyReplay write these words).
 const (
 	ContentIdentical = "identical"
+	// ContentShapeOnly is a copy whose canonical payload differs from the
+	// original's only in the shape of segments (an object in one, a
+	// one-item array holding the same object in the other; see
+	// canon.ShapeHash): the key paths read both alike, so it says nothing
+	// new, and it is not kept for review.
+	ContentShapeOnly = "shape_only"
 	ContentChanged   = "changed"
 )
 
@@ -28,8 +34,9 @@ type BlockedDetails struct {
 	Original       OriginalDetail `json:"original,omitzero"`
 	Blocked        BlockedCopy    `json:"blocked"`
 	// Content is "identical" when the blocked copy's canonical payload equals
-	// the original's, "changed" when only the business key matched: a
-	// possible false positive worth an admin's look.
+	// the original's, "shape_only" when it differs only in how segments are
+	// wrapped (ContentShapeOnly), "changed" when only the business key
+	// matched: a possible false positive worth an admin's look.
 	Content string       `json:"content,omitempty"`
 	Source  SourceDetail `json:"source"`
 }

@@ -63,6 +63,7 @@ type Blocked struct {
 	Fingerprint    Window
 	IdempotencyKey Window
 	Identical      Window
+	ShapeOnly      Window // the content differed only in shape (auditevent.ContentShapeOnly)
 	Changed        Window
 }
 
@@ -182,6 +183,8 @@ func (d *Dashboard) sum(counts []db.MessageCountsByTypeRow, stats []db.AuditEven
 		switch r.Content {
 		case auditevent.ContentIdentical:
 			d.Blocked.Identical.add(r.Blocked, r.LastDay, r.LastWeek)
+		case auditevent.ContentShapeOnly:
+			d.Blocked.ShapeOnly.add(r.Blocked, r.LastDay, r.LastWeek)
 		case auditevent.ContentChanged:
 			d.Blocked.Changed.add(r.Blocked, r.LastDay, r.LastWeek)
 		}

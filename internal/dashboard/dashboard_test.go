@@ -189,3 +189,17 @@ func names(types []dashboard.Type) []string {
 	}
 	return out
 }
+
+// A copy that differed only in shape is counted apart from identical and
+// changed ones.
+func TestLoadCountsShapeOnlyCopiesApart(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	s.blocked(t, "ORDERS05", "fingerprint", "shape_only", 2, "2 hours")
+	s.blocked(t, "ORDERS05", "fingerprint", "changed", 1, "2 hours")
+	d, err := dashboard.New(s.pool).Load(context.Background(), auth.GlobalScope(), "", time.Now())
+	require.NoError(t, err)
+	require.Equal(t, dashboard.Window{Day: 2, Week: 2}, d.Blocked.ShapeOnly)
+	require.Equal(t, dashboard.Window{Day: 1, Week: 1}, d.Blocked.Changed)
+	require.Equal(t, dashboard.Window{}, d.Blocked.Identical)
+}

@@ -23,30 +23,33 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, shape_hash
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
         $7, $7, $8, $9, $10,
-        $11, $12, $13, $14
+        $11, $12, $13, $14,
+        nullif($15::bytea, $6::bytea)
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, inserted.id, v FROM inserted, unnest($15::text[]) v
+    SELECT $1, inserted.id, v FROM inserted, unnest($16::text[]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
-           m.received_at > now() - make_interval(hours => $16::int) AS within_window,
-           m.content_hash <> $6::bytea AS changed
+           m.received_at > now() - make_interval(hours => $17::int) AS within_window,
+           CASE WHEN m.content_hash = $6::bytea THEN 'identical'
+                WHEN coalesce(m.shape_hash, m.content_hash) = $15::bytea THEN 'shape_only'
+                ELSE 'changed' END AS content
     FROM messages m
     WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
       AND NOT EXISTS (SELECT FROM inserted)
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT $1, $2, $3, holder.id, $17, $18, $7,
-           $19::jsonb || jsonb_build_object(
+    SELECT $1, $2, $3, holder.id, $18, $19, $7,
+           $20::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
-               'content', CASE WHEN holder.changed THEN 'changed' ELSE 'identical' END)
+               'content', holder.content)
     FROM holder
     WHERE holder.within_window
     RETURNING id
@@ -55,10 +58,10 @@ WITH inserted AS (
                                 docnum, payload, content_hash, sender,
                                 content_type, received_bytes, packet_position, packet_size, key_values)
     SELECT $1, $2, $3, blocked.id, holder.id,
-           $4, $5, $6, $20::jsonb,
-           $11, $12, $13, $14, $15::text[]
+           $4, $5, $6, $21::jsonb,
+           $11, $12, $13, $14, $16::text[]
     FROM blocked, holder
-    WHERE holder.changed
+    WHERE holder.content = 'changed'
 )
 SELECT i.id AS inserted_id, i.received_at AS inserted_at,
        h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
@@ -88,6 +91,7 @@ type MessageStoreOrBlockParams struct {
 	ReceivedBytes  []byte
 	PacketPosition *int32
 	PacketSize     *int32
+	ShapeHash      []byte
 	KeyValues      []string
 	WindowHours    int32
 	Action         string
@@ -117,8 +121,12 @@ type MessageStoreOrBlockRow struct {
 // which depend on the holder and are added here (see auditevent.BlockedDetails).
 // A blocked copy whose content differs from the holder's is kept in
 // blocked_copies with its sender, the form it arrived in and its key values,
-// beside its event; an identical copy stores nothing more than the event. A
-// stored message's business key values go to message_keys.
+// beside its event; an identical copy, or one that differs only in shape
+// (the same shape hash: a segment as an object in one and as a one-item
+// array in the other, see canon.ShapeHash), stores nothing more than the
+// event, whose content says "identical" or "shape_only". A stored message's
+// business key values go to message_keys, and its shape hash to shape_hash
+// when it differs from its content hash.
 func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg []MessageStoreOrBlockParams) *MessageStoreOrBlockBatchResults {
 	batch := &pgx.Batch{}
 	for _, a := range arg {
@@ -137,6 +145,7 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg []MessageStoreOrB
 			a.ReceivedBytes,
 			a.PacketPosition,
 			a.PacketSize,
+			a.ShapeHash,
 			a.KeyValues,
 			a.WindowHours,
 			a.Action,

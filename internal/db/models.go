@@ -155,6 +155,7 @@ type Message struct {
 	ReceivedBytes       []byte
 	PacketPosition      *int32
 	PacketSize          *int32
+	ShapeHash           []byte
 }
 
 type MessageKey struct {

@@ -74,8 +74,8 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 	for i, m := range ms {
 		params[i] = db.MessageStoreOrBlockParams{
 			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
-			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], Fingerprint: m.fingerprint,
-			SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
+			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ShapeHash: m.shapeHash[:],
+			Fingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
 			Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,

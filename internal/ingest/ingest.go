@@ -149,6 +149,10 @@ type Receipt struct {
 type message struct {
 	Request
 	contentHash [32]byte
+	// shapeHash is the hash of the payload's shape form (canon.ShapeHash),
+	// which tells a copy that differs from its original only in how its
+	// segments are wrapped from one whose content changed.
+	shapeHash   [32]byte
 	requestHash [32]byte // only with an Idempotency-Key
 	fingerprint *string
 	// keyValues are the business key values kept for the admin's search
@@ -286,6 +290,7 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 	}
 	defer canonical.Release()
 	m.contentHash = sha256.Sum256(canonical.Bytes())
+	m.shapeHash = canon.ShapeHash(canonical.Bytes(), m.contentHash)
 	if m.KeyIsContent {
 		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
 	}

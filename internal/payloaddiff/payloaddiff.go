@@ -3,6 +3,14 @@
 // changed, each at its JSON Pointer (RFC 6901) path. Objects are compared
 // member by member and arrays index by index.
 //
+// A segment that is an object in one payload and a one-item array holding
+// an object in the other is a shape change (Shape), not a changed value:
+// XML-to-JSON converters write a segment that occurs once either way, and
+// key paths read both alike (canon.ShapeHash, which ingest uses to tell
+// such a copy from a changed one, applies the same rule). The object and
+// the item are then compared as any two objects are, at the paths of the
+// array's side, which end in /0 at that segment.
+//
 // Both payloads are first brought to their RFC 8785 canonical form (package
 // canon), the form content hashes are taken from, so two payloads differ
 // here exactly when their content hashes differ: member order, whitespace
@@ -35,7 +43,21 @@ const (
 	Added   Kind = "added"   // only in the second payload
 	Removed Kind = "removed" // only in the first payload
 	Changed Kind = "changed" // in both, with another value (or type)
+	// Shape is an object in one payload and a one-item array of an object
+	// in the other; Old and New show which was which ({…} or [{…}]).
+	Shape Kind = "shape"
 )
+
+// ShapeOnly reports whether changes, not empty, are all shape changes: the
+// two payloads say the same thing, wrapped differently.
+func ShapeOnly(changes []Change) bool {
+	for _, c := range changes {
+		if c.Kind != Shape {
+			return false
+		}
+	}
+	return len(changes) > 0
+}
 
 // Change is one difference. Old and New are the values as compact JSON, ""
 // where the value is absent (Old of an added one, New of a removed one).
@@ -91,9 +113,20 @@ func (d *differ) compare(path string, a, b any) {
 			d.compareObjects(path, va, vb)
 			return
 		}
+		if item, ok := oneObject(b); ok {
+			d.changes = append(d.changes, Change{Kind: Shape, Path: path, Old: objectShape, New: arrayShape})
+			d.compareObjects(path+"/0", va, item)
+			return
+		}
 	case []any:
 		if vb, ok := b.([]any); ok {
 			d.compareArrays(path, va, vb)
+			return
+		}
+		item, isOne := oneObject(a)
+		if vb, ok := b.(map[string]any); ok && isOne {
+			d.changes = append(d.changes, Change{Kind: Shape, Path: path, Old: arrayShape, New: objectShape})
+			d.compareObjects(path+"/0", item, vb)
 			return
 		}
 	default:
@@ -105,6 +138,22 @@ func (d *differ) compare(path string, a, b any) {
 		}
 	}
 	d.add(Changed, path, a, b)
+}
+
+// How a shape change shows each side.
+const (
+	objectShape = "{…}"
+	arrayShape  = "[{…}]"
+)
+
+// oneObject returns the item of v when v is an array of exactly one
+// object.
+func oneObject(v any) (map[string]any, bool) {
+	if a, ok := v.([]any); ok && len(a) == 1 {
+		item, ok := a[0].(map[string]any)
+		return item, ok
+	}
+	return nil, false
 }
 
 func (d *differ) compareObjects(path string, a, b map[string]any) {

@@ -46,16 +46,61 @@ func TestCompareNamesExactlyTheChangedPathsOfTheSample(t *testing.T) {
 	require.Equal(t, payloaddiff.Change{Kind: payloaddiff.Changed, Path: "/ORDERS05/IDOC/E1EDS01/SUMME", Old: `"2388.00"`, New: `"1432.80"`}, back[2])
 }
 
-// A converter that turns a segment into an array changes its type: that is
-// one change of the whole value, not a list of its members.
-func TestCompareReportsAChangedTypeOnce(t *testing.T) {
+// A converter that wrote a segment as a one-item array changed its shape,
+// not its content: one shape change, and nothing else.
+func TestCompareReportsAShapeOnlyDifferenceAsSuch(t *testing.T) {
 	t.Parallel()
 	changes, err := payloaddiff.Compare(readSample(t, "orders05.json"), readSample(t, "orders05_e1edk02_as_array.json"))
 	require.NoError(t, err)
-	const segment = `{"@SEGMENT":"1","BELNR":"4500012345","DATUM":"20260310","QUALF":"001","UZEIT":"101500"}`
 	require.Equal(t, []payloaddiff.Change{
-		{Kind: payloaddiff.Changed, Path: "/ORDERS05/IDOC/E1EDK02", Old: segment, New: "[" + segment + "]"},
+		{Kind: payloaddiff.Shape, Path: "/ORDERS05/IDOC/E1EDK02", Old: "{…}", New: "[{…}]"},
 	}, changes)
+	require.True(t, payloaddiff.ShapeOnly(changes))
+
+	// The other way round, the array was the original's.
+	back, err := payloaddiff.Compare(readSample(t, "orders05_e1edk02_as_array.json"), readSample(t, "orders05.json"))
+	require.NoError(t, err)
+	require.Equal(t, []payloaddiff.Change{
+		{Kind: payloaddiff.Shape, Path: "/ORDERS05/IDOC/E1EDK02", Old: "[{…}]", New: "{…}"},
+	}, back)
+}
+
+// Inside a reshaped segment, values are compared as usual, at the paths of
+// the array's side; changes elsewhere are listed beside the shape change.
+func TestCompareLooksInsideAReshapedSegment(t *testing.T) {
+	t.Parallel()
+	changes, err := payloaddiff.Compare(readSample(t, "orders05_changed_content_same_belnr.json"), readSample(t, "orders05_e1edk02_as_array.json"))
+	require.NoError(t, err)
+	require.Contains(t, changes, payloaddiff.Change{Kind: payloaddiff.Shape, Path: "/ORDERS05/IDOC/E1EDK02", Old: "{…}", New: "[{…}]"})
+	require.Contains(t, changes, payloaddiff.Change{Kind: payloaddiff.Changed, Path: "/ORDERS05/IDOC/E1EDS01/SUMME", Old: `"2388.00"`, New: `"1432.80"`})
+	require.Len(t, changes, 8, "the seven changes of the changed sample and the shape change")
+	require.False(t, payloaddiff.ShapeOnly(changes))
+
+	changes, err = payloaddiff.Compare([]byte(`{"S":{"Q":"1","R":"x"}}`), []byte(`{"S":[{"Q":"2","R":"x"}]}`))
+	require.NoError(t, err)
+	require.Equal(t, []payloaddiff.Change{
+		{Kind: payloaddiff.Shape, Path: "/S", Old: "{…}", New: "[{…}]"},
+		{Kind: payloaddiff.Changed, Path: "/S/0/Q", Old: `"1"`, New: `"2"`},
+	}, changes)
+}
+
+// Only a one-item array of an object is a shape: other arrays against an
+// object are a changed value, as is a one-item array of a string.
+func TestCompareKeepsOtherTypeChanges(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ a, b string }{
+		{`{"S":{"Q":1}}`, `{"S":[{"Q":1},{"Q":1}]}`},
+		{`{"S":"1"}`, `{"S":["1"]}`},
+		{`{"S":{"Q":1}}`, `{"S":[[{"Q":1}]]}`},
+		{`{"S":{}}`, `{"S":[]}`},
+	} {
+		changes, err := payloaddiff.Compare([]byte(tc.a), []byte(tc.b))
+		require.NoError(t, err)
+		require.Len(t, changes, 1, tc.b)
+		require.Equal(t, payloaddiff.Changed, changes[0].Kind, tc.b)
+		require.False(t, payloaddiff.ShapeOnly(changes))
+	}
+	require.False(t, payloaddiff.ShapeOnly(nil), "no change is not a shape change")
 }
 
 func TestCompare(t *testing.T) {

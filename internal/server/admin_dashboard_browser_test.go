@@ -36,6 +36,7 @@ func TestBrowserDashboardDiffAndRelease(t *testing.T) {
 			"blocked-fingerprint": blocked + ` AND details->>'mode' = 'fingerprint'`,
 			"blocked-key":         blocked + ` AND details->>'mode' = 'idempotency_key'`,
 			"blocked-identical":   blocked + ` AND details->>'content' = 'identical'`,
+			"blocked-shape-only":  blocked + ` AND details->>'content' = 'shape_only'`,
 			"blocked-changed":     blocked + ` AND details->>'content' = 'changed'`,
 		} {
 			shown := eval[string](t, b, fmt.Sprintf(`document.querySelector('#%s-%s').textContent`, id, window.id))

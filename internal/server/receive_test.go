@@ -114,6 +114,7 @@ func TestDuplicateAuditEventRecordsIdenticalOrChanged(t *testing.T) {
 
 	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_resent_same_docnum.json")).status)
 	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json")).status)
+	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_e1edk02_as_array.json")).status)
 
 	rows, err := b.pool.Query(context.Background(),
 		`SELECT message_id, match_key, actor, details FROM audit_events
@@ -140,7 +141,29 @@ func TestDuplicateAuditEventRecordsIdenticalOrChanged(t *testing.T) {
 		contents = append(contents, d["content"].(string))
 	}
 	require.NoError(t, rows.Err())
-	require.Equal(t, []string{"identical", "changed"}, contents)
+	require.Equal(t, []string{"identical", "changed", "shape_only"}, contents)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM blocked_copies`), "only the changed copy is kept for review")
+	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM messages WHERE shape_hash IS NOT NULL`),
+		"the original is its own shape form")
+}
+
+// The other way round: the original holds the one-item array, so it keeps
+// its shape hash, and the copy with the plain object differs only in shape.
+// A retransmission of the original itself stays identical.
+func TestDuplicateOfAReshapedOriginalIsShapeOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="001").BELNR`}, nil)
+	require.Equal(t, http.StatusCreated, b.post(t, envelopeFor(t, "ORDERS05", "orders05_e1edk02_as_array.json")).status)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE shape_hash IS NOT NULL AND shape_hash <> content_hash`))
+	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status)
+	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_e1edk02_as_array.json")).status)
+	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json")).status)
+	var contents []string
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT array_agg(details->>'content' ORDER BY id) FROM audit_events
+		WHERE action = 'message.duplicate_blocked'`).Scan(&contents))
+	require.Equal(t, []string{"shape_only", "identical", "changed"}, contents)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM blocked_copies`))
 }
 
 func TestReceiveIdempotencyKey(t *testing.T) {
