@@ -26,6 +26,8 @@ WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(sco
   AND (sqlc.narg(message_type_id)::bigint IS NULL OR e.message_type_id = sqlc.narg(message_type_id))
   AND (sqlc.narg(message_id)::bigint IS NULL OR e.message_id = sqlc.narg(message_id))
   AND (sqlc.narg(match_key)::text IS NULL OR e.match_key = sqlc.narg(match_key))
+  AND (sqlc.narg(content)::text IS NULL
+       OR (e.action = 'message.duplicate_blocked' AND e.details->>'content' = sqlc.narg(content)))
   AND (sqlc.narg(since)::timestamptz IS NULL OR e.created_at >= sqlc.narg(since))
   AND (sqlc.narg(until)::timestamptz IS NULL OR e.created_at < sqlc.narg(until))
   AND (sqlc.narg(before_time)::timestamptz IS NULL

@@ -10,6 +10,7 @@ SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
+       c.dismissed_at, c.dismiss_reason, du.email AS dismissed_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM blocked_copies c
 JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
@@ -18,14 +19,15 @@ JOIN tenants t ON t.id = c.tenant_id
 JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
 LEFT JOIN users u ON u.id = c.released_by
+LEFT JOIN users du ON du.id = c.dismissed_by
 WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id));
 
 -- BlockedCopyLockForRelease locks a copy for the transaction that releases
--- it. A concurrent release of the same copy waits here until the first one
--- ends, and then reads the released_message_id it committed.
+-- or dismisses it. A concurrent decision on the same copy waits here until
+-- the first one ends, and then reads the decision it committed.
 -- name: BlockedCopyLockForRelease :one
 SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.original_message_id, c.released_message_id,
-       e.match_key AS fingerprint
+       c.dismissed_at, e.match_key AS fingerprint
 FROM blocked_copies c
 JOIN audit_events e ON e.id = c.audit_event_id
 WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
@@ -67,7 +69,55 @@ SELECT id FROM inserted;
 UPDATE blocked_copies
 SET released_message_id = @released_message_id::bigint, released_at = now(), released_by = @released_by::bigint,
     release_reason = @release_reason::text
-WHERE id = @id AND released_message_id IS NULL;
+WHERE id = @id AND released_message_id IS NULL AND dismissed_at IS NULL;
+
+-- BlockedCopyMarkDismissed records that an admin reviewed a copy and left it
+-- a blocked duplicate. Like a release, it changes only an undecided copy.
+-- name: BlockedCopyMarkDismissed :execrows
+UPDATE blocked_copies
+SET dismissed_at = now(), dismissed_by = @dismissed_by::bigint, dismiss_reason = @dismiss_reason::text
+WHERE id = @id AND released_message_id IS NULL AND dismissed_at IS NULL;
+
+-- BlockedCopyReviewList is a page of the review queue: kept copies with
+-- changed content, newest first, keyset paginated on (received_at, id),
+-- with their decision if there is one. Every filter is optional; the scope
+-- applies whatever they say. Run it with custom plans (see internal/audit)
+-- so that the planner walks blocked_copies_tenant_review or
+-- blocked_copies_review, whichever fits.
+-- name: BlockedCopyReviewList :many
+SELECT c.id, c.docnum, c.received_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
+       c.released_message_id, coalesce(c.released_at, c.dismissed_at) AS decided_at,
+       coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
+FROM blocked_copies c
+JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
+JOIN tenants t ON t.id = c.tenant_id
+JOIN environments env ON env.id = c.environment_id
+JOIN message_types mt ON mt.id = c.message_type_id
+LEFT JOIN users u ON u.id = coalesce(c.released_by, c.dismissed_by)
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(tenant_id))
+  AND (sqlc.narg(review_state)::text IS NULL OR c.review_state = sqlc.narg(review_state))
+  AND (sqlc.narg(environment_id)::bigint IS NULL OR c.environment_id = sqlc.narg(environment_id))
+  AND (sqlc.narg(message_type_id)::bigint IS NULL OR c.message_type_id = sqlc.narg(message_type_id))
+  AND (sqlc.narg(since)::timestamptz IS NULL OR c.received_at >= sqlc.narg(since))
+  AND (sqlc.narg(until)::timestamptz IS NULL OR c.received_at < sqlc.narg(until))
+  AND (sqlc.narg(before_time)::timestamptz IS NULL
+       OR (c.received_at, c.id) < (sqlc.narg(before_time)::timestamptz, sqlc.narg(before_id)::bigint))
+ORDER BY c.received_at DESC, c.id DESC
+LIMIT @page_size;
+
+-- BlockedCopyOpenCount counts the copies awaiting a decision within the
+-- scope, for the navigation, but no more than max_count of them: the
+-- count reads at most that many entries of a review index, however long
+-- the queue has grown.
+-- name: BlockedCopyOpenCount :one
+SELECT count(*) FROM (
+    SELECT FROM blocked_copies c
+    WHERE c.review_state = 'open'
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
+    LIMIT @max_count
+) open_copies;
 
 -- BlockedCopiesOfEvents finds the copies that some audit events kept, for
 -- the rows of the audit log.

@@ -25,6 +25,9 @@ type Page struct {
 	CSRF string
 	// Section is the navigation entry to mark as current.
 	Section string
+	// OpenReviews is the count of blocked copies awaiting review that the
+	// navigation shows ("" for none; "99+" beyond).
+	OpenReviews string
 }
 
 // The navigation entries of the admin pages.
@@ -33,6 +36,7 @@ const (
 	SectionMessages     = "messages"
 	SectionAudit        = "audit"
 	SectionDuplicates   = "duplicates"
+	SectionReview       = "review"
 	SectionMessageTypes = "message-types"
 	SectionUsers        = "users"
 	SectionAPIKeys      = "api-keys"

@@ -13,11 +13,16 @@ import (
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
 
-// ReleaseForm is the form that accepts a blocked copy as a new message, as
-// shown again after a problem.
+// ReleaseForm is the two forms that decide on a blocked copy, accept it as
+// a new message or dismiss it as reviewed, as shown again after a problem.
 type ReleaseForm struct {
 	Reason  string
 	Problem string
+	// DismissReason and DismissProblem are the dismissal's.
+	DismissReason  string
+	DismissProblem string
+	// JustDismissed confirms a dismissal the admin just made.
+	JustDismissed bool
 }
 
 func blockedURL(id int64) templ.SafeURL {
@@ -31,6 +36,10 @@ func blockedReceivedURL(id int64) templ.SafeURL {
 
 func releaseURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.BlockedRelease, id))
+}
+
+func dismissURL(id int64) templ.SafeURL {
+	return templ.URL(adminpath.Path(adminpath.BlockedDismiss, id))
 }
 
 // maxShownChanges bounds the rows of a diff: two unrelated documents that
@@ -90,4 +99,33 @@ func changedCopiesText(c blocked.Copies) string {
 		text = "1 copy blocked against this message had changed content"
 	}
 	return fmt.Sprintf("%s (%d accepted as a new message); each such row links to a diff.", text, c.Released)
+}
+
+// stateName names a review state on the queue's tabs.
+func stateName(state string) string {
+	switch state {
+	case blocked.StateOpen:
+		return "Open"
+	case blocked.StateReleased:
+		return "Released"
+	case blocked.StateDismissed:
+		return "Dismissed"
+	}
+	return "All"
+}
+
+func noCopiesText(f blocked.Filter) string {
+	if f.ShownState() == blocked.StateOpen {
+		return "No changed copy awaits a decision."
+	}
+	return "No copies match this filter."
+}
+
+// reviewWhere is where a copy arrived, with its tenant for users who see
+// more than one.
+func reviewWhere(c blocked.Reviewed, showTenant bool) string {
+	if showTenant {
+		return c.Tenant + " / " + c.Environment
+	}
+	return c.Environment
 }

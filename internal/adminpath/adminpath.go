@@ -24,6 +24,8 @@ const (
 	MessageReceived       = "/messages/:id/received"
 	Blocked               = "/blocked/:id"
 	BlockedRelease        = "/blocked/:id/release"
+	BlockedDismiss        = "/blocked/:id/dismiss"
+	Review                = "/review"
 	BlockedReceived       = "/blocked/:id/received"
 	MessageTypes          = "/message-types"
 	NewMessageType        = "/message-types/new"

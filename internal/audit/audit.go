@@ -178,6 +178,13 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 			problems = append(problems, fmt.Sprintf("%q is not a message id", f.MessageID))
 		}
 	}
+	switch f.Content {
+	case "":
+	case auditevent.ContentChanged, auditevent.ContentShapeOnly, auditevent.ContentIdentical:
+		p.Content = &f.Content
+	default:
+		problems = append(problems, fmt.Sprintf("%q is not a content comparison: changed, shape_only or identical", f.Content))
+	}
 	var rangeProblems []string
 	p.Since, p.Until, rangeProblems = keyset.ParseRange(f.From, f.To)
 	problems = append(problems, rangeProblems...)

@@ -19,9 +19,13 @@ type Filter struct {
 	MessageType string // message type code, within the tenant
 	Key         string // the fingerprint or Idempotency-Key a duplicate matched
 	MessageID   string // events about one message (blocked duplicates name their original)
-	From        string // time range start, inclusive, UTC
-	To          string // time range end, exclusive, UTC
-	Before      string // cursor: show events older than this
+	// Content narrows to blocked duplicates whose content compared so with
+	// their original's: "changed" (the audit log's "content changed only"),
+	// "shape_only" or "identical".
+	Content string
+	From    string // time range start, inclusive, UTC
+	To      string // time range end, exclusive, UTC
+	Before  string // cursor: show events older than this
 }
 
 // The URL query parameters of the filter fields, in the order they are
@@ -33,6 +37,7 @@ var params = []urlfilter.Param[Filter]{
 	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
 	{Name: "key", Field: func(f *Filter) *string { return &f.Key }},
 	{Name: "message", Field: func(f *Filter) *string { return &f.MessageID }},
+	{Name: "content", Field: func(f *Filter) *string { return &f.Content }},
 	{Name: "from", Field: func(f *Filter) *string { return &f.From }},
 	{Name: "to", Field: func(f *Filter) *string { return &f.To }},
 	{Name: "before", Field: func(f *Filter) *string { return &f.Before }},

@@ -24,6 +24,9 @@ const (
 	// DuplicateReleased is a blocked copy accepted as a new message; its
 	// details are ReleasedDetails.
 	DuplicateReleased = "message.duplicate_released"
+	// DuplicateDismissed is a blocked copy with changed content that an
+	// admin reviewed and left blocked; its details are DismissedDetails.
+	DuplicateDismissed = "message.duplicate_dismissed"
 
 	LoginFailed = "user.login_failed"
 	LoggedIn    = "user.logged_in"
@@ -60,7 +63,7 @@ const (
 // Actions lists every action, in the order the audit log's action filter
 // suggests them.
 var Actions = []string{
-	DuplicateBlocked, DuplicateReleased,
+	DuplicateBlocked, DuplicateReleased, DuplicateDismissed,
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked,

@@ -88,3 +88,12 @@ type ReleasedDetails struct {
 	Reason            string `json:"reason"`
 	AdminEmail        string `json:"admin_email"`
 }
+
+// DismissedDetails is the details object of a message.duplicate_dismissed
+// event.
+type DismissedDetails struct {
+	CopyID            int64  `json:"copy_id"`
+	OriginalMessageID int64  `json:"original_message_id"`
+	Reason            string `json:"reason"`
+	AdminEmail        string `json:"admin_email"`
+}

@@ -1,11 +1,14 @@
 // Package blocked shows the blocked copies whose content differed from
-// their original's, and lets an admin accept such a copy as a new message
-// when the block was a false positive (a corrected order resent under the
-// same business key, say). A release stores the copy as a message of its
-// own without touching the original, which keeps matching retransmissions,
-// and is recorded as a message.duplicate_released audit event. A copy is
-// released at most once: a row lock serialises concurrent releases, and the
-// update that records one only changes a copy not yet released.
+// their original's, queues them for review, and records an admin's
+// decision on each: accept the copy as a new message when the block was a
+// false positive (a corrected order resent under the same business key,
+// say), or dismiss it as reviewed, a duplicate after all. A release stores
+// the copy as a message of its own without touching the original, which
+// keeps matching retransmissions, and is recorded as a
+// message.duplicate_released audit event; a dismissal as
+// message.duplicate_dismissed. A copy is decided at most once: a row lock
+// serialises concurrent decisions, and the update that records one only
+// changes a copy not yet decided.
 package blocked
 
 import (
@@ -36,15 +39,19 @@ const MaxReasonLength = 1000
 
 // Service reads blocked copies and releases them.
 type Service struct {
-	pool       *pgxpool.Pool
-	q          *db.Queries
+	pool *pgxpool.Pool
+	q    *db.Queries
+	// plans runs the review queue's queries with custom plans (see
+	// db.CustomPlans), so that its optional filters fold away and the
+	// planner walks the review index that fits the rest.
+	plans      *db.Queries
 	deliveries *delivery.Service
 }
 
 // New returns a Service on pool; deliveries writes the deliveries of every
 // copy it releases, as ingest does for the messages it stores.
 func New(pool *pgxpool.Pool, deliveries *delivery.Service) *Service {
-	return &Service{pool: pool, q: db.On(pool), deliveries: deliveries}
+	return &Service{pool: pool, q: db.On(pool), plans: db.On(db.CustomPlans{Pool: pool}), deliveries: deliveries}
 }
 
 // Copy is a kept blocked copy as its page shows it.
@@ -71,6 +78,15 @@ type Copy struct {
 	Received *messageview.Received
 	// Released is set once an admin accepted the copy as a new message.
 	Released *Released
+	// Dismissed is set once an admin reviewed the copy and left it blocked.
+	Dismissed *Dismissed
+}
+
+// Dismissed says when, by whom and why a copy was left blocked.
+type Dismissed struct {
+	At     time.Time
+	By     string // the admin's email; "" when the account is gone
+	Reason string
 }
 
 // Original is the stored message a copy was blocked against.
@@ -125,6 +141,9 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 			Reason: db.OrEmpty(row.ReleaseReason),
 		}
 	}
+	if row.DismissedAt != nil {
+		c.Dismissed = &Dismissed{At: row.DismissedAt.UTC(), By: deref(row.DismissedByEmail), Reason: deref(row.DismissReason)}
+	}
 	return c, nil
 }
 
@@ -136,28 +155,9 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 // copy already released, also by a concurrent call that committed first,
 // is refused with a Conflict naming the message it became.
 func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason string) (int64, error) {
-	if !u.IsAdmin() {
-		return 0, auth.ErrAdminOnly
-	}
-	reason, err := checkReason(reason)
-	if err != nil {
-		return 0, err
-	}
 	var newID int64
-	err = db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
-		q := db.On(tx)
-		c, err := q.BlockedCopyLockForRelease(ctx, db.BlockedCopyLockForReleaseParams{
-			ID: id, ScopeTenantID: u.Scope().TenantFilter(),
-		})
-		if errors.Is(err, db.ErrNotFound) {
-			return notFound(id)
-		}
-		if err != nil {
-			return fmt.Errorf("lock blocked copy %d: %w", id, err)
-		}
-		if c.ReleasedMessageID != nil {
-			return alreadyReleased(*c.ReleasedMessageID)
-		}
+	err := s.decide(ctx, u, id, reason, "why this copy is a message of its own", func(tx pgx.Tx, q *db.Queries, c db.BlockedCopyLockForReleaseRow, reason string) error {
+		var err error
 		if newID, err = q.BlockedCopyInsertMessage(ctx, id); err != nil {
 			return fmt.Errorf("store blocked copy %d as a message: %w", id, err)
 		}
@@ -167,13 +167,8 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 		n, err := q.BlockedCopyMarkReleased(ctx, db.BlockedCopyMarkReleasedParams{
 			ID: id, ReleasedMessageID: newID, ReleasedBy: u.ID, ReleaseReason: reason,
 		})
-		if err != nil {
-			return fmt.Errorf("mark blocked copy %d released: %w", id, err)
-		}
-		if n != 1 {
-			// The lock above makes this unreachable; should it ever be
-			// lost, the guard in the update still refuses a second release.
-			return fmt.Errorf("blocked copy %d was released by another transaction", id)
+		if err := recorded(id, n, err); err != nil {
+			return err
 		}
 		return auditevent.Write(ctx, q, db.AuditEventInsertParams{
 			TenantID: &c.TenantID, EnvironmentID: &c.EnvironmentID, MessageTypeID: &c.MessageTypeID, MessageID: &newID,
@@ -185,13 +180,88 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 	return newID, err
 }
 
-// checkReason returns reason without surrounding space, or why it cannot
-// be recorded.
-func checkReason(reason string) (string, error) {
+// Dismiss records on behalf of admin u, who gives reason, that copy id was
+// reviewed and stays a blocked duplicate: the copy is marked dismissed and
+// the audit event, about the original, written in one transaction. A copy
+// already decided is refused as Release refuses it.
+func (s *Service) Dismiss(ctx context.Context, u auth.User, id int64, reason string) error {
+	return s.decide(ctx, u, id, reason, "why this copy is a duplicate after all", func(_ pgx.Tx, q *db.Queries, c db.BlockedCopyLockForReleaseRow, reason string) error {
+		n, err := q.BlockedCopyMarkDismissed(ctx, db.BlockedCopyMarkDismissedParams{ID: id, DismissedBy: u.ID, DismissReason: reason})
+		if err := recorded(id, n, err); err != nil {
+			return err
+		}
+		return auditevent.Write(ctx, q, db.AuditEventInsertParams{
+			TenantID: &c.TenantID, EnvironmentID: &c.EnvironmentID, MessageTypeID: &c.MessageTypeID,
+			MessageID: &c.OriginalMessageID, Action: auditevent.DuplicateDismissed, Actor: u.Actor(), MatchKey: c.Fingerprint,
+		}, auditevent.DismissedDetails{
+			CopyID: id, OriginalMessageID: c.OriginalMessageID, Reason: reason, AdminEmail: u.Email,
+		})
+	})
+}
+
+// decide runs record, the writes of one decision on copy id by admin u, in
+// a transaction that first locks the copy. A copy outside u's scope is
+// missing; one decided already, also by a concurrent call that committed
+// first, is refused with a Conflict saying how. reason must say what;
+// record gets it without surrounding space.
+func (s *Service) decide(ctx context.Context, u auth.User, id int64, reason, what string,
+	record func(tx pgx.Tx, q *db.Queries, c db.BlockedCopyLockForReleaseRow, reason string) error) error {
+	if !u.IsAdmin() {
+		return auth.ErrAdminOnly
+	}
+	reason, err := checkReasonFor(reason, what)
+	if err != nil {
+		return err
+	}
+	return db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+		q := db.On(tx)
+		c, err := q.BlockedCopyLockForRelease(ctx, db.BlockedCopyLockForReleaseParams{
+			ID: id, ScopeTenantID: u.Scope().TenantFilter(),
+		})
+		if errors.Is(err, db.ErrNotFound) {
+			return notFound(id)
+		}
+		if err != nil {
+			return fmt.Errorf("lock blocked copy %d: %w", id, err)
+		}
+		if err := undecided(c); err != nil {
+			return err
+		}
+		return record(tx, q, c, reason)
+	})
+}
+
+// recorded checks the update that records a decision, which changes one
+// row. The lock decide takes makes a second decision unreachable; should
+// it ever be lost, the guard in the update still refuses one.
+func recorded(id int64, n int64, err error) error {
+	if err != nil {
+		return fmt.Errorf("record the decision on blocked copy %d: %w", id, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("blocked copy %d was decided by another transaction", id)
+	}
+	return nil
+}
+
+// undecided refuses a decision on a copy locked for it that was decided
+// already.
+func undecided(c db.BlockedCopyLockForReleaseRow) error {
+	switch {
+	case c.ReleasedMessageID != nil:
+		return alreadyReleased(*c.ReleasedMessageID)
+	case c.DismissedAt != nil:
+		return apperr.New(apperr.Conflict, "already-dismissed", "this copy was already dismissed as reviewed")
+	}
+	return nil
+}
+
+// checkReasonFor returns the reason of a decision without surrounding
+// space, or why it cannot be recorded: it must say what.
+func checkReasonFor(reason, what string) (string, error) {
 	reason = strings.TrimSpace(reason)
 	if n := utf8.RuneCountInString(reason); n == 0 || n > MaxReasonLength {
-		return "", apperr.New(apperr.Invalid, "invalid-reason",
-			"say in 1 to %d characters why this copy is a message of its own", MaxReasonLength)
+		return "", apperr.New(apperr.Invalid, "invalid-reason", "say in 1 to %d characters %s", MaxReasonLength, what)
 	}
 	return reason, nil
 }

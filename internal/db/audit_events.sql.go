@@ -135,12 +135,14 @@ WHERE ($1::bigint IS NULL OR e.tenant_id = $1)
   AND ($5::bigint IS NULL OR e.message_type_id = $5)
   AND ($6::bigint IS NULL OR e.message_id = $6)
   AND ($7::text IS NULL OR e.match_key = $7)
-  AND ($8::timestamptz IS NULL OR e.created_at >= $8)
-  AND ($9::timestamptz IS NULL OR e.created_at < $9)
-  AND ($10::timestamptz IS NULL
-       OR (e.created_at, e.id) < ($10::timestamptz, $11::bigint))
+  AND ($8::text IS NULL
+       OR (e.action = 'message.duplicate_blocked' AND e.details->>'content' = $8))
+  AND ($9::timestamptz IS NULL OR e.created_at >= $9)
+  AND ($10::timestamptz IS NULL OR e.created_at < $10)
+  AND ($11::timestamptz IS NULL
+       OR (e.created_at, e.id) < ($11::timestamptz, $12::bigint))
 ORDER BY e.created_at DESC, e.id DESC
-LIMIT $12
+LIMIT $13
 `
 
 type AuditEventListParams struct {
@@ -151,6 +153,7 @@ type AuditEventListParams struct {
 	MessageTypeID *int64
 	MessageID     *int64
 	MatchKey      *string
+	Content       *string
 	Since         *time.Time
 	Until         *time.Time
 	BeforeTime    *time.Time
@@ -188,6 +191,7 @@ func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) 
 		arg.MessageTypeID,
 		arg.MessageID,
 		arg.MatchKey,
+		arg.Content,
 		arg.Since,
 		arg.Until,
 		arg.BeforeTime,

@@ -83,6 +83,7 @@ SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
+       c.dismissed_at, c.dismiss_reason, du.email AS dismissed_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM blocked_copies c
 JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
@@ -91,6 +92,7 @@ JOIN tenants t ON t.id = c.tenant_id
 JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
 LEFT JOIN users u ON u.id = c.released_by
+LEFT JOIN users du ON du.id = c.dismissed_by
 WHERE c.id = $1 AND ($2::bigint IS NULL OR c.tenant_id = $2)
 `
 
@@ -119,6 +121,9 @@ type BlockedCopyGetRow struct {
 	ReleasedAt         *time.Time
 	ReleaseReason      *string
 	ReleasedByEmail    *string
+	DismissedAt        *time.Time
+	DismissReason      *string
+	DismissedByEmail   *string
 	TenantSlug         string
 	EnvironmentSlug    string
 	MessageTypeCode    string
@@ -153,6 +158,9 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.ReleasedAt,
 		&i.ReleaseReason,
 		&i.ReleasedByEmail,
+		&i.DismissedAt,
+		&i.DismissReason,
+		&i.DismissedByEmail,
 		&i.TenantSlug,
 		&i.EnvironmentSlug,
 		&i.MessageTypeCode,
@@ -199,7 +207,7 @@ func (q *Queries) BlockedCopyInsertMessage(ctx context.Context, id int64) (int64
 
 const blockedCopyLockForRelease = `-- name: BlockedCopyLockForRelease :one
 SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.original_message_id, c.released_message_id,
-       e.match_key AS fingerprint
+       c.dismissed_at, e.match_key AS fingerprint
 FROM blocked_copies c
 JOIN audit_events e ON e.id = c.audit_event_id
 WHERE c.id = $1 AND ($2::bigint IS NULL OR c.tenant_id = $2)
@@ -218,12 +226,13 @@ type BlockedCopyLockForReleaseRow struct {
 	MessageTypeID     int64
 	OriginalMessageID int64
 	ReleasedMessageID *int64
+	DismissedAt       *time.Time
 	Fingerprint       *string
 }
 
 // BlockedCopyLockForRelease locks a copy for the transaction that releases
-// it. A concurrent release of the same copy waits here until the first one
-// ends, and then reads the released_message_id it committed.
+// or dismisses it. A concurrent decision on the same copy waits here until
+// the first one ends, and then reads the decision it committed.
 func (q *Queries) BlockedCopyLockForRelease(ctx context.Context, arg BlockedCopyLockForReleaseParams) (BlockedCopyLockForReleaseRow, error) {
 	row := q.db.QueryRow(ctx, blockedCopyLockForRelease, arg.ID, arg.ScopeTenantID)
 	var i BlockedCopyLockForReleaseRow
@@ -234,16 +243,39 @@ func (q *Queries) BlockedCopyLockForRelease(ctx context.Context, arg BlockedCopy
 		&i.MessageTypeID,
 		&i.OriginalMessageID,
 		&i.ReleasedMessageID,
+		&i.DismissedAt,
 		&i.Fingerprint,
 	)
 	return i, err
+}
+
+const blockedCopyMarkDismissed = `-- name: BlockedCopyMarkDismissed :execrows
+UPDATE blocked_copies
+SET dismissed_at = now(), dismissed_by = $1::bigint, dismiss_reason = $2::text
+WHERE id = $3 AND released_message_id IS NULL AND dismissed_at IS NULL
+`
+
+type BlockedCopyMarkDismissedParams struct {
+	DismissedBy   int64
+	DismissReason string
+	ID            int64
+}
+
+// BlockedCopyMarkDismissed records that an admin reviewed a copy and left it
+// a blocked duplicate. Like a release, it changes only an undecided copy.
+func (q *Queries) BlockedCopyMarkDismissed(ctx context.Context, arg BlockedCopyMarkDismissedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, blockedCopyMarkDismissed, arg.DismissedBy, arg.DismissReason, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const blockedCopyMarkReleased = `-- name: BlockedCopyMarkReleased :execrows
 UPDATE blocked_copies
 SET released_message_id = $1::bigint, released_at = now(), released_by = $2::bigint,
     release_reason = $3::text
-WHERE id = $4 AND released_message_id IS NULL
+WHERE id = $4 AND released_message_id IS NULL AND dismissed_at IS NULL
 `
 
 type BlockedCopyMarkReleasedParams struct {
@@ -302,4 +334,133 @@ func (q *Queries) BlockedCopyOfReleasedMessage(ctx context.Context, arg BlockedC
 		&i.ReleasedByEmail,
 	)
 	return i, err
+}
+
+const blockedCopyOpenCount = `-- name: BlockedCopyOpenCount :one
+SELECT count(*) FROM (
+    SELECT FROM blocked_copies c
+    WHERE c.review_state = 'open'
+      AND ($1::bigint IS NULL OR c.tenant_id = $1)
+    LIMIT $2
+) open_copies
+`
+
+type BlockedCopyOpenCountParams struct {
+	ScopeTenantID *int64
+	MaxCount      int32
+}
+
+// BlockedCopyOpenCount counts the copies awaiting a decision within the
+// scope, for the navigation, but no more than max_count of them: the
+// count reads at most that many entries of a review index, however long
+// the queue has grown.
+func (q *Queries) BlockedCopyOpenCount(ctx context.Context, arg BlockedCopyOpenCountParams) (int64, error) {
+	row := q.db.QueryRow(ctx, blockedCopyOpenCount, arg.ScopeTenantID, arg.MaxCount)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
+const blockedCopyReviewList = `-- name: BlockedCopyReviewList :many
+SELECT c.id, c.docnum, c.received_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
+       c.released_message_id, coalesce(c.released_at, c.dismissed_at) AS decided_at,
+       coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
+FROM blocked_copies c
+JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
+JOIN tenants t ON t.id = c.tenant_id
+JOIN environments env ON env.id = c.environment_id
+JOIN message_types mt ON mt.id = c.message_type_id
+LEFT JOIN users u ON u.id = coalesce(c.released_by, c.dismissed_by)
+WHERE ($1::bigint IS NULL OR c.tenant_id = $1)
+  AND ($2::bigint IS NULL OR c.tenant_id = $2)
+  AND ($3::text IS NULL OR c.review_state = $3)
+  AND ($4::bigint IS NULL OR c.environment_id = $4)
+  AND ($5::bigint IS NULL OR c.message_type_id = $5)
+  AND ($6::timestamptz IS NULL OR c.received_at >= $6)
+  AND ($7::timestamptz IS NULL OR c.received_at < $7)
+  AND ($8::timestamptz IS NULL
+       OR (c.received_at, c.id) < ($8::timestamptz, $9::bigint))
+ORDER BY c.received_at DESC, c.id DESC
+LIMIT $10
+`
+
+type BlockedCopyReviewListParams struct {
+	ScopeTenantID *int64
+	TenantID      *int64
+	ReviewState   *string
+	EnvironmentID *int64
+	MessageTypeID *int64
+	Since         *time.Time
+	Until         *time.Time
+	BeforeTime    *time.Time
+	BeforeID      *int64
+	PageSize      int32
+}
+
+type BlockedCopyReviewListRow struct {
+	ID                int64
+	Docnum            *string
+	ReceivedAt        time.Time
+	ReviewState       string
+	OriginalMessageID int64
+	OriginalDocnum    *string
+	ReleasedMessageID *int64
+	DecidedAt         *time.Time
+	DecisionReason    *string
+	DecidedByEmail    *string
+	TenantSlug        string
+	EnvironmentSlug   string
+	MessageTypeCode   string
+}
+
+// BlockedCopyReviewList is a page of the review queue: kept copies with
+// changed content, newest first, keyset paginated on (received_at, id),
+// with their decision if there is one. Every filter is optional; the scope
+// applies whatever they say. Run it with custom plans (see internal/audit)
+// so that the planner walks blocked_copies_tenant_review or
+// blocked_copies_review, whichever fits.
+func (q *Queries) BlockedCopyReviewList(ctx context.Context, arg BlockedCopyReviewListParams) ([]BlockedCopyReviewListRow, error) {
+	rows, err := q.db.Query(ctx, blockedCopyReviewList,
+		arg.ScopeTenantID,
+		arg.TenantID,
+		arg.ReviewState,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Since,
+		arg.Until,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BlockedCopyReviewListRow
+	for rows.Next() {
+		var i BlockedCopyReviewListRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Docnum,
+			&i.ReceivedAt,
+			&i.ReviewState,
+			&i.OriginalMessageID,
+			&i.OriginalDocnum,
+			&i.ReleasedMessageID,
+			&i.DecidedAt,
+			&i.DecisionReason,
+			&i.DecidedByEmail,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.MessageTypeCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

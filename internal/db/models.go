@@ -54,6 +54,10 @@ type BlockedCopy struct {
 	PacketPosition    *int32
 	PacketSize        *int32
 	KeyValues         []string
+	DismissedAt       *time.Time
+	DismissedBy       *int64
+	DismissReason     *string
+	ReviewState       string
 }
 
 type Delivery struct {

@@ -19,6 +19,7 @@ import (
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/web"
 )
@@ -215,6 +216,7 @@ func (s *Server) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 			return err
 		}
 		c.Set(userKey, u)
+		c.Set(openReviewsKey, func() string { return s.openReviews(c.Request().Context(), u) })
 		return next(c)
 	}
 }
@@ -253,7 +255,29 @@ func csrfToken(c echo.Context) string {
 	return token
 }
 
+// openReviewsKey is the Echo context key of the function that counts the
+// blocked copies awaiting review for the navigation. requireUser sets it,
+// and page calls it, so that only a request that renders a page pays for
+// the count.
+const openReviewsKey = "open_reviews"
+
+// openReviews is the navigation's count of copies u may review, as text;
+// "" when there are none, or when they cannot be counted (the page is
+// still worth showing, and the failure is logged).
+func (s *Server) openReviews(ctx context.Context, u auth.User) string {
+	n, err := s.blocked.OpenCount(ctx, u.Scope())
+	if err != nil {
+		s.log.Warn("count blocked copies awaiting review", "error", err)
+		return ""
+	}
+	return blocked.OpenCountText(n)
+}
+
 // page is the frame of an admin page for the signed-in user.
 func page(c echo.Context, title, section string) web.Page {
-	return web.Page{Title: title, User: currentUser(c), CSRF: csrfToken(c), Section: section}
+	p := web.Page{Title: title, User: currentUser(c), CSRF: csrfToken(c), Section: section}
+	if count, ok := c.Get(openReviewsKey).(func() string); ok {
+		p.OpenReviews = count()
+	}
+	return p
 }

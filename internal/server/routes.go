@@ -51,6 +51,8 @@ func (s *Server) routes() {
 	signedIn.GET(adminpath.Blocked, s.adminBlocked)
 	signedIn.GET(adminpath.BlockedReceived, receivedDownload("blocked copy", s.blockedReceived))
 	signedIn.POST(adminpath.BlockedRelease, s.adminReleaseBlocked, requireAdmin)
+	signedIn.POST(adminpath.BlockedDismiss, s.adminDismissBlocked, requireAdmin)
+	signedIn.GET(adminpath.Review, s.adminReview)
 	signedIn.GET(adminpath.MessageTypes, s.adminMessageTypes)
 	signedIn.GET(adminpath.NewMessageType, s.adminNewMessageType, requireAdmin)
 	signedIn.POST(adminpath.MessageTypes, s.adminCreateMessageType, requireAdmin)
