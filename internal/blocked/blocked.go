@@ -142,7 +142,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 		}
 	}
 	if row.DismissedAt != nil {
-		c.Dismissed = &Dismissed{At: row.DismissedAt.UTC(), By: deref(row.DismissedByEmail), Reason: deref(row.DismissReason)}
+		c.Dismissed = &Dismissed{At: row.DismissedAt.UTC(), By: db.OrEmpty(row.DismissedByEmail), Reason: db.OrEmpty(row.DismissReason)}
 	}
 	return c, nil
 }

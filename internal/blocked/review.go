@@ -158,9 +158,9 @@ func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (Revie
 	for i, r := range rows {
 		c := Reviewed{
 			ID: r.ID, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug, MessageType: r.MessageTypeCode,
-			Docnum: deref(r.Docnum), ReceivedAt: r.ReceivedAt.UTC(), OriginalID: r.OriginalMessageID,
-			OriginalDocnum: deref(r.OriginalDocnum), State: r.ReviewState,
-			DecidedBy: deref(r.DecidedByEmail), Reason: deref(r.DecisionReason),
+			Docnum: db.OrEmpty(r.Docnum), ReceivedAt: r.ReceivedAt.UTC(), OriginalID: r.OriginalMessageID,
+			OriginalDocnum: db.OrEmpty(r.OriginalDocnum), State: r.ReviewState,
+			DecidedBy: db.OrEmpty(r.DecidedByEmail), Reason: db.OrEmpty(r.DecisionReason),
 		}
 		if r.ReleasedMessageID != nil {
 			c.ReleasedAs = *r.ReleasedMessageID
