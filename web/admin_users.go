@@ -51,11 +51,3 @@ func (v Users) ResetShown() provision.User {
 // isSelf reports whether u is the signed-in user, whose own row offers no
 // change: nobody disables themself or resets their own password here.
 func isSelf(p Page, u provision.User) bool { return p.User.ID == u.ID }
-
-// userTenant names a user's tenant, "" for a global user.
-func userTenant(u provision.User) string {
-	if u.TenantSlug == nil {
-		return ""
-	}
-	return *u.TenantSlug
-}

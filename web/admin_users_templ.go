@@ -453,14 +453,14 @@ func userRow(p Page, r provision.User) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if userTenant(r) == "" {
+		if r.TenantSlug == nil {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<em>all tenants</em>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		} else {
 			var templ_7745c5c3_Var20 string
-			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(userTenant(r))
+			templ_7745c5c3_Var20, templ_7745c5c3_Err = templ.JoinStringErrs(*r.TenantSlug)
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_users.templ`, Line: 114, Col: 19}
 			}
