@@ -48,7 +48,7 @@ type IntegrationSecret = db.IntegrationSecretListRow
 // Integrations lists the integrations scope may see, with their secrets,
 // expired ones included.
 func (s *Service) Integrations(ctx context.Context, scope auth.Scope) ([]Integration, error) {
-	q := db.New(s.pool)
+	q := db.On(s.pool)
 	rows, err := q.IntegrationList(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list integrations: %w", err)
