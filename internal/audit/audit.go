@@ -185,15 +185,11 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 	default:
 		problems = append(problems, fmt.Sprintf("%q is not a content comparison: changed, shape_only or identical", f.Content))
 	}
-	var rangeProblems []string
-	p.Since, p.Until, rangeProblems = keyset.ParseRange(f.From, f.To)
-	problems = append(problems, rangeProblems...)
-	if f.Before != "" {
-		if c, err := keyset.DecodeCursor(f.Before); err == nil {
-			p.BeforeTime, p.BeforeID = &c.Time, &c.ID
-		} else {
-			problems = append(problems, err.Error())
-		}
+	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	problems = append(problems, boundProblems...)
+	p.Since, p.Until = bounds.Since, bounds.Until
+	if bounds.Before != nil {
+		p.BeforeTime, p.BeforeID = &bounds.Before.Time, &bounds.Before.ID
 	}
 	return p, tenants, problems, nil
 }

@@ -110,16 +110,9 @@ func (f Filter) parse() (status *string, m Match, before *keyset.Cursor, problem
 			problems = append(problems, fmt.Sprintf("a message type code has at most %d characters", maxCodeLength))
 		}
 	}
-	var rangeProblems []string
-	m.Since, m.Until, rangeProblems = keyset.ParseRange(f.From, f.To)
-	problems = append(problems, rangeProblems...)
-	if f.Before != "" {
-		if c, err := keyset.DecodeCursor(f.Before); err == nil {
-			before = &c
-		} else {
-			problems = append(problems, err.Error())
-		}
-	}
+	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	m.Since, m.Until, before = bounds.Since, bounds.Until, bounds.Before
+	problems = append(problems, boundProblems...)
 	return status, m, before, problems
 }
 

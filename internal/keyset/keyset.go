@@ -107,3 +107,26 @@ func ParseRange(from, to string) (since, until *time.Time, problems []string) {
 	}
 	return since, until, problems
 }
+
+// Bounds are a list filter's time range and the page it starts at: the
+// cursor of an "older" link, nil on the first page.
+type Bounds struct {
+	Since, Until *time.Time
+	Before       *Cursor
+}
+
+// ParseBounds reads a list filter's from, to and before; a bound that
+// cannot be read is nil and explained in problems.
+func ParseBounds(from, to, before string) (Bounds, []string) {
+	var b Bounds
+	var problems []string
+	b.Since, b.Until, problems = ParseRange(from, to)
+	if before != "" {
+		if c, err := DecodeCursor(before); err == nil {
+			b.Before = &c
+		} else {
+			problems = append(problems, err.Error())
+		}
+	}
+	return b, problems
+}

@@ -55,3 +55,20 @@ func TestParseTime(t *testing.T) {
 		require.False(t, ok, bad)
 	}
 }
+
+func TestParseBounds(t *testing.T) {
+	t.Parallel()
+	older := keyset.Cursor{Time: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC), ID: 42}
+	b, problems := keyset.ParseBounds("2026-11-01", "", older.Encode())
+	require.Empty(t, problems)
+	require.Equal(t, time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), *b.Since)
+	require.Nil(t, b.Until)
+	require.Equal(t, older, *b.Before)
+
+	b, problems = keyset.ParseBounds("", "soon", "not-a-cursor")
+	require.Len(t, problems, 2, "each bound that cannot be read is explained")
+	require.Contains(t, problems[0], `"soon" is not a time (to)`)
+	require.Nil(t, b.Since)
+	require.Nil(t, b.Until)
+	require.Nil(t, b.Before)
+}

@@ -187,23 +187,17 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 			*v.dst = &v.value
 		}
 	}
-	since, until, rangeProblems := keyset.ParseRange(f.From, f.To)
-	problems = append(problems, rangeProblems...)
-	if since != nil {
-		sr.since = *since
+	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	problems = append(problems, boundProblems...)
+	if bounds.Since != nil {
+		sr.since = *bounds.Since
 	}
-	if until != nil {
+	if bounds.Until != nil {
 		// Before (to, 0) is before to: ids are positive.
-		sr.below = keyset.Cursor{Time: *until}
+		sr.below = keyset.Cursor{Time: *bounds.Until}
 	}
-	if f.Before != "" {
-		c, err := keyset.DecodeCursor(f.Before)
-		switch {
-		case err != nil:
-			problems = append(problems, err.Error())
-		case c.Before(sr.below):
-			sr.below = c
-		}
+	if bounds.Before != nil && bounds.Before.Before(sr.below) {
+		sr.below = *bounds.Before
 	}
 	return sr, problems, nil
 }
