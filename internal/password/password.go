@@ -29,12 +29,26 @@ func Validate(pw string) error {
 	return nil
 }
 
+// cost is what each new hash costs: argon2id's defaults, 64 MiB of memory
+// and one pass. The cost is written into the hash, and Check reads it
+// from there.
+var cost = argon2id.DefaultParams
+
+// UseLowCost makes new hashes cost 1 MiB and one pass, for test suites that
+// create and sign in hundreds of users: under the race detector a 64 MiB
+// hash takes most of a second of CPU, and such a suite most of its time.
+// The hashes are Argon2id all the same and Check verifies them the same
+// way. Call it before any test runs (TestMain); never in a server.
+func UseLowCost() { cost = lowCost }
+
+var lowCost = &argon2id.Params{Memory: 1024, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+
 // Hash validates pw and returns its Argon2id hash in PHC string form.
 func Hash(pw string) (string, error) {
 	if err := Validate(pw); err != nil {
 		return "", err
 	}
-	h, err := argon2id.CreateHash(pw, argon2id.DefaultParams)
+	h, err := argon2id.CreateHash(pw, cost)
 	if err != nil {
 		return "", fmt.Errorf("hash password: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
@@ -41,6 +42,9 @@ var shared struct {
 }
 
 func TestMain(m *testing.M) {
+	// The suite signs in hundreds of users; the hash's cost is not what it
+	// tests (package password and auth do, at full cost).
+	password.UseLowCost()
 	code := m.Run()
 	if shared.stop != nil {
 		shared.stop()
