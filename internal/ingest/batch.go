@@ -88,17 +88,13 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 	}
 
 	results, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-		results := make([]Result, 0, len(ms))
 		if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
 			return nil, fmt.Errorf("lock the batch's claims: %w", err)
 		}
 		if allByFingerprint(ms) {
-			results, err := receiveAllByFingerprint(ctx, q, ms)
-			for i := range results {
-				results[i].MessageType = ms[i].MessageType.Code
-			}
-			return results, err
+			return receiveAllByFingerprint(ctx, q, ms)
 		}
+		results := make([]Result, 0, len(ms))
 		for _, m := range ms {
 			var res Result
 			var err error
@@ -110,11 +106,13 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 			if err != nil {
 				return nil, err
 			}
-			res.MessageType = m.MessageType.Code
 			results = append(results, res)
 		}
 		return results, nil
 	})
+	for i := range results {
+		results[i].MessageType = ms[i].MessageType.Code
+	}
 	if err != nil {
 		return BatchResult{}, err
 	}
