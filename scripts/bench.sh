@@ -31,6 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+. scripts/lib.sh
 
 pg_host="${PGHOST:-127.0.0.1}"
 pg_port="${PGPORT:-5432}"
@@ -49,15 +50,8 @@ pg_clients="$(printf '%s\n' $clients $batch_clients | sort -nu | tr '\n' ' ')"
 out=bin/bench
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 
-pg_bin() {
-  # Debian keeps pgbench out of PATH.
-  if command -v pg_config >/dev/null && [ -x "$(pg_config --bindir)/pgbench" ]; then
-    pg_config --bindir
-  else
-    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
-  fi
-}
-pgbench="$(pg_bin)/pgbench"
+# Debian keeps pgbench out of PATH, beside initdb.
+pgbench="$(pg_bindir)/pgbench"
 [ -x "$pgbench" ] || { echo "pgbench not found: install PostgreSQL's server binaries" >&2; exit 1; }
 psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
 seconds() { echo "${1%s}"; }
@@ -85,17 +79,7 @@ server_pid=""
 start_server() { # log file
   LISTEN_ADDR=127.0.0.1:0 bin/edihub serve 2>"$1" &
   server_pid=$!
-  for _ in $(seq 1 100); do
-    addr="$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$1" | head -n 1)"
-    if [ -n "$addr" ] && curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then
-      url="http://$addr"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "edihub did not start; its log:" >&2
-  cat "$1" >&2
-  exit 1
+  url="http://$(edihub_address "$1")" || exit 1
 }
 stop_server() {
   kill -TERM "$server_pid"

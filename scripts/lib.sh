@@ -20,3 +20,21 @@ pg_bindir() {
     ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
   fi
 }
+
+# edihub_address waits for the `edihub serve` logging to file $1 to answer
+# /readyz and prints the address it listens on; after 10 s it shows the
+# log and fails.
+edihub_address() {
+  local addr
+  for _ in $(seq 1 100); do
+    addr="$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$1" | head -n 1)"
+    if [ -n "$addr" ] && curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then
+      echo "$addr"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "edihub did not start; its log:" >&2
+  cat "$1" >&2
+  return 1
+}

@@ -69,12 +69,7 @@ step "edihub with PROFILING=true"
 metrics_addr="127.0.0.1:$((port + 1))"
 LISTEN_ADDR=127.0.0.1:0 METRICS_ADDR="$metrics_addr" PROFILING=true bin/edihub serve 2>"$out/server.log" &
 server_pid=$!
-for _ in $(seq 1 100); do
-  addr="$(sed -n 's/.*msg=listening addr=\([^ ]*\).*/\1/p' "$out/server.log" | head -n 1)"
-  if [ -n "$addr" ] && curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then break; fi
-  sleep 0.1
-done
-[ -n "${addr:-}" ] || { cat "$out/server.log" >&2; exit 1; }
+addr="$(edihub_address "$out/server.log")"
 
 # One row a mix: name, then edihub-load's flags.
 mixes=(
