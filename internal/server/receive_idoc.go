@@ -61,6 +61,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 			},
 		}
 	}
+	reportOf(c).carrying(items)
 	ctx := c.Request().Context()
 	if len(items) == 1 {
 		items[0].IdempotencyKey = key
