@@ -53,6 +53,22 @@ type Config struct {
 	CookieSecure bool
 	// Delivery holds the settings of the delivery workers.
 	Delivery Delivery
+	// Retention is how long each kind of stored data is kept.
+	Retention Retention
+}
+
+// Retention is how long each kind of data is kept before it is removed;
+// zero keeps it forever (RETENTION_…=off).
+type Retention struct {
+	// Messages is a floor raised per tenant to its longest duplicate
+	// window, so expiry never lets a duplicate through; a message whose
+	// deliveries are not finished is kept whatever its age.
+	Messages time.Duration
+	// AuditEvents bounds the audit trail. A blocked copy points at its
+	// audit event, so BlockedCopies is never longer than AuditEvents.
+	AuditEvents      time.Duration
+	BlockedCopies    time.Duration
+	DeliveryAttempts time.Duration
 }
 
 // Delivery is how messages are handed on to destinations.
@@ -97,6 +113,7 @@ func Load(getenv func(string) string) (Config, error) {
 		errs = append(errs, errors.New("PROFILING=true needs METRICS_ADDR: the profiles are served on that listener, never on the API's"))
 	}
 	cfg.Delivery = delivery(getenv, &errs)
+	cfg.Retention = retention(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
 	}
@@ -124,6 +141,56 @@ func delivery(getenv func(string) string, errs *[]error) Delivery {
 	}
 	d.Egress = policy
 	return d
+}
+
+func retention(getenv func(string) string, errs *[]error) Retention {
+	const day = 24 * time.Hour
+	r := Retention{
+		Messages:         retentionPeriod(getenv, "RETENTION_MESSAGES", 90*day, errs),
+		AuditEvents:      retentionPeriod(getenv, "RETENTION_AUDIT_EVENTS", 365*day, errs),
+		BlockedCopies:    retentionPeriod(getenv, "RETENTION_BLOCKED_COPIES", 90*day, errs),
+		DeliveryAttempts: retentionPeriod(getenv, "RETENTION_DELIVERY_ATTEMPTS", 30*day, errs),
+	}
+	if r.AuditEvents != 0 && (r.BlockedCopies == 0 || r.BlockedCopies > r.AuditEvents) {
+		*errs = append(*errs, fmt.Errorf("RETENTION_BLOCKED_COPIES (%s) must not be longer than RETENTION_AUDIT_EVENTS (%s): a blocked copy is shown with its audit event",
+			FormatRetention(r.BlockedCopies), FormatRetention(r.AuditEvents)))
+	}
+	return r
+}
+
+// retentionPeriod reads a retention setting: a number of days such as 90d,
+// a Go duration such as 36h, or off to keep the data forever (returned as 0).
+func retentionPeriod(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
+	v := getenv(name)
+	switch {
+	case v == "":
+		return def
+	case v == "off":
+		return 0
+	}
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err == nil && n > 0 && n <= 36500 {
+			return time.Duration(n) * 24 * time.Hour
+		}
+	} else if d, err := time.ParseDuration(v); err == nil && d >= time.Hour {
+		return d
+	}
+	*errs = append(*errs, fmt.Errorf("%s=%q: want a number of days such as 90d, a duration of at least 1h such as 36h, or off", name, v))
+	return def
+}
+
+// FormatRetention shows a retention period the way it is configured: whole
+// days as 90d, other periods as a Go duration, zero as off.
+func FormatRetention(d time.Duration) string {
+	const day = 24 * time.Hour
+	switch {
+	case d == 0:
+		return "off"
+	case d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	return d.String()
 }
 
 // positiveInt reads the variable name as a positive integer of at most

@@ -82,3 +82,38 @@ func TestTrustedProxies(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, cfg.TrustedProxies)
 }
+
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	const day = 24 * time.Hour
+	cfg, err := Load(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, Retention{Messages: 90 * day, AuditEvents: 365 * day, BlockedCopies: 90 * day, DeliveryAttempts: 30 * day}, cfg.Retention)
+
+	cfg, err = Load(env(map[string]string{
+		"RETENTION_MESSAGES":          "36h",
+		"RETENTION_AUDIT_EVENTS":      "off",
+		"RETENTION_BLOCKED_COPIES":    "off",
+		"RETENTION_DELIVERY_ATTEMPTS": "7d",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, Retention{Messages: 36 * time.Hour, DeliveryAttempts: 7 * day}, cfg.Retention)
+	require.Equal(t, "36h0m0s", FormatRetention(cfg.Retention.Messages))
+	require.Equal(t, "7d", FormatRetention(cfg.Retention.DeliveryAttempts))
+	require.Equal(t, "off", FormatRetention(cfg.Retention.AuditEvents))
+
+	for name, value := range map[string]string{
+		"RETENTION_MESSAGES":          "0d",
+		"RETENTION_AUDIT_EVENTS":      "forever",
+		"RETENTION_BLOCKED_COPIES":    "30m",
+		"RETENTION_DELIVERY_ATTEMPTS": "-3d",
+	} {
+		_, err := Load(env(map[string]string{name: value}))
+		require.ErrorContains(t, err, name+"=", "%s=%s", name, value)
+	}
+
+	_, err = Load(env(map[string]string{"RETENTION_AUDIT_EVENTS": "30d", "RETENTION_BLOCKED_COPIES": "60d"}))
+	require.ErrorContains(t, err, "RETENTION_BLOCKED_COPIES (60d) must not be longer than RETENTION_AUDIT_EVENTS (30d)")
+	_, err = Load(env(map[string]string{"RETENTION_AUDIT_EVENTS": "30d", "RETENTION_BLOCKED_COPIES": "off"}))
+	require.ErrorContains(t, err, "RETENTION_BLOCKED_COPIES (off)")
+}
