@@ -143,3 +143,17 @@ SELECT count(*) AS kept, count(c.released_message_id) AS released
 FROM blocked_copies c
 WHERE c.original_message_id = @original_message_id
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- BlockedCopyDeleteExpired deletes up to batch_size blocked copies received
+-- more than period_seconds ago, whatever their review state: each state's
+-- oldest rows are a range of blocked_copies_review. SKIP LOCKED passes over
+-- a copy an admin is releasing or dismissing right now; it goes next round.
+-- name: BlockedCopyDeleteExpired :execrows
+DELETE FROM blocked_copies
+WHERE id IN (
+    SELECT b.id FROM blocked_copies b
+    WHERE b.review_state IN ('open', 'released', 'dismissed')
+      AND b.received_at < now() - make_interval(secs => @period_seconds::float8)
+    LIMIT @batch_size::int
+    FOR UPDATE SKIP LOCKED
+);

@@ -130,3 +130,16 @@ JOIN deliveries dl ON dl.id = a.delivery_id
 WHERE dl.message_id = @message_id
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR dl.tenant_id = sqlc.narg(scope_tenant_id))
 ORDER BY a.delivery_id, a.id;
+
+-- DeliveryAttemptDeleteExpired deletes up to batch_size delivery attempts
+-- started more than period_seconds ago, along delivery_attempts_started.
+-- The delivery itself stays, with its status and attempt count, as long as
+-- its message does.
+-- name: DeliveryAttemptDeleteExpired :execrows
+DELETE FROM delivery_attempts
+WHERE id IN (
+    SELECT a.id FROM delivery_attempts a
+    WHERE a.started_at < now() - make_interval(secs => @period_seconds::float8)
+    LIMIT @batch_size::int
+    FOR UPDATE SKIP LOCKED
+);

@@ -55,3 +55,20 @@ SELECT mt.id, mt.code, mt.duplicate_key_fields, t.slug AS tenant_slug
 FROM message_types mt
 JOIN tenants t ON t.id = mt.tenant_id
 ORDER BY t.slug, mt.code;
+
+-- MessageTypeLongestWindows gives, for each tenant within the scope (NULL:
+-- a global user), its message type with the longest duplicate window (NULL
+-- meaning default_window_hours; the first code among equals), or no type
+-- when the tenant has none: what a tenant's message retention is raised to.
+-- name: MessageTypeLongestWindows :many
+SELECT t.id AS tenant_id, t.slug AS tenant_slug, w.code, w.window_hours
+FROM tenants t
+LEFT JOIN LATERAL (
+    SELECT mt.code, coalesce(mt.duplicate_window_hours, @default_window_hours::int) AS window_hours
+    FROM message_types mt
+    WHERE mt.tenant_id = t.id
+    ORDER BY 2 DESC, mt.code
+    LIMIT 1
+) w ON true
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR t.id = sqlc.narg(scope_tenant_id))
+ORDER BY t.slug;

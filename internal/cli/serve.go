@@ -62,8 +62,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	}
 	// The sweeper stops with the server: its context ends on SIGTERM, and a
 	// batch cut short is rolled back whole.
-	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval)
-	sweeper.OnSweep = m.ObserveSweep
+	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval,
+		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL})
+	sweeper.OnSweep = func(kind retention.Kind, removed int64, err error) { m.ObserveSweep(string(kind), removed, err) }
 	go sweeper.Run(ctx)
 	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m)
 	if err != nil {

@@ -77,6 +77,34 @@ func (q *Queries) BlockedCopyCountsOfOriginal(ctx context.Context, arg BlockedCo
 	return i, err
 }
 
+const blockedCopyDeleteExpired = `-- name: BlockedCopyDeleteExpired :execrows
+DELETE FROM blocked_copies
+WHERE id IN (
+    SELECT b.id FROM blocked_copies b
+    WHERE b.review_state IN ('open', 'released', 'dismissed')
+      AND b.received_at < now() - make_interval(secs => $1::float8)
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type BlockedCopyDeleteExpiredParams struct {
+	PeriodSeconds float64
+	BatchSize     int32
+}
+
+// BlockedCopyDeleteExpired deletes up to batch_size blocked copies received
+// more than period_seconds ago, whatever their review state: each state's
+// oldest rows are a range of blocked_copies_review. SKIP LOCKED passes over
+// a copy an admin is releasing or dismissing right now; it goes next round.
+func (q *Queries) BlockedCopyDeleteExpired(ctx context.Context, arg BlockedCopyDeleteExpiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, blockedCopyDeleteExpired, arg.PeriodSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const blockedCopyGet = `-- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
        c.content_type, c.received_bytes, c.packet_position, c.packet_size,

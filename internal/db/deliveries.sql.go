@@ -10,6 +10,33 @@ import (
 	"time"
 )
 
+const deliveryAttemptDeleteExpired = `-- name: DeliveryAttemptDeleteExpired :execrows
+DELETE FROM delivery_attempts
+WHERE id IN (
+    SELECT a.id FROM delivery_attempts a
+    WHERE a.started_at < now() - make_interval(secs => $1::float8)
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type DeliveryAttemptDeleteExpiredParams struct {
+	PeriodSeconds float64
+	BatchSize     int32
+}
+
+// DeliveryAttemptDeleteExpired deletes up to batch_size delivery attempts
+// started more than period_seconds ago, along delivery_attempts_started.
+// The delivery itself stays, with its status and attempt count, as long as
+// its message does.
+func (q *Queries) DeliveryAttemptDeleteExpired(ctx context.Context, arg DeliveryAttemptDeleteExpiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, deliveryAttemptDeleteExpired, arg.PeriodSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deliveryAttemptListOfMessage = `-- name: DeliveryAttemptListOfMessage :many
 SELECT a.delivery_id, a.attempt, a.started_at, a.duration_ms, a.response_status, a.error, a.response_snippet
 FROM delivery_attempts a

@@ -230,6 +230,61 @@ func (q *Queries) MessageTypeListKeyFields(ctx context.Context) ([]MessageTypeLi
 	return items, nil
 }
 
+const messageTypeLongestWindows = `-- name: MessageTypeLongestWindows :many
+SELECT t.id AS tenant_id, t.slug AS tenant_slug, w.code, w.window_hours
+FROM tenants t
+LEFT JOIN LATERAL (
+    SELECT mt.code, coalesce(mt.duplicate_window_hours, $1::int) AS window_hours
+    FROM message_types mt
+    WHERE mt.tenant_id = t.id
+    ORDER BY 2 DESC, mt.code
+    LIMIT 1
+) w ON true
+WHERE ($2::bigint IS NULL OR t.id = $2)
+ORDER BY t.slug
+`
+
+type MessageTypeLongestWindowsParams struct {
+	DefaultWindowHours int32
+	ScopeTenantID      *int64
+}
+
+type MessageTypeLongestWindowsRow struct {
+	TenantID    int64
+	TenantSlug  string
+	Code        string
+	WindowHours *int32
+}
+
+// MessageTypeLongestWindows gives, for each tenant within the scope (NULL:
+// a global user), its message type with the longest duplicate window (NULL
+// meaning default_window_hours; the first code among equals), or no type
+// when the tenant has none: what a tenant's message retention is raised to.
+func (q *Queries) MessageTypeLongestWindows(ctx context.Context, arg MessageTypeLongestWindowsParams) ([]MessageTypeLongestWindowsRow, error) {
+	rows, err := q.db.Query(ctx, messageTypeLongestWindows, arg.DefaultWindowHours, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageTypeLongestWindowsRow
+	for rows.Next() {
+		var i MessageTypeLongestWindowsRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.TenantSlug,
+			&i.Code,
+			&i.WindowHours,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageTypeUpdate = `-- name: MessageTypeUpdate :one
 UPDATE message_types
 SET duplicate_key_fields = $1, duplicate_window_hours = $2,

@@ -102,6 +102,146 @@ func (q *Queries) MessageCountsByType(ctx context.Context, arg MessageCountsByTy
 	return items, nil
 }
 
+const messageExpireDelete = `-- name: MessageExpireDelete :one
+WITH doomed AS (
+    SELECT m.tenant_id, m.id
+    FROM messages m
+    WHERE m.id = ANY($1::bigint[])
+      AND NOT EXISTS (SELECT FROM deliveries d WHERE d.message_id = m.id)
+      AND NOT EXISTS (SELECT FROM idempotency_keys k
+                      WHERE k.tenant_id = m.tenant_id AND k.message_id = m.id AND k.expires_at > now())
+), keys AS (
+    DELETE FROM message_keys k USING doomed WHERE k.message_id = doomed.id
+), idempotency AS (
+    DELETE FROM idempotency_keys k USING doomed WHERE k.tenant_id = doomed.tenant_id AND k.message_id = doomed.id
+), copies AS (
+    DELETE FROM blocked_copies b
+    WHERE b.original_message_id IN (SELECT id FROM doomed) OR b.released_message_id IN (SELECT id FROM doomed)
+    RETURNING b.id
+), gone AS (
+    DELETE FROM messages m USING doomed WHERE m.id = doomed.id
+    RETURNING m.id
+)
+SELECT (SELECT count(*) FROM gone) AS messages, (SELECT count(*) FROM copies) AS blocked_copies
+`
+
+type MessageExpireDeleteRow struct {
+	Messages      int64
+	BlockedCopies int64
+}
+
+// MessageExpireDelete deletes locked messages that no longer have a
+// delivery (MessageExpireDeliveries ran first, in the same transaction)
+// nor an unexpired idempotency key, with their business key values, their
+// expired idempotency keys and the blocked copies kept against them or
+// released as them; it returns how many messages and copies went. Audit
+// events stay: they keep the message's id as a record (migration 018).
+func (q *Queries) MessageExpireDelete(ctx context.Context, ids []int64) (MessageExpireDeleteRow, error) {
+	row := q.db.QueryRow(ctx, messageExpireDelete, ids)
+	var i MessageExpireDeleteRow
+	err := row.Scan(&i.Messages, &i.BlockedCopies)
+	return i, err
+}
+
+const messageExpireDeliveries = `-- name: MessageExpireDeliveries :execrows
+WITH gone AS (
+    DELETE FROM deliveries d
+    WHERE d.message_id = ANY($1::bigint[]) AND d.status <> 'pending'
+      AND NOT EXISTS (SELECT FROM delivery_leases l WHERE l.delivery_id = d.id AND l.expires_at > now())
+    RETURNING d.id
+), attempts AS (
+    DELETE FROM delivery_attempts a USING gone WHERE a.delivery_id = gone.id
+), leases AS (
+    DELETE FROM delivery_leases l USING gone WHERE l.delivery_id = gone.id
+)
+SELECT count(*) FROM gone
+`
+
+// MessageExpireDeliveries deletes the finished deliveries of messages that
+// MessageExpireLock locked, with their attempts and expired leases. A
+// delivery that an admin requeued meanwhile is pending again: the delete
+// re-reads it, passes over it, and MessageExpireDelete then keeps its
+// message.
+func (q *Queries) MessageExpireDeliveries(ctx context.Context, ids []int64) (int64, error) {
+	result, err := q.db.Exec(ctx, messageExpireDeliveries, ids)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const messageExpireLock = `-- name: MessageExpireLock :many
+SELECT m.id
+FROM tenants t
+CROSS JOIN LATERAL (
+    SELECT greatest(make_interval(secs => $1::float8),
+                    make_interval(secs => $2::float8),
+                    make_interval(hours => (SELECT coalesce(max(coalesce(mt.duplicate_window_hours, $3::int)), 0)
+                                            FROM message_types mt WHERE mt.tenant_id = t.id)))
+           + make_interval(secs => $4::float8) AS period
+) keep
+CROSS JOIN LATERAL (
+    SELECT m.id
+    FROM messages m
+    WHERE m.tenant_id = t.id AND m.received_at < now() - keep.period
+      AND NOT EXISTS (SELECT FROM deliveries d
+                      WHERE d.message_id = m.id
+                        AND (d.status = 'pending'
+                             OR EXISTS (SELECT FROM delivery_leases l WHERE l.delivery_id = d.id AND l.expires_at > now())))
+      AND NOT EXISTS (SELECT FROM idempotency_keys k
+                      WHERE k.tenant_id = m.tenant_id AND k.message_id = m.id AND k.expires_at > now())
+    ORDER BY m.received_at, m.id
+    LIMIT $5::int
+    FOR UPDATE OF m SKIP LOCKED
+) m
+LIMIT $5::int
+`
+
+type MessageExpireLockParams struct {
+	MessagesSeconds    float64
+	KeyTtlSeconds      float64
+	DefaultWindowHours int32
+	GraceSeconds       float64
+	BatchSize          int32
+}
+
+// MessageExpireLock picks and locks up to batch_size messages past their
+// tenant's effective retention: the longest of RETENTION_MESSAGES
+// (messages_seconds), IDEMPOTENCY_KEY_TTL (key_ttl_seconds; an unexpired
+// key points at its message) and the tenant's longest duplicate window
+// (NULL meaning default_window_hours), plus grace_seconds, so that a
+// message an ingest transaction has just judged inside its window is not
+// deleted under it. A message with a delivery still pending or an attempt
+// holding a live lease, or named by an unexpired idempotency key (one kept
+// for its type's window, say), is kept. SKIP LOCKED passes over rows other
+// sweepers or requests hold, so nobody waits. Each tenant's oldest rows are
+// read along messages_tenant_time, and the batch stops once it is full.
+func (q *Queries) MessageExpireLock(ctx context.Context, arg MessageExpireLockParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageExpireLock,
+		arg.MessagesSeconds,
+		arg.KeyTtlSeconds,
+		arg.DefaultWindowHours,
+		arg.GraceSeconds,
+		arg.BatchSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageGetForAdmin = `-- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,

@@ -179,6 +179,13 @@ type MessageType struct {
 	UpdatedAt            time.Time
 }
 
+type RetentionSweep struct {
+	Kind       string
+	FinishedAt time.Time
+	Removed    int64
+	Error      string
+}
+
 type Session struct {
 	Token  string
 	Data   []byte

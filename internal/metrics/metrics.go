@@ -51,10 +51,10 @@ type Metrics struct {
 	IngestMessages *prometheus.CounterVec
 	// RequestDuration is the latency of every HTTP request by route.
 	RequestDuration *prometheus.HistogramVec
-	// KeysSwept counts idempotency keys deleted after their retention.
-	KeysSwept prometheus.Counter
-	// SweepFailures counts sweeps that failed and will be retried.
-	SweepFailures prometheus.Counter
+	// RowsSwept counts rows deleted after their retention, by kind.
+	RowsSwept *prometheus.CounterVec
+	// SweepFailures counts sweeps that failed and will be retried, by kind.
+	SweepFailures *prometheus.CounterVec
 	// Deliveries counts delivery attempts by outcome (delivered, retry,
 	// failed), and DeliveryDuration times them.
 	Deliveries       *prometheus.CounterVec
@@ -79,14 +79,14 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Help:    "HTTP request latency by route, method and status code.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"route", "method", "status"}),
-		KeysSwept: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "edihub_idempotency_keys_swept_total",
-			Help: "Idempotency keys deleted after IDEMPOTENCY_KEY_TTL.",
-		}),
-		SweepFailures: prometheus.NewCounter(prometheus.CounterOpts{
+		RowsSwept: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_retention_rows_deleted_total",
+			Help: "Rows deleted by retention, by kind: idempotency_keys, messages, blocked_copies, delivery_attempts.",
+		}, []string{"kind"}),
+		SweepFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_retention_sweep_failures_total",
-			Help: "Retention sweeps that failed; the next one retries.",
-		}),
+			Help: "Retention sweeps that failed, by kind; the next one retries.",
+		}, []string{"kind"}),
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_delivery_attempts_total",
 			Help: "Delivery attempts by outcome: delivered, retry (will be tried again) or failed (no attempts left).",
@@ -97,7 +97,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
 	}
-	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.KeysSwept, m.SweepFailures,
+	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures,
 		m.Deliveries, m.DeliveryDuration, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -115,11 +115,11 @@ func (m *Metrics) ObserveDelivery(outcome string, duration time.Duration) {
 	m.DeliveryDuration.Observe(duration.Seconds())
 }
 
-// ObserveSweep counts one retention sweep: the keys it deleted and whether
-// it failed.
-func (m *Metrics) ObserveSweep(deleted int64, err error) {
-	m.KeysSwept.Add(float64(deleted))
+// ObserveSweep counts one retention sweep of a kind of data: the rows it
+// deleted and whether it failed.
+func (m *Metrics) ObserveSweep(kind string, deleted int64, err error) {
+	m.RowsSwept.WithLabelValues(kind).Add(float64(deleted))
 	if err != nil {
-		m.SweepFailures.Inc()
+		m.SweepFailures.WithLabelValues(kind).Inc()
 	}
 }

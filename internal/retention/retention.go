@@ -1,50 +1,250 @@
-// Package retention removes data past its retention period: Idempotency-Keys
-// older than IDEMPOTENCY_KEY_TTL. It deletes in small batches so that a
-// large backlog never holds locks or a long transaction that ingest waits on.
+// Package retention removes data past its retention period: idempotency
+// keys past IDEMPOTENCY_KEY_TTL, then messages, blocked copies and delivery
+// attempts past their RETENTION_… periods. It deletes in small batches, each
+// its own short transaction that skips rows others hold, so that a large
+// backlog never holds locks or a long transaction that ingest waits on, and
+// several replicas may sweep at once.
 package retention
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
-// Sweeper deletes expired idempotency keys.
+// Kind names a kind of data that expires, as the metrics, the log and the
+// admin's retention page name it.
+type Kind string
+
+const (
+	IdempotencyKeys  Kind = "idempotency_keys"
+	Messages         Kind = "messages"
+	BlockedCopies    Kind = "blocked_copies"
+	DeliveryAttempts Kind = "delivery_attempts"
+)
+
+// Grace is added to a message's effective retention before it is deleted.
+// An ingest transaction that has just judged a message inside its duplicate
+// window goes on to record a blocked copy that points at it; the grace,
+// far longer than any request may run (REQUEST_TIMEOUT), keeps the message
+// there until that transaction is long over.
+const Grace = time.Hour
+
+// Policy is what the sweeper keeps: the configured periods (zero: keep
+// forever) and IDEMPOTENCY_KEY_TTL, below which no message goes, because an
+// unexpired key points at its message and a retry after the message were
+// gone would be stored again.
+type Policy struct {
+	Periods config.Retention
+	KeyTTL  time.Duration
+}
+
+// MessageRetention is how long a tenant's messages are kept, and why.
+type MessageRetention struct {
+	Period time.Duration
+	// Reason says what set Period: "configured" (RETENTION_MESSAGES),
+	// "window" (the duplicate window of WindowType) or "key_ttl"
+	// (IDEMPOTENCY_KEY_TTL). Off when message expiry is switched off.
+	Reason     string
+	WindowType string
+	Off        bool
+}
+
+// MessageRetention is the effective retention of the messages of a tenant
+// whose longest duplicate window is windowHours, that of its type
+// windowType ("" and 0 when it has no type): the longest of
+// RETENTION_MESSAGES, that window and IDEMPOTENCY_KEY_TTL, so that expiry
+// never lets a duplicate through. MessageExpireLock applies the same rule
+// in SQL; a test holds the two together.
+func (p Policy) MessageRetention(windowType string, windowHours int) MessageRetention {
+	if p.Periods.Messages == 0 {
+		return MessageRetention{Off: true, Reason: "configured"}
+	}
+	r := MessageRetention{Period: p.Periods.Messages, Reason: "configured"}
+	if w := time.Duration(windowHours) * time.Hour; w > r.Period {
+		r = MessageRetention{Period: w, Reason: "window", WindowType: windowType}
+	}
+	if p.KeyTTL > r.Period {
+		r = MessageRetention{Period: p.KeyTTL, Reason: "key_ttl"}
+	}
+	return r
+}
+
+// Removed counts the rows a sweep removed, by kind.
+type Removed map[Kind]int64
+
+// step is one kind of data the sweeper expires. batch removes at most one
+// batch in one transaction, returns what it removed (of its kind, and of
+// any kind that goes with it) and whether more may be left.
+type step struct {
+	kind  Kind
+	batch func(ctx context.Context, q *db.Queries) (Removed, bool, error)
+}
+
+// Sweeper expires data in ordered steps, one round every interval.
 type Sweeper struct {
 	pool     *pgxpool.Pool
 	log      *slog.Logger
 	batch    int32
 	interval time.Duration
-	// OnSweep, when set, is told the outcome of every round, for metrics.
-	OnSweep func(deleted int64, err error)
+	policy   Policy
+	steps    []step
+	// OnSweep, when set, is told the outcome of every round for each kind
+	// it swept, for metrics.
+	OnSweep func(kind Kind, removed int64, err error)
 }
 
-// NewSweeper returns a sweeper that deletes up to batch keys per statement
-// and looks for expired keys every interval.
-func NewSweeper(pool *pgxpool.Pool, log *slog.Logger, batch int32, interval time.Duration) *Sweeper {
-	return &Sweeper{pool: pool, log: log, batch: batch, interval: interval}
+// NewSweeper returns a sweeper that deletes up to batch rows per statement
+// and sweeps every interval, keeping what policy says.
+func NewSweeper(pool *pgxpool.Pool, log *slog.Logger, batch int32, interval time.Duration, policy Policy) *Sweeper {
+	s := &Sweeper{pool: pool, log: log, batch: batch, interval: interval, policy: policy}
+	// Keys go first: a message an expired key points at can then go in the
+	// same round. A kind whose period is zero is kept forever.
+	s.steps = []step{{IdempotencyKeys, s.keys}}
+	if policy.Periods.Messages > 0 {
+		s.steps = append(s.steps, step{Messages, s.messages})
+	}
+	if policy.Periods.BlockedCopies > 0 {
+		s.steps = append(s.steps, step{BlockedCopies, s.blockedCopies})
+	}
+	if policy.Periods.DeliveryAttempts > 0 {
+		s.steps = append(s.steps, step{DeliveryAttempts, s.deliveryAttempts})
+	}
+	return s
 }
 
-// Sweep deletes expired keys batch by batch until none is left, and returns
-// how many it deleted. Each batch is its own short transaction.
-func (s *Sweeper) Sweep(ctx context.Context) (int64, error) {
-	q := db.On(s.pool)
-	var total int64
-	for {
-		n, err := q.IdempotencyKeyDeleteExpired(ctx, s.batch)
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("delete expired idempotency keys: %w", err)
+// Sweep runs every step, batch by batch until none is left, and returns
+// the rows removed by kind. A step that fails does not stop the next ones;
+// the errors are returned together. Each kind's outcome is recorded for the
+// admin (retention_sweeps).
+func (s *Sweeper) Sweep(ctx context.Context) (Removed, error) {
+	removed := Removed{}
+	failed := map[Kind]error{}
+	for _, st := range s.steps {
+		if _, ok := removed[st.kind]; !ok {
+			removed[st.kind] = 0 // a step that removed nothing reports it
 		}
-		if n < int64(s.batch) {
-			return total, nil
+		if err := s.run(ctx, st, removed); err != nil {
+			failed[st.kind] = err
 		}
 	}
+	if ctx.Err() != nil {
+		// Stopping, not failing: the next start sweeps again.
+		return removed, ctx.Err()
+	}
+	var errs []error
+	for _, kind := range s.kinds(removed) {
+		err := failed[kind]
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if s.OnSweep != nil {
+			s.OnSweep(kind, removed[kind], err)
+		}
+		errText := ""
+		if err != nil {
+			errText = err.Error()
+		}
+		if err := db.On(s.pool).RetentionSweepRecord(ctx, db.RetentionSweepRecordParams{
+			Kind: string(kind), Removed: removed[kind], Error: errText,
+		}); err != nil {
+			errs = append(errs, fmt.Errorf("record the %s sweep: %w", kind, err))
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// kinds lists the kinds a round reports: those of its steps, and those
+// removed along with another kind (a message's blocked copies when blocked
+// copies themselves never expire).
+func (s *Sweeper) kinds(removed Removed) []Kind {
+	var kinds []Kind
+	seen := map[Kind]bool{}
+	for _, st := range s.steps {
+		kinds, seen[st.kind] = append(kinds, st.kind), true
+	}
+	for _, kind := range []Kind{Messages, BlockedCopies, DeliveryAttempts} {
+		if removed[kind] > 0 && !seen[kind] {
+			kinds = append(kinds, kind)
+		}
+	}
+	return kinds
+}
+
+// run repeats st's batch, each in a transaction of its own, while a batch
+// comes back full.
+func (s *Sweeper) run(ctx context.Context, st step, removed Removed) error {
+	for {
+		var got Removed
+		var more bool
+		err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+			var err error
+			got, more, err = st.batch(ctx, q)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("expire %s: %w", st.kind, err)
+		}
+		for kind, n := range got {
+			removed[kind] += n
+		}
+		if !more {
+			return nil
+		}
+	}
+}
+
+func (s *Sweeper) keys(ctx context.Context, q *db.Queries) (Removed, bool, error) {
+	n, err := q.IdempotencyKeyDeleteExpired(ctx, s.batch)
+	return Removed{IdempotencyKeys: n}, n == int64(s.batch), err
+}
+
+// messages locks a batch of expired messages, then deletes their finished
+// deliveries and then the messages with what hangs on them. A batch that
+// locked rows but could delete none (each one's delivery requeued in
+// between) ends the step rather than finding the same rows again.
+func (s *Sweeper) messages(ctx context.Context, q *db.Queries) (Removed, bool, error) {
+	ids, err := q.MessageExpireLock(ctx, db.MessageExpireLockParams{
+		MessagesSeconds:    s.policy.Periods.Messages.Seconds(),
+		KeyTtlSeconds:      s.policy.KeyTTL.Seconds(),
+		DefaultWindowHours: messagetype.DefaultWindowHours,
+		GraceSeconds:       Grace.Seconds(),
+		BatchSize:          s.batch,
+	})
+	if err != nil || len(ids) == 0 {
+		return nil, false, err
+	}
+	if _, err := q.MessageExpireDeliveries(ctx, ids); err != nil {
+		return nil, false, err
+	}
+	row, err := q.MessageExpireDelete(ctx, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	return Removed{Messages: row.Messages, BlockedCopies: row.BlockedCopies},
+		len(ids) == int(s.batch) && row.Messages > 0, nil
+}
+
+func (s *Sweeper) blockedCopies(ctx context.Context, q *db.Queries) (Removed, bool, error) {
+	n, err := q.BlockedCopyDeleteExpired(ctx, db.BlockedCopyDeleteExpiredParams{
+		PeriodSeconds: s.policy.Periods.BlockedCopies.Seconds(), BatchSize: s.batch,
+	})
+	return Removed{BlockedCopies: n}, n == int64(s.batch), err
+}
+
+func (s *Sweeper) deliveryAttempts(ctx context.Context, q *db.Queries) (Removed, bool, error) {
+	n, err := q.DeliveryAttemptDeleteExpired(ctx, db.DeliveryAttemptDeleteExpiredParams{
+		PeriodSeconds: s.policy.Periods.DeliveryAttempts.Seconds(), BatchSize: s.batch,
+	})
+	return Removed{DeliveryAttempts: n}, n == int64(s.batch), err
 }
 
 // Run sweeps every interval until ctx ends. Failures are logged and the
@@ -53,15 +253,18 @@ func (s *Sweeper) Run(ctx context.Context) {
 	ticker := time.NewTicker(s.interval)
 	defer ticker.Stop()
 	for {
-		n, err := s.Sweep(ctx)
-		if s.OnSweep != nil && ctx.Err() == nil {
-			s.OnSweep(n, err)
+		removed, err := s.Sweep(ctx)
+		var counts []any
+		for _, kind := range s.kinds(removed) {
+			if removed[kind] > 0 {
+				counts = append(counts, string(kind)+"_deleted", removed[kind])
+			}
 		}
 		switch {
 		case err != nil && ctx.Err() == nil:
-			s.log.Warn("retention sweep failed", "error", err, "deleted", n)
-		case n > 0:
-			s.log.Info("retention sweep", "idempotency_keys_deleted", n)
+			s.log.Warn("retention sweep failed", append([]any{"error", err}, counts...)...)
+		case len(counts) > 0:
+			s.log.Info("retention sweep", counts...)
 		}
 		select {
 		case <-ctx.Done():

@@ -46,10 +46,10 @@ func TestSweepDeletesExpiredKeysInBatches(t *testing.T) {
 	pool := pgtest.Pool(t)
 	seedKeys(t, pool, 2345, 100)
 
-	deleted, err := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 500, time.Minute).
+	removed, err := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 500, time.Minute, retention.Policy{}).
 		Sweep(context.Background())
 	require.NoError(t, err)
-	require.Equal(t, int64(2345), deleted)
+	require.Equal(t, int64(2345), removed[retention.IdempotencyKeys])
 	require.Equal(t, 0, count(t, pool, `expires_at <= now()`))
 	require.Equal(t, 100, count(t, pool, `true`), "live keys stay")
 }
@@ -67,17 +67,17 @@ func TestSweepSkipsLockedKeys(t *testing.T) {
 	_, err = tx.Exec(ctx, `SELECT 1 FROM idempotency_keys WHERE key = 'expired-1' FOR UPDATE`)
 	require.NoError(t, err)
 
-	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 3, time.Minute)
+	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(io.Discard, nil)), 3, time.Minute, retention.Policy{})
 	sweepCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	deleted, err := sweeper.Sweep(sweepCtx)
+	removed, err := sweeper.Sweep(sweepCtx)
 	require.NoError(t, err, "the sweep does not wait for the locked key")
-	require.Equal(t, int64(9), deleted)
+	require.Equal(t, int64(9), removed[retention.IdempotencyKeys])
 	require.NoError(t, tx.Rollback(ctx))
 
-	deleted, err = sweeper.Sweep(ctx)
+	removed, err = sweeper.Sweep(ctx)
 	require.NoError(t, err)
-	require.Equal(t, int64(1), deleted)
+	require.Equal(t, int64(1), removed[retention.IdempotencyKeys])
 }
 
 func TestRunSweepsUntilCancelled(t *testing.T) {
@@ -88,10 +88,13 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var reported atomic.Int64
-	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond)
-	sweeper.OnSweep = func(deleted int64, err error) {
+	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond, retention.Policy{})
+	sweeper.OnSweep = func(kind retention.Kind, deleted int64, err error) {
 		if err != nil {
 			t.Errorf("sweep failed: %v", err)
+		}
+		if kind != retention.IdempotencyKeys {
+			t.Errorf("%s swept: the policy keeps every kind but keys forever", kind)
 		}
 		reported.Add(deleted)
 	}
