@@ -54,23 +54,3 @@ SELECT count(*) FROM audit_events
 WHERE action = 'user.login_failed'
   AND created_at > now() - make_interval(secs => @window_seconds::float8)
   AND (lower(details->>'email') = lower(@email::text) OR details->>'remote_addr' = @remote_addr::text);
-
--- AuditEventDuplicateStats counts the duplicates blocked since @since for
--- the dashboard, per message type, UTC day, mode and content, and says
--- whether they fall into the last 24 hours and the last 7 days. A tenant's
--- scope reads audit_events_tenant_action_time, a global one
--- audit_events_action_time; run it with custom plans (see db.CustomPlans)
--- so that the planner picks the one that fits.
--- name: AuditEventDuplicateStats :many
-SELECT e.message_type_id,
-       (date_trunc('day', e.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')::timestamptz AS day,
-       coalesce(e.details->>'mode', '')::text AS mode,
-       coalesce(e.details->>'content', '')::text AS content,
-       (e.created_at > now() - interval '24 hours')::boolean AS last_day,
-       (e.created_at > now() - interval '7 days')::boolean AS last_week,
-       count(*) AS blocked
-FROM audit_events e
-WHERE e.action = 'message.duplicate_blocked' AND e.created_at >= @since
-  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
-  AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
-GROUP BY 1, 2, 3, 4, 5, 6;

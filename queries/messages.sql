@@ -112,25 +112,6 @@ WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND id = @id A
 -- name: MessageCount :one
 SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = @environment_id;
 
--- MessageCountsByType counts, for every message type within the scope, the
--- messages stored in the last 24 hours and 7 days, for the dashboard. Each
--- count is a range of the messages_type_received index, so the cost grows
--- with the week's messages, not with the table.
--- name: MessageCountsByType :many
-SELECT mt.id AS message_type_id, t.slug AS tenant_slug, mt.code, r.last_day, r.last_week
-FROM message_types mt
-JOIN tenants t ON t.id = mt.tenant_id
-CROSS JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE m.received_at > now() - interval '24 hours') AS last_day,
-           count(*) AS last_week
-    FROM messages m
-    WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
-      AND m.received_at > now() - interval '7 days'
-) r
-WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id))
-  AND (sqlc.narg(tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(tenant_id))
-ORDER BY t.slug, mt.code;
-
 -- MessageGetForAdmin loads a message with the names an admin reads and its
 -- type's current duplicate_key_fields, within the signed-in user's scope
 -- (NULL: a global user); a message outside the scope is not found.

@@ -32,6 +32,7 @@ import (
 	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
+	"github.com/lefia/edihub/internal/rollup"
 )
 
 // MaxReasonLength is the longest reason an admin may give, in characters.
@@ -160,6 +161,9 @@ func (s *Service) Release(ctx context.Context, u auth.User, id int64, reason str
 		var err error
 		if newID, err = q.BlockedCopyInsertMessage(ctx, id); err != nil {
 			return fmt.Errorf("store blocked copy %d as a message: %w", id, err)
+		}
+		if err := rollup.CountLate(ctx, q, c.TenantID, newID); err != nil {
+			return err
 		}
 		if _, err := s.deliveries.EnqueueTx(ctx, tx, newID); err != nil {
 			return fmt.Errorf("write deliveries of message %d: %w", newID, err)

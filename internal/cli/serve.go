@@ -22,6 +22,7 @@ import (
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/retention"
+	"github.com/lefia/edihub/internal/rollup"
 	"github.com/lefia/edihub/internal/server"
 )
 
@@ -66,6 +67,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL})
 	sweeper.OnSweep = func(kind retention.Kind, removed int64, err error) { m.ObserveSweep(string(kind), removed, err) }
 	go sweeper.Run(ctx)
+	// The rollup keeps the dashboard's hourly totals; rows stamped within the
+	// longest request's time of now may still be to commit.
+	go rollup.New(pool, log, max(cfg.RequestTimeout, cfg.AdminRequestTimeout)).Run(ctx)
 	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m)
 	if err != nil {
 		return err

@@ -2,9 +2,12 @@
 // lately within the signed-in user's scope: messages stored and duplicates
 // blocked in the last 24 hours and 7 days (by mode and by content), blocked
 // duplicates per day and message type for a chart, and the message types
-// whose traffic is most often a duplicate. Two queries read it all: one
-// counts messages per message type along the messages_type_received index,
-// one groups the blocked-duplicate events of the chart's days.
+// whose traffic is most often a duplicate. Two queries read it all, from
+// the hourly traffic totals that internal/rollup keeps, plus what arrived
+// since its watermark counted from messages and audit_events, so that the
+// cost of a dashboard does not grow with the traffic of a week. The totals
+// count traffic as it was received: they stay when messages and audit
+// events expire.
 package dashboard
 
 import (
@@ -141,14 +144,14 @@ func (s *Service) Load(ctx context.Context, scope auth.Scope, tenant string, now
 		return d, nil
 	}
 
-	counts, err := s.q.MessageCountsByType(ctx, db.MessageCountsByTypeParams{
+	counts, err := s.q.TrafficMessageCounts(ctx, db.TrafficMessageCountsParams{
 		ScopeTenantID: scope.TenantFilter(), TenantID: tenantID,
 	})
 	if err != nil {
 		return d, fmt.Errorf("count messages: %w", err)
 	}
 	firstDay := now.Truncate(24*time.Hour).AddDate(0, 0, -(ChartDays - 1))
-	stats, err := s.q.AuditEventDuplicateStats(ctx, db.AuditEventDuplicateStatsParams{
+	stats, err := s.q.TrafficBlockedCounts(ctx, db.TrafficBlockedCountsParams{
 		Since: firstDay, ScopeTenantID: scope.TenantFilter(), TenantID: tenantID,
 	})
 	if err != nil {
@@ -159,7 +162,7 @@ func (s *Service) Load(ctx context.Context, scope auth.Scope, tenant string, now
 }
 
 // sum fills the dashboard from the two queries' rows.
-func (d *Dashboard) sum(counts []db.MessageCountsByTypeRow, stats []db.AuditEventDuplicateStatsRow, firstDay time.Time) {
+func (d *Dashboard) sum(counts []db.TrafficMessageCountsRow, stats []db.TrafficBlockedCountsRow, firstDay time.Time) {
 	types := make([]Type, len(counts))
 	index := make(map[int64]int, len(counts))
 	for i, c := range counts {
@@ -196,6 +199,9 @@ func (d *Dashboard) sum(counts []db.MessageCountsByTypeRow, stats []db.AuditEven
 			continue
 		}
 		types[i].Blocked.add(r.Blocked, r.LastDay, r.LastWeek)
+		if r.Day == nil {
+			continue // a count for a window only, whose hour the chart has (see TrafficBlockedCounts)
+		}
 		// A day outside the chart can only come from a database clock
 		// ahead of this one across midnight; the totals above keep it.
 		if day := int(r.Day.Sub(firstDay) / (24 * time.Hour)); day >= 0 && day < ChartDays {

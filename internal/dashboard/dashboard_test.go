@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/rollup"
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
@@ -202,4 +204,32 @@ func TestLoadCountsShapeOnlyCopiesApart(t *testing.T) {
 	require.Equal(t, dashboard.Window{Day: 2, Week: 2}, d.Blocked.ShapeOnly)
 	require.Equal(t, dashboard.Window{Day: 1, Week: 1}, d.Blocked.Changed)
 	require.Equal(t, dashboard.Window{}, d.Blocked.Identical)
+}
+
+// The dashboard reads the same numbers once the traffic is rolled up into
+// hours, and what arrives after the rollup shows at once, counted from the
+// tables until the next step.
+func TestLoadIsTheSameAfterARollup(t *testing.T) {
+	t.Parallel()
+	s := fill(t)
+	svc := dashboard.New(s.pool)
+	ctx := context.Background()
+	now := time.Now()
+	for _, scope := range []auth.Scope{auth.GlobalScope(), auth.TenantScope(s.acme)} {
+		before, err := svc.Load(ctx, scope, "", now)
+		require.NoError(t, err)
+		require.NoError(t, rollup.New(s.pool, slog.Default(), 0).CatchUp(ctx))
+		require.Positive(t, pgtest.Count(t, s.pool, `SELECT count(*) FROM traffic_blocked_hourly`))
+		after, err := svc.Load(ctx, scope, "", now)
+		require.NoError(t, err)
+		require.Equal(t, before, after)
+	}
+
+	s.messages(t, "ORDERS05", 2, "0 seconds")
+	s.blocked(t, "ORDERS05", "fingerprint", "shape_only", 1, "0 seconds")
+	d, err := svc.Load(ctx, auth.GlobalScope(), "", now)
+	require.NoError(t, err)
+	require.Equal(t, dashboard.Window{Day: 10, Week: 12}, d.Received)
+	require.Equal(t, dashboard.Window{Day: 7, Week: 8}, d.Blocked.Total)
+	require.Equal(t, dashboard.Window{Day: 1, Week: 1}, d.Blocked.ShapeOnly)
 }

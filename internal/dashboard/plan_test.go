@@ -2,16 +2,19 @@ package dashboard_test
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/rollup"
 )
 
 // A year of traffic, so that the dashboard's days are a small part of it as
@@ -33,25 +36,38 @@ FROM messages m;
 ANALYZE;
 `
 
-// The dashboard's two queries read a range of an index, never a whole
-// table, for a tenant's user and for a global one; the existing indexes
-// suffice.
+// The dashboard's two queries read the hourly totals and a range of an
+// index of messages and audit_events, never a whole table, for a tenant's
+// user and for a global one, before the first rollup (when everything is
+// the tail since the watermark) and after it, as custom plans and as the
+// generic plan a prepared statement may switch to.
 func TestLoadReadsIndexRanges(t *testing.T) {
 	t.Parallel()
 	s := setup(t)
-	_, err := s.pool.Exec(context.Background(), fillYear)
+	ctx := context.Background()
+	_, err := s.pool.Exec(ctx, fillYear)
 	require.NoError(t, err)
 	url := s.pool.Config().ConnString()
 
-	for _, scope := range []auth.Scope{auth.TenantScope(s.acme), auth.GlobalScope()} {
-		for _, table := range []string{"messages", "audit_events"} {
-			pool, rec := pgtest.TracedPool(t, url, "FROM "+table)
-			_, err := dashboard.New(pool).Load(context.Background(), scope, "", time.Now())
-			require.NoError(t, err)
-			scans, raw := rec.Explain(t, pool)
-			require.NotContains(t, scans, "Seq Scan on "+table, "%s", raw)
-			require.True(t, slices.ContainsFunc(scans, func(s string) bool { return strings.HasPrefix(s, table+"_") }),
-				"reads %s through one of its indexes: %s", table, raw)
+	for _, rolledUp := range []bool{false, true} {
+		if rolledUp {
+			require.NoError(t, rollup.New(s.pool, slog.Default(), 0).CatchUp(ctx))
+		}
+		for _, scope := range []auth.Scope{auth.TenantScope(s.acme), auth.GlobalScope()} {
+			for marker, table := range map[string]string{
+				"FROM traffic_messages_hourly r": "messages",
+				"FROM traffic_blocked_hourly r":  "audit_events",
+			} {
+				pool, rec := pgtest.TracedPool(t, url, marker)
+				_, err := dashboard.New(pool).Load(ctx, scope, "", time.Now())
+				require.NoError(t, err)
+				for _, explain := range []func(testing.TB, *pgxpool.Pool) ([]string, []byte){rec.Explain, rec.ExplainGeneric} {
+					scans, raw := explain(t, pool)
+					require.NotContains(t, scans, "Seq Scan on "+table, "%s", raw)
+					require.True(t, slices.ContainsFunc(scans, func(s string) bool { return strings.HasPrefix(s, table+"_") }),
+						"reads %s through one of its indexes: %s", table, raw)
+				}
+			}
 		}
 	}
 }

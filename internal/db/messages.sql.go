@@ -43,65 +43,6 @@ func (q *Queries) MessageCount(ctx context.Context, arg MessageCountParams) (int
 	return count, err
 }
 
-const messageCountsByType = `-- name: MessageCountsByType :many
-SELECT mt.id AS message_type_id, t.slug AS tenant_slug, mt.code, r.last_day, r.last_week
-FROM message_types mt
-JOIN tenants t ON t.id = mt.tenant_id
-CROSS JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE m.received_at > now() - interval '24 hours') AS last_day,
-           count(*) AS last_week
-    FROM messages m
-    WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
-      AND m.received_at > now() - interval '7 days'
-) r
-WHERE ($1::bigint IS NULL OR mt.tenant_id = $1)
-  AND ($2::bigint IS NULL OR mt.tenant_id = $2)
-ORDER BY t.slug, mt.code
-`
-
-type MessageCountsByTypeParams struct {
-	ScopeTenantID *int64
-	TenantID      *int64
-}
-
-type MessageCountsByTypeRow struct {
-	MessageTypeID int64
-	TenantSlug    string
-	Code          string
-	LastDay       int64
-	LastWeek      int64
-}
-
-// MessageCountsByType counts, for every message type within the scope, the
-// messages stored in the last 24 hours and 7 days, for the dashboard. Each
-// count is a range of the messages_type_received index, so the cost grows
-// with the week's messages, not with the table.
-func (q *Queries) MessageCountsByType(ctx context.Context, arg MessageCountsByTypeParams) ([]MessageCountsByTypeRow, error) {
-	rows, err := q.db.Query(ctx, messageCountsByType, arg.ScopeTenantID, arg.TenantID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []MessageCountsByTypeRow
-	for rows.Next() {
-		var i MessageCountsByTypeRow
-		if err := rows.Scan(
-			&i.MessageTypeID,
-			&i.TenantSlug,
-			&i.Code,
-			&i.LastDay,
-			&i.LastWeek,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const messageExpireDelete = `-- name: MessageExpireDelete :one
 WITH doomed AS (
     SELECT m.tenant_id, m.id

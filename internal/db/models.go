@@ -199,6 +199,27 @@ type Tenant struct {
 	CreatedAt time.Time
 }
 
+type TrafficBlockedHourly struct {
+	TenantID      int64
+	MessageTypeID int64
+	Hour          time.Time
+	Mode          string
+	Content       string
+	Blocked       int64
+}
+
+type TrafficMessagesHourly struct {
+	TenantID      int64
+	MessageTypeID int64
+	Hour          time.Time
+	Messages      int64
+}
+
+type TrafficRollupState struct {
+	One        bool
+	RolledUpTo time.Time
+}
+
 type User struct {
 	ID           int64
 	Email        string

@@ -42,7 +42,9 @@ func TracedPool(tb testing.TB, databaseURL, marker string) (*pgxpool.Pool, *Reco
 
 // TraceQueryStart implements pgx.QueryTracer.
 func (r *Recorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
-	if strings.Contains(data.SQL, r.marker) {
+	// Explain runs on the pool it explains: its own statement is not the
+	// one to remember.
+	if strings.Contains(data.SQL, r.marker) && !strings.HasPrefix(data.SQL, "EXPLAIN ") {
 		r.mu.Lock()
 		r.sql, r.args = data.SQL, data.Args
 		r.mu.Unlock()
@@ -155,6 +157,13 @@ func scansOf(n planNode) []string {
 func (r *Recorder) ExplainGeneric(tb testing.TB, pool *pgxpool.Pool) (scans []string, raw []byte) {
 	tb.Helper()
 	sql, args := r.last(tb)
+	// A query run through db.CustomPlans leads its arguments with the
+	// execution mode, which is pgx's, not the statement's.
+	if len(args) > 0 {
+		if _, ok := args[0].(pgx.QueryExecMode); ok {
+			args = args[1:]
+		}
+	}
 	ctx := context.Background()
 	cfg := pool.Config().ConnConfig.Copy()
 	cfg.Tracer = nil

@@ -1,0 +1,169 @@
+-- The traffic rollups of migration 016: internal/rollup moves the watermark
+-- (traffic_rollup_state.rolled_up_to) forward and adds what arrived below
+-- it to the hourly tables; internal/dashboard reads the hours, and counts
+-- from messages and audit_events only what the hours cannot say: the
+-- traffic since the watermark and the part of the hour a window starts in.
+-- Every step holds the advisory lock (3, 0) (the key spaces 1 and 2 are the
+-- sign-in locks of AuditEventLoginLock), so replicas roll up one at a time
+-- and the watermark moves with the counts it covers.
+
+-- TrafficRollupTarget is the time the next step may roll up to: every row
+-- stamped before it must have committed. A message's received_at and an
+-- event's created_at are the start of the transaction that writes them, so
+-- a row still to commit is stamped no earlier than the oldest transaction in
+-- progress: the target stays below every open transaction's start (of the
+-- sessions this role may see), and lag below now (the longest a request may
+-- run, for sessions it may not see). It must run before, and apart from,
+-- the step's transaction: a transaction that commits between this
+-- statement and the step's snapshot was open here, so the step sees every
+-- row stamped before the target.
+-- name: TrafficRollupTarget :one
+SELECT traffic_rollup_target(make_interval(secs => @lag_seconds::float8))::timestamptz AS target;
+
+-- TrafficRollupLock makes the step the only one running, or says false
+-- when another replica's step (or a late count, TrafficRollupLateLock)
+-- holds the lock; the step then leaves the work to it.
+-- name: TrafficRollupLock :one
+SELECT pg_try_advisory_xact_lock(3, 0) AS locked;
+
+-- TrafficRollupStart is where the step starts: the watermark, or, before
+-- the first step, the oldest message or blocked duplicate, or the step's
+-- target when there is none (so that the first step has nothing to add).
+-- name: TrafficRollupStart :one
+SELECT CASE WHEN s.rolled_up_to > '-infinity' THEN s.rolled_up_to
+            ELSE coalesce(least((SELECT min(received_at) FROM messages),
+                                (SELECT min(created_at) FROM audit_events WHERE action = 'message.duplicate_blocked')),
+                          @target::timestamptz)
+       END::timestamptz AS start
+FROM traffic_rollup_state s;
+
+-- TrafficRollupMessages adds the messages received in [from, upto) to
+-- their hours (a range of messages_time).
+-- name: TrafficRollupMessages :exec
+INSERT INTO traffic_messages_hourly (tenant_id, message_type_id, hour, messages)
+SELECT m.tenant_id, m.message_type_id, date_trunc('hour', m.received_at, 'UTC'), count(*)
+FROM messages m
+WHERE m.received_at >= @from_time AND m.received_at < @upto
+GROUP BY 1, 2, 3
+ON CONFLICT (tenant_id, hour, message_type_id)
+DO UPDATE SET messages = traffic_messages_hourly.messages + excluded.messages;
+
+-- TrafficRollupBlocked adds the duplicates blocked in [from, upto) to their
+-- hours (a range of audit_events_action_time).
+-- name: TrafficRollupBlocked :exec
+INSERT INTO traffic_blocked_hourly (tenant_id, message_type_id, hour, mode, content, blocked)
+SELECT coalesce(e.tenant_id, 0), coalesce(e.message_type_id, 0), date_trunc('hour', e.created_at, 'UTC'),
+       coalesce(e.details->>'mode', ''), coalesce(e.details->>'content', ''), count(*)
+FROM audit_events e
+WHERE e.action = 'message.duplicate_blocked' AND e.created_at >= @from_time AND e.created_at < @upto
+GROUP BY 1, 2, 3, 4, 5
+ON CONFLICT (tenant_id, hour, message_type_id, mode, content)
+DO UPDATE SET blocked = traffic_blocked_hourly.blocked + excluded.blocked;
+
+-- name: TrafficRollupAdvance :exec
+UPDATE traffic_rollup_state SET rolled_up_to = @upto;
+
+-- TrafficRollupLateLock waits for a running step and keeps the next one
+-- from starting until the transaction ends, for a writer whose message is
+-- stamped with a time of the past (a released blocked copy keeps the time
+-- it arrived): the watermark cannot move while it decides who counts it.
+-- name: TrafficRollupLateLock :exec
+SELECT pg_advisory_xact_lock_shared(3, 0);
+
+-- TrafficRollupLateMessage counts a message stamped below the watermark,
+-- which no step will count; one at or above it is left to the steps. Run
+-- it after TrafficRollupLateLock, in a statement of its own, so that it
+-- reads the watermark a finished step left.
+-- name: TrafficRollupLateMessage :exec
+INSERT INTO traffic_messages_hourly (tenant_id, message_type_id, hour, messages)
+SELECT m.tenant_id, m.message_type_id, date_trunc('hour', m.received_at, 'UTC'), 1
+FROM messages m, traffic_rollup_state s
+WHERE m.tenant_id = @tenant_id AND m.id = @id AND m.received_at < s.rolled_up_to
+ON CONFLICT (tenant_id, hour, message_type_id)
+DO UPDATE SET messages = traffic_messages_hourly.messages + 1;
+
+-- The dashboard's counts are the hours inside each window, plus rows read
+-- from the tables themselves: the part of the hour a window starts in (its
+-- hour starts before the window, so it is left out) up to the watermark,
+-- which counts for that window only (a row of it is in the 24 hours or
+-- else in the 7 days' first hour), and everything at or after the watermark. Each statement reads the
+-- watermark and the hours in one snapshot, and a step commits both at
+-- once, so no row is counted twice or missed. A window covers (start,
+-- now]. Every read of messages and audit_events is a range of a time index
+-- at most an hour long, or the short tail since the watermark: the bounds
+-- are written out in each WHERE (not joined from a CTE) so that even a
+-- generic plan takes them as index conditions.
+
+-- TrafficMessageCounts counts, for every message type within the scope,
+-- the messages stored in the last 24 hours and 7 days.
+-- name: TrafficMessageCounts :many
+WITH counted AS (
+    SELECT r.message_type_id, r.hour > now() - interval '24 hours' AS last_day, true AS last_week, r.messages AS n
+    FROM traffic_messages_hourly r
+    WHERE r.hour > now() - interval '7 days'
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(tenant_id))
+    UNION ALL
+    SELECT m.message_type_id, m.received_at > now() - interval '24 hours', m.received_at <= now() - interval '24 hours', 1
+    FROM messages m
+    WHERE (m.received_at > now() - interval '24 hours' AND m.received_at < traffic_edge_end(now() - interval '24 hours')
+           OR m.received_at > now() - interval '7 days' AND m.received_at < traffic_edge_end(now() - interval '7 days'))
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
+    UNION ALL
+    SELECT m.message_type_id, m.received_at > now() - interval '24 hours', true, 1
+    FROM messages m
+    WHERE m.received_at >= (SELECT rolled_up_to FROM traffic_rollup_state)
+      AND m.received_at > now() - interval '7 days'
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
+)
+SELECT mt.id AS message_type_id, t.slug AS tenant_slug, mt.code,
+       coalesce(sum(c.n) FILTER (WHERE c.last_day), 0)::bigint AS last_day,
+       coalesce(sum(c.n) FILTER (WHERE c.last_week), 0)::bigint AS last_week
+FROM message_types mt
+JOIN tenants t ON t.id = mt.tenant_id
+LEFT JOIN counted c ON c.message_type_id = mt.id
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(tenant_id))
+GROUP BY mt.id, t.slug, mt.code
+ORDER BY t.slug, mt.code;
+
+-- TrafficBlockedCounts counts the duplicates blocked since @since (a UTC
+-- midnight) for the dashboard, per message type, UTC day, mode and
+-- content, and says whether they fall into the last 24 hours and the last
+-- 7 days. A row without a day adds to a window only: it is the part of the
+-- hour a window starts in, whose hour the chart has already.
+-- name: TrafficBlockedCounts :many
+WITH counted AS (
+    SELECT e.message_type_id, NULL::timestamptz AS day,
+           coalesce(e.details->>'mode', '') AS mode, coalesce(e.details->>'content', '') AS content,
+           e.created_at > now() - interval '24 hours' AS last_day, e.created_at <= now() - interval '24 hours' AS last_week
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND (e.created_at > now() - interval '24 hours' AND e.created_at < traffic_edge_end(now() - interval '24 hours')
+           OR e.created_at > now() - interval '7 days' AND e.created_at < traffic_edge_end(now() - interval '7 days'))
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
+    UNION ALL
+    SELECT e.message_type_id, date_trunc('day', e.created_at, 'UTC'),
+           coalesce(e.details->>'mode', ''), coalesce(e.details->>'content', ''),
+           e.created_at > now() - interval '24 hours', e.created_at > now() - interval '7 days'
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state) AND e.created_at >= @since
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
+)
+SELECT c.message_type_id, c.day, c.mode::text AS mode, c.content::text AS content,
+       c.last_day::boolean AS last_day, c.last_week::boolean AS last_week, count(*)::bigint AS blocked
+FROM counted c
+GROUP BY 1, 2, 3, 4, 5, 6
+UNION ALL
+SELECT nullif(r.message_type_id, 0), date_trunc('day', r.hour, 'UTC'), r.mode, r.content,
+       r.hour > now() - interval '24 hours', r.hour > now() - interval '7 days', sum(r.blocked)::bigint
+FROM traffic_blocked_hourly r
+WHERE r.hour >= @since
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(tenant_id))
+GROUP BY 1, 2, 3, 4, 5, 6;
