@@ -19,6 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, ":8080", cfg.ListenAddr)
 	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
+	require.Equal(t, int64(30<<20), cfg.MaxBodyBytesInProcess, "three bodies of the largest size")
 	require.Equal(t, "text", cfg.LogFormat)
 	require.Equal(t, time.Minute, cfg.SweepInterval)
 	require.Len(t, cfg.TrustedProxies, 2, "loopback proxies only")
@@ -43,7 +44,17 @@ func TestLoadValues(t *testing.T) {
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
 	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
+	require.Equal(t, int64(3072), cfg.MaxBodyBytesInProcess)
 	require.True(t, cfg.CookieSecure)
+}
+
+func TestBodiesInProcessHoldTheLargestBody(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{"MAX_BODY_BYTES": "1000", "MAX_BODY_BYTES_IN_PROCESS": "1000"}))
+	require.NoError(t, err)
+	require.Equal(t, int64(1000), cfg.MaxBodyBytesInProcess)
+	_, err = Load(env(map[string]string{"MAX_BODY_BYTES": "1000", "MAX_BODY_BYTES_IN_PROCESS": "999"}))
+	require.ErrorContains(t, err, "MAX_BODY_BYTES_IN_PROCESS (999) is less than MAX_BODY_BYTES (1000)")
 }
 
 func TestLoadRejectsEveryBadValue(t *testing.T) {

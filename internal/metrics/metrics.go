@@ -59,6 +59,12 @@ type Metrics struct {
 	// failed), and DeliveryDuration times them.
 	Deliveries       *prometheus.CounterVec
 	DeliveryDuration prometheus.Histogram
+	// BodyBytesInProcess is the announced size of the API request bodies
+	// being read or worked on, and BodiesWaiting the requests waiting for
+	// room under MAX_BODY_BYTES_IN_PROCESS: a queue that stays long means
+	// large posts arrive faster than the server can store them.
+	BodyBytesInProcess prometheus.Gauge
+	BodiesWaiting      prometheus.Gauge
 }
 
 // New creates the metrics and registers the pool's statistics, the Go
@@ -96,9 +102,17 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Help:    "Time from sending a delivery to its answer, a timeout or a connection error.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
+		BodyBytesInProcess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "edihub_request_body_bytes_in_process",
+			Help: "Announced bytes of the API request bodies being read or worked on (at most MAX_BODY_BYTES_IN_PROCESS).",
+		}),
+		BodiesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "edihub_request_bodies_waiting",
+			Help: "API requests waiting, unread, for room under MAX_BODY_BYTES_IN_PROCESS.",
+		}),
 	}
 	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures,
-		m.Deliveries, m.DeliveryDuration, newPoolCollector(pool), newDeliveryQueueCollector(pool),
+		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

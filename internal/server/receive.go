@@ -258,13 +258,22 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 	return s.readBody(c)
 }
 
-// readBody reads at most MAX_BODY_BYTES.
+// readBody reads at most MAX_BODY_BYTES, once the body fits in the budget
+// of bytes in process.
 func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	r := c.Request()
 	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
 		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
 	if r.ContentLength > s.cfg.MaxBodyBytes {
 		return nil, tooLarge
+	}
+	// A body of unknown length may be as large as the limit.
+	announced := r.ContentLength
+	if announced < 0 {
+		announced = s.cfg.MaxBodyBytes
+	}
+	if err := s.bodies.take(c, announced); err != nil {
+		return nil, err
 	}
 	limited := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
 	var body []byte

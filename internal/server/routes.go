@@ -31,7 +31,7 @@ func (s *Server) routes() {
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
 
-	api := e.Group("/api", timeLimit(s.cfg.RequestTimeout), plainQuery)
+	api := e.Group("/api", timeLimit(s.cfg.RequestTimeout), plainQuery, s.bodies.hold)
 	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage))
 	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages))
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))

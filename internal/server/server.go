@@ -40,6 +40,8 @@ type Server struct {
 	senders *sender.Service
 	echo    *echo.Echo
 	metrics *metrics.Metrics
+	// bodies bounds the request bodies the API holds in memory at once.
+	bodies *bodyBudget
 
 	// The admin pages: signed-in sessions, users, the audit log, messages,
 	// message types, the dashboard and blocked copies.
@@ -105,6 +107,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	if s.metrics == nil {
 		s.metrics = metrics.New(pool)
 	}
+	s.bodies = newBodyBudget(cfg.MaxBodyBytesInProcess, s.metrics)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
