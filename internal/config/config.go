@@ -35,7 +35,8 @@ type Config struct {
 	// MaxBodyBytesInProcess bounds the request bodies the API holds at once,
 	// by their announced length: a request whose body would pass it waits
 	// before reading, within its time limit. Each byte held costs about
-	// three in memory while it is parsed, hashed and sent to PostgreSQL.
+	// five in memory at the peak (parsed, hashed, encoded for PostgreSQL,
+	// and the collector's headroom).
 	MaxBodyBytesInProcess int64
 	// MaxBatchMessages is the most messages one batch request may carry.
 	MaxBatchMessages int
@@ -111,7 +112,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
 	cfg.SweepBatchSize = int32(positiveInt(getenv, "SWEEP_BATCH_SIZE", 1000, 32, &errs))
 	cfg.MaxBodyBytes = positiveInt(getenv, "MAX_BODY_BYTES", 10<<20, 64, &errs)
-	cfg.MaxBodyBytesInProcess = positiveInt(getenv, "MAX_BODY_BYTES_IN_PROCESS", 3*cfg.MaxBodyBytes, 64, &errs)
+	cfg.MaxBodyBytesInProcess = positiveInt(getenv, "MAX_BODY_BYTES_IN_PROCESS", 2*cfg.MaxBodyBytes, 64, &errs)
 	if cfg.MaxBodyBytes > 0 && cfg.MaxBodyBytesInProcess < cfg.MaxBodyBytes {
 		errs = append(errs, fmt.Errorf("MAX_BODY_BYTES_IN_PROCESS (%d) is less than MAX_BODY_BYTES (%d): a body of the largest size could never be read",
 			cfg.MaxBodyBytesInProcess, cfg.MaxBodyBytes))

@@ -19,7 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, ":8080", cfg.ListenAddr)
 	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
-	require.Equal(t, int64(30<<20), cfg.MaxBodyBytesInProcess, "three bodies of the largest size")
+	require.Equal(t, int64(20<<20), cfg.MaxBodyBytesInProcess, "two bodies of the largest size")
 	require.Equal(t, "text", cfg.LogFormat)
 	require.Equal(t, time.Minute, cfg.SweepInterval)
 	require.Len(t, cfg.TrustedProxies, 2, "loopback proxies only")
@@ -44,7 +44,7 @@ func TestLoadValues(t *testing.T) {
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
 	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
-	require.Equal(t, int64(3072), cfg.MaxBodyBytesInProcess)
+	require.Equal(t, int64(2048), cfg.MaxBodyBytesInProcess)
 	require.True(t, cfg.CookieSecure)
 }
 

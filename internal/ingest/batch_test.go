@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +61,30 @@ func (s *batchSite) count(t *testing.T, query string) int {
 	var n int
 	require.NoError(t, s.pool.QueryRow(context.Background(), query).Scan(&n))
 	return n
+}
+
+// A batch larger than one pipeline's bytes goes in several, in order, in
+// the one transaction: a copy in a later pipeline is the duplicate of its
+// original in an earlier one, and the results keep the batch's order.
+func TestBatchBeyondOnePipeline(t *testing.T) {
+	t.Parallel()
+	s := newBatchSite(t)
+	filler := strings.Repeat("x", 200<<10)
+	var payloads []string
+	for i := range 12 { // 2.4 MiB: three pipelines
+		payloads = append(payloads, fmt.Sprintf(`{"id": "%d", "filler": %q}`, i, filler))
+	}
+	payloads = append(payloads, payloads[0], fmt.Sprintf(`{"id": "11", "filler": %q}`, filler+"changed"))
+	res := s.batch(t, payloads...)
+	for i := range 12 {
+		require.Equal(t, ingest.Created, res[i].Outcome, "item %d", i)
+	}
+	require.Equal(t, ingest.DuplicateFingerprint, res[12].Outcome)
+	require.Equal(t, res[0].MessageID, res[12].MessageID)
+	require.Equal(t, ingest.DuplicateFingerprint, res[13].Outcome)
+	require.Equal(t, res[11].MessageID, res[13].MessageID)
+	require.Equal(t, 12, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM blocked_copies`))
 }
 
 // A batch's messages are decided in order although their statements are

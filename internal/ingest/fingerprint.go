@@ -67,9 +67,33 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) (
 	return results, nil
 }
 
-// storeOrBlock runs MessageStoreOrBlock for each of ms, all sent in one
-// pipeline.
+// pipelineBytes bounds the payload bytes of the statements one pipeline
+// sends: pgx holds every statement of a pipeline, encoded, until it is
+// sent, twice over, so a 10 MiB packet in one pipeline held 20 MiB more.
+// A batch of a hundred 2 KiB messages still goes in one.
+const pipelineBytes = 1 << 20
+
+// storeOrBlock runs MessageStoreOrBlock for each of ms, sent in pipelines
+// of up to pipelineBytes of payload.
 func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.MessageStoreOrBlockRow, error) {
+	rows := make([]db.MessageStoreOrBlockRow, len(ms))
+	for start := 0; start < len(ms); {
+		end, size := start+1, ms[start].size()
+		for end < len(ms) && size+ms[end].size() <= pipelineBytes {
+			size += ms[end].size()
+			end++
+		}
+		if err := storeOrBlockPipeline(ctx, q, ms[start:end], rows[start:end]); err != nil {
+			return nil, err
+		}
+		start = end
+	}
+	return rows, nil
+}
+
+// storeOrBlockPipeline runs MessageStoreOrBlock for each of ms in one
+// pipeline and puts the answers in rows.
+func storeOrBlockPipeline(ctx context.Context, q *db.Queries, ms []message, rows []db.MessageStoreOrBlockRow) error {
 	params := make([]db.MessageStoreOrBlockParams, len(ms))
 	for i, m := range ms {
 		params[i] = db.MessageStoreOrBlockParams{
@@ -81,7 +105,6 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 		}
 	}
-	rows := make([]db.MessageStoreOrBlockRow, len(ms))
 	var firstErr error
 	q.MessageStoreOrBlock(ctx, params).QueryRow(func(i int, row db.MessageStoreOrBlockRow, err error) {
 		if err != nil && firstErr == nil {
@@ -89,7 +112,7 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 		}
 		rows[i] = row
 	})
-	return rows, firstErr
+	return firstErr
 }
 
 // decided reads MessageStoreOrBlock's answer for m: stored, or blocked as

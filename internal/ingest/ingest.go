@@ -172,6 +172,10 @@ type message struct {
 	stored storedForm
 }
 
+// size is the bytes of m that a statement storing it sends: its payload
+// and, for an IDoc of XML, its received form.
+func (m message) size() int { return len(m.Payload) + len(m.stored.bytes) }
+
 // storedForm is how a message's received form is kept in its row (see
 // Received): every statement that stores a message writes these columns.
 type storedForm struct {

@@ -12,8 +12,8 @@ import (
 const bodyBudgetKey = "edihub.body_budget"
 
 // bodyBudget holds back API requests whose bodies would take the bytes in
-// process past MAX_BODY_BYTES_IN_PROCESS. A body is held in memory about
-// three times over while it is parsed, hashed and sent to PostgreSQL, and
+// process past MAX_BODY_BYTES_IN_PROCESS. A body is held in memory several
+// times over while it is parsed, hashed and sent to PostgreSQL, and
 // the work is CPU-bound: sixteen 5 MiB posts read at once only interleave
 // and multiply the peak, while a body that waits unread costs the server
 // nothing (it stays in the sender's and the kernel's buffers).
