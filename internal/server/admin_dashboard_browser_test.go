@@ -45,6 +45,7 @@ func TestBrowserDashboardDiffAndRelease(t *testing.T) {
 	}
 	require.Equal(t, "2", eval[string](t, b, `document.querySelector('#blocked-week').textContent`), "the changed and the identical copy")
 	require.Equal(t, "1", eval[string](t, b, `document.querySelector('#blocked-changed-week').textContent`))
+	b.screenshot(t, "dashboard")
 
 	// The chart is drawn on the server; its numbers are in the table under it.
 	require.Equal(t, 1, eval[int](t, b, `document.querySelectorAll('svg.chart rect').length`), "one bar segment: today's ORDERS05")
