@@ -10,20 +10,10 @@ SELECT * FROM message_types WHERE tenant_id = @tenant_id AND code = @code;
 SELECT * FROM message_types WHERE tenant_id = @tenant_id AND id = @id;
 
 -- MessageTypeListForAdmin lists the message types a signed-in user may see
--- (scope_tenant_id NULL: a global user) with what the last seven days
--- brought: the messages stored and the duplicates blocked. Each count is a
--- subquery per type, so that it reads one index range of recent rows
--- (messages_type_received; audit_events_message_type_time) instead of
--- grouping every message the tenant ever received, which is what a GROUP BY
--- over an index led by (tenant_id, message_type_id) would walk.
+-- (scope_tenant_id NULL: a global user); their recent traffic comes from
+-- the dashboard's rollups (internal/typeeditor).
 -- name: MessageTypeListForAdmin :many
-SELECT sqlc.embed(mt), t.slug AS tenant_slug,
-       (SELECT count(*) FROM messages m
-        WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
-          AND m.received_at >= now() - interval '7 days') AS received,
-       (SELECT count(*) FROM audit_events e
-        WHERE e.message_type_id = mt.id AND e.action = 'message.duplicate_blocked'
-          AND e.created_at >= now() - interval '7 days') AS duplicates
+SELECT sqlc.embed(mt), t.slug AS tenant_slug
 FROM message_types mt
 JOIN tenants t ON t.id = mt.tenant_id
 WHERE sqlc.narg(scope_tenant_id)::bigint IS NULL OR mt.tenant_id = sqlc.narg(scope_tenant_id)

@@ -72,6 +72,7 @@ type Blocked struct {
 
 // Type is one message type's traffic.
 type Type struct {
+	ID       int64
 	Tenant   string
 	Code     string
 	Received Window // messages stored
@@ -120,6 +121,9 @@ type Dashboard struct {
 	// Top are the message types with the highest duplicate ratio over
 	// the last 7 days, highest first; only types with blocked duplicates.
 	Top []Type
+	// Types are all the message types of the dashboard's tenants, by
+	// tenant and code, for the message types list.
+	Types []Type
 }
 
 // Load returns the dashboard of scope, narrowed to tenant (a slug, "" for
@@ -166,7 +170,7 @@ func (d *Dashboard) sum(counts []db.TrafficMessageCountsRow, stats []db.TrafficB
 	types := make([]Type, len(counts))
 	index := make(map[int64]int, len(counts))
 	for i, c := range counts {
-		types[i] = Type{Tenant: c.TenantSlug, Code: c.Code, Received: Window{Day: c.LastDay, Week: c.LastWeek}}
+		types[i] = Type{ID: c.MessageTypeID, Tenant: c.TenantSlug, Code: c.Code, Received: Window{Day: c.LastDay, Week: c.LastWeek}}
 		index[c.MessageTypeID] = i
 		d.Received.Day += c.LastDay
 		d.Received.Week += c.LastWeek
@@ -236,4 +240,5 @@ func (d *Dashboard) sum(counts []db.TrafficMessageCountsRow, stats []db.TrafficB
 		return cmp.Or(cmp.Compare(b.Ratio(), a.Ratio()), cmp.Compare(b.Blocked.Week, a.Blocked.Week))
 	})
 	d.Top = d.Top[:min(len(d.Top), TopTypes)]
+	d.Types = types
 }

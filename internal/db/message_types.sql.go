@@ -130,13 +130,7 @@ func (q *Queries) MessageTypeInsert(ctx context.Context, arg MessageTypeInsertPa
 }
 
 const messageTypeListForAdmin = `-- name: MessageTypeListForAdmin :many
-SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at, t.slug AS tenant_slug,
-       (SELECT count(*) FROM messages m
-        WHERE m.tenant_id = mt.tenant_id AND m.message_type_id = mt.id
-          AND m.received_at >= now() - interval '7 days') AS received,
-       (SELECT count(*) FROM audit_events e
-        WHERE e.message_type_id = mt.id AND e.action = 'message.duplicate_blocked'
-          AND e.created_at >= now() - interval '7 days') AS duplicates
+SELECT mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at, t.slug AS tenant_slug
 FROM message_types mt
 JOIN tenants t ON t.id = mt.tenant_id
 WHERE $1::bigint IS NULL OR mt.tenant_id = $1
@@ -146,17 +140,11 @@ ORDER BY t.slug, mt.code
 type MessageTypeListForAdminRow struct {
 	MessageType MessageType
 	TenantSlug  string
-	Received    int64
-	Duplicates  int64
 }
 
 // MessageTypeListForAdmin lists the message types a signed-in user may see
-// (scope_tenant_id NULL: a global user) with what the last seven days
-// brought: the messages stored and the duplicates blocked. Each count is a
-// subquery per type, so that it reads one index range of recent rows
-// (messages_type_received; audit_events_message_type_time) instead of
-// grouping every message the tenant ever received, which is what a GROUP BY
-// over an index led by (tenant_id, message_type_id) would walk.
+// (scope_tenant_id NULL: a global user); their recent traffic comes from
+// the dashboard's rollups (internal/typeeditor).
 func (q *Queries) MessageTypeListForAdmin(ctx context.Context, scopeTenantID *int64) ([]MessageTypeListForAdminRow, error) {
 	rows, err := q.db.Query(ctx, messageTypeListForAdmin, scopeTenantID)
 	if err != nil {
@@ -176,8 +164,6 @@ func (q *Queries) MessageTypeListForAdmin(ctx context.Context, scopeTenantID *in
 			&i.MessageType.CreatedAt,
 			&i.MessageType.UpdatedAt,
 			&i.TenantSlug,
-			&i.Received,
-			&i.Duplicates,
 		); err != nil {
 			return nil, err
 		}

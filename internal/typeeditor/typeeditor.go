@@ -19,6 +19,7 @@ import (
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/provision"
@@ -26,15 +27,16 @@ import (
 
 // Service reads and changes message types for the admin pages.
 type Service struct {
-	pool *pgxpool.Pool
-	q    *db.Queries
-	prov *provision.Service
-	auth *auth.Service
+	pool    *pgxpool.Pool
+	q       *db.Queries
+	prov    *provision.Service
+	auth    *auth.Service
+	traffic *dashboard.Service
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{pool: pool, q: db.On(pool), prov: provision.New(pool), auth: auth.New(pool)}
+	return &Service{pool: pool, q: db.On(pool), prov: provision.New(pool), auth: auth.New(pool), traffic: dashboard.New(pool)}
 }
 
 // Type is a message type as the editor shows it.
@@ -69,15 +71,26 @@ type Listed struct {
 	Duplicates int64 // duplicates blocked
 }
 
-// List returns the message types scope sees, by tenant and code.
+// List returns the message types scope sees, by tenant and code, with
+// the last seven days' counts of the dashboard, which reads the traffic
+// rollups (package dashboard) rather than a week of rows.
 func (s *Service) List(ctx context.Context, scope auth.Scope) ([]Listed, error) {
 	rows, err := s.q.MessageTypeListForAdmin(ctx, scope.TenantFilter())
 	if err != nil {
 		return nil, fmt.Errorf("list message types: %w", err)
 	}
+	traffic, err := s.traffic.Load(ctx, scope, "", time.Now())
+	if err != nil {
+		return nil, err
+	}
+	week := make(map[int64]dashboard.Type, len(traffic.Types))
+	for _, t := range traffic.Types {
+		week[t.ID] = t
+	}
 	list := make([]Listed, len(rows))
 	for i, r := range rows {
-		list[i] = Listed{Type: newType(r.MessageType, r.TenantSlug), Received: r.Received, Duplicates: r.Duplicates}
+		t := week[r.MessageType.ID]
+		list[i] = Listed{Type: newType(r.MessageType, r.TenantSlug), Received: t.Received.Week, Duplicates: t.Blocked.Week}
 	}
 	return list, nil
 }
