@@ -36,6 +36,10 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10s; a count such as 50000x 
 bench: ## measure ingest against pgbench on the local PostgreSQL, and the fingerprint and content hash (docs/performance.md)
 	@scripts/bench.sh
 
+.PHONY: bench/admin
+bench/admin: ## time every admin page at 10M messages and 5M audit events, filled once in SQL and reused (docs/performance.md)
+	@scripts/bench-admin.sh
+
 .PHONY: profile
 profile: ## CPU and allocation profiles of the server and PostgreSQL's statement statistics per traffic mix (docs/performance.md)
 	@scripts/profile.sh

@@ -6,9 +6,11 @@
 //	                [-form envelope|batch|packet -per-request N]
 //	edihub-load payload -size BYTES     # the payload of one message, for pgbench
 //	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
+//	edihub-load admin -url URL -email EMAIL -password PASSWORD -pages FILE [-runs N] [-explain-log FILE -explain-db NAME]
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,7 +34,7 @@ func main() {
 	}
 }
 
-const usage = "usage: edihub-load run|payload|report [flags]; -h after a command lists its flags"
+const usage = "usage: edihub-load run|payload|report|admin [flags]; -h after a command lists its flags"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -45,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printPayload(args[1:], stdout, stderr)
 	case "report":
 		return printReport(args[1:], stdout, stderr)
+	case "admin":
+		return timeAdmin(ctx, args[1:], stdout, stderr)
 	}
 	return fmt.Errorf("unknown command %q; %s", args[0], usage)
 }
@@ -124,4 +128,55 @@ func printReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return rep.Write(stdout)
+}
+
+// timeAdmin signs in and times each admin page of a list, printing one
+// JSON line per page (`make bench/admin`). With -explain-log it reads each
+// page once more instead and adds the plan of its slowest statement.
+func timeAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("admin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("url", "http://127.0.0.1:8080", "edihub base URL")
+	email := fs.String("email", "", "the admin to sign in as")
+	password := fs.String("password", "", "the admin's password")
+	user := fs.String("user", "", "the label of the user in the report (default: the email)")
+	pagesFile := fs.String("pages", "", "the pages, one a line: name path")
+	runs := fs.Int("runs", 20, "measured reads of each page, after one unmeasured")
+	explainLog := fs.String("explain-log", "", "PostgreSQL's log, where auto_explain writes plans")
+	explainDB := fs.String("explain-db", "", "with -explain-log: the database whose plans count")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	f, err := os.Open(*pagesFile)
+	if err != nil {
+		return err
+	}
+	pages, err := loadgen.ReadAdminPages(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	c, err := loadgen.SignIn(ctx, *base, *email, *password)
+	if err != nil {
+		return err
+	}
+	label := cmp.Or(*user, *email)
+	enc := json.NewEncoder(stdout)
+	for _, page := range pages {
+		var t loadgen.AdminTiming
+		if *explainLog != "" {
+			t = loadgen.AdminTiming{User: label, Page: page.Name, Path: page.Path}
+			t.Plan, err = c.SlowestPlan(ctx, page, *explainLog, *explainDB)
+		} else {
+			t, err = c.Time(ctx, label, page, *runs)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", page.Name, err)
+		}
+		fmt.Fprintf(stderr, "  %-8s %-26s %4d %8.1f ms median %8.1f ms p95\n", label, page.Name, t.Status, t.P50, t.P95)
+		if err := enc.Encode(t); err != nil {
+			return err
+		}
+	}
+	return nil
 }
