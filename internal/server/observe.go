@@ -76,12 +76,6 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 	}
 }
 
-// typeLabel is the message_type label of the request: the code of its
-// messages when they share one (every packet whose IDocs name one type,
-// and most batches), metrics.MixedMessageTypes when a batch carried
-// several, and metrics.UnknownMessageType for a code the tenant does not
-// have, so that a client sending made-up codes cannot grow the series
-// without end.
 // carrying labels the request by the types of the messages it carries,
 // before they are decided, so that a request cut short (its client left,
 // its time ran out) is counted under their type, or "mixed", too. Each
@@ -97,6 +91,12 @@ func (r *ingestReport) carrying(items []ingest.Request) {
 	r.typeKnown = true
 }
 
+// typeLabel is the message_type label of the request: the code of its
+// messages when they share one (every packet whose IDocs name one type,
+// and most batches), metrics.MixedMessageTypes when a batch carried
+// several, and metrics.UnknownMessageType for a code the tenant does not
+// have, so that a client sending made-up codes cannot grow the series
+// without end.
 func (r *ingestReport) typeLabel() string {
 	if len(r.messages) > 0 {
 		code := r.messages[0].MessageType
