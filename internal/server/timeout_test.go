@@ -56,7 +56,7 @@ func TestRequestPastTheTimeLimitIsATimeout(t *testing.T) {
 }
 
 // A client that gives up mid-request is its own outcome, whatever it sent
-// (one message, a batch, an IDoc-XML packet): logged as information,
+// (one message, a batch, an IDoc-XML packet, a webhook): logged as information,
 // counted as client_closed with status 499, never an error or a 500.
 func TestClientThatLeavesIsNotAServerError(t *testing.T) {
 	t.Parallel()
@@ -68,16 +68,22 @@ func TestClientThatLeavesIsNotAServerError(t *testing.T) {
 		{"message", "/api/edi-hub/receive-message", "application/json", "receive-message", []byte(envelope)},
 		{"batch", "/api/edi-hub/receive-messages", "application/json", "receive-messages", []byte(`{"messages":[` + envelope + `]}`)},
 		{"packet", "/api/edi-hub/receive-message", "application/x-sap.idoc", "receive-message", readFile(t, "orders05_packet.xml")},
+		// A webhook of an integration whose scheme is the API key.
+		{"webhook", "/api/webhook/:integrationId", "application/json", "webhook", []byte(`{"IDOC":{"E1EDK01":{"BELNR":"1"}}}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			o := observedServer(t, nil)
 			o.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+			url := o.url + tc.path
+			if tc.endpoint == "webhook" {
+				url = o.url + "/api/webhook/" + o.integration(t, "ORDERS05", "bearer", "")
+			}
 			lockTable(t, o.testBundle, "messages")
 
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url+tc.path, bytes.NewReader(tc.body))
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(tc.body))
 			require.NoError(t, err)
 			req.Header.Set("Authorization", "Bearer "+o.apiKey)
 			req.Header.Set("Content-Type", tc.contentType)

@@ -17,8 +17,12 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The integration's type labels the request from here on, so that a
+	// delivery cut short (its sender left, its time ran out) is counted
+	// under it like one that was decided.
 	report := reportOf(c)
 	report.tenantID, report.environmentID = in.TenantID, in.EnvironmentID
+	report.messageType, report.typeKnown = in.MessageType.Code, true
 	if in.Bearer() {
 		apiKey, err := apiKeyOf(c)
 		if err != nil {
