@@ -50,6 +50,7 @@ const (
 	Integrations          = "/integrations"
 	IntegrationSecrets    = "/integrations/:id/secrets"
 	IntegrationRevoke     = "/integrations/:id/secrets/:secret/revoke"
+	Retention             = "/retention"
 )
 
 // Path returns the URL path of route with its parameters (the segments

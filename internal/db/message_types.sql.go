@@ -217,7 +217,8 @@ func (q *Queries) MessageTypeListKeyFields(ctx context.Context) ([]MessageTypeLi
 }
 
 const messageTypeLongestWindows = `-- name: MessageTypeLongestWindows :many
-SELECT t.id AS tenant_id, t.slug AS tenant_slug, w.code, w.window_hours
+SELECT t.id AS tenant_id, t.slug AS tenant_slug, coalesce(w.code, '')::text AS code,
+       coalesce(w.window_hours, 0)::int AS window_hours
 FROM tenants t
 LEFT JOIN LATERAL (
     SELECT mt.code, coalesce(mt.duplicate_window_hours, $1::int) AS window_hours
@@ -239,12 +240,12 @@ type MessageTypeLongestWindowsRow struct {
 	TenantID    int64
 	TenantSlug  string
 	Code        string
-	WindowHours *int32
+	WindowHours int32
 }
 
 // MessageTypeLongestWindows gives, for each tenant within the scope (NULL:
 // a global user), its message type with the longest duplicate window (NULL
-// meaning default_window_hours; the first code among equals), or no type
+// meaning default_window_hours; the first code among equals), or ” and 0
 // when the tenant has none: what a tenant's message retention is raised to.
 func (q *Queries) MessageTypeLongestWindows(ctx context.Context, arg MessageTypeLongestWindowsParams) ([]MessageTypeLongestWindowsRow, error) {
 	rows, err := q.db.Query(ctx, messageTypeLongestWindows, arg.DefaultWindowHours, arg.ScopeTenantID)

@@ -31,6 +31,10 @@ const (
 	DeliveryAttempts Kind = "delivery_attempts"
 )
 
+// kinds are the kinds this package sweeps, in the order of its steps, which
+// is also the order the admin lists them in.
+var kinds = []Kind{IdempotencyKeys, Messages, BlockedCopies, DeliveryAttempts}
+
 // Grace is added to a message's effective retention before it is deleted.
 // An ingest transaction that has just judged a message inside its duplicate
 // window goes on to record a blocked copy that points at it; the grace,
@@ -141,7 +145,7 @@ func (s *Sweeper) Sweep(ctx context.Context) (Removed, error) {
 		return removed, ctx.Err()
 	}
 	var errs []error
-	for _, kind := range s.kinds(removed) {
+	for _, kind := range s.reported(removed) {
 		err := failed[kind]
 		if err != nil {
 			errs = append(errs, err)
@@ -162,21 +166,21 @@ func (s *Sweeper) Sweep(ctx context.Context) (Removed, error) {
 	return removed, errors.Join(errs...)
 }
 
-// kinds lists the kinds a round reports: those of its steps, and those
+// reported lists the kinds a round reports: those of its steps, and those
 // removed along with another kind (a message's blocked copies when blocked
 // copies themselves never expire).
-func (s *Sweeper) kinds(removed Removed) []Kind {
-	var kinds []Kind
+func (s *Sweeper) reported(removed Removed) []Kind {
+	var out []Kind
 	seen := map[Kind]bool{}
 	for _, st := range s.steps {
-		kinds, seen[st.kind] = append(kinds, st.kind), true
+		out, seen[st.kind] = append(out, st.kind), true
 	}
-	for _, kind := range []Kind{Messages, BlockedCopies, DeliveryAttempts} {
+	for _, kind := range kinds {
 		if removed[kind] > 0 && !seen[kind] {
-			kinds = append(kinds, kind)
+			out = append(out, kind)
 		}
 	}
-	return kinds
+	return out
 }
 
 // run repeats st's batch, each in a transaction of its own, while a batch
@@ -255,7 +259,7 @@ func (s *Sweeper) Run(ctx context.Context) {
 	for {
 		removed, err := s.Sweep(ctx)
 		var counts []any
-		for _, kind := range s.kinds(removed) {
+		for _, kind := range s.reported(removed) {
 			if removed[kind] > 0 {
 				counts = append(counts, string(kind)+"_deleted", removed[kind])
 			}

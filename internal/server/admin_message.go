@@ -13,6 +13,7 @@ import (
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/web"
 )
@@ -32,7 +33,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 	scope := currentUser(c).Scope()
 	m, err := s.messages.Get(ctx, scope, id)
 	if err != nil {
-		return err
+		return s.perhapsExpired(c, err)
 	}
 	dups := audit.Filter{Action: auditevent.DuplicateBlocked, MessageID: strconv.FormatInt(id, 10)}
 	pg, err := s.audit.List(ctx, scope, dups)
@@ -50,6 +51,29 @@ func (s *Server) adminMessage(c echo.Context) error {
 	justReleased := copies.Origin != nil && c.QueryParam("released") == strconv.FormatInt(copies.Origin.CopyID, 10)
 	return render(c, http.StatusOK, web.AdminMessage(page(c, fmt.Sprintf("Message %d", id), web.SectionMessages),
 		m, dups, pg, copies, justReleased, deliveries))
+}
+
+// perhapsExpired answers for a message that is not found with a page that
+// adds how long messages are kept, since a link from an audit event or a
+// bookmark outlives the message it names; any other error goes on to the
+// error handler. The hint shows for every missing message, whether it
+// expired, never existed or is another tenant's, so it tells nothing about
+// other tenants.
+func (s *Server) perhapsExpired(c echo.Context, err error) error {
+	ae, ok := apperr.As(err)
+	if !ok || ae.Kind != apperr.NotFound || s.cfg.Retention.Messages == 0 {
+		return err
+	}
+	hint := fmt.Sprintf("It may have expired after its retention: messages are kept at least %s (RETENTION_MESSAGES), longer in a tenant whose duplicate window is longer (see Data retention).",
+		config.FormatRetention(s.cfg.Retention.Messages))
+	t, ok, terr := s.retention.OfTenant(c.Request().Context(), currentUser(c).Scope())
+	if terr != nil {
+		return terr
+	}
+	if ok {
+		hint = fmt.Sprintf("It may have expired after its retention: messages of %s are kept %s.", t.Tenant, t.Describe())
+	}
+	return render(c, http.StatusNotFound, web.AdminMessageGone(page(c, http.StatusText(http.StatusNotFound), ""), ae.Detail, hint, requestID(c)))
 }
 
 // receivedDownload is the handler that downloads the bytes a message or a

@@ -75,6 +75,7 @@ func (s *Server) routes() {
 	signedIn.GET(adminpath.Deliveries, s.adminDeliveries)
 	signedIn.POST(adminpath.DeliveriesRetry, s.adminRetryDeliveries, requireAdmin)
 	signedIn.POST(adminpath.DeliveryRetry, s.adminRetryDelivery, requireAdmin)
+	signedIn.GET(adminpath.Retention, s.adminRetention)
 	signedIn.GET(adminpath.APIKeys, s.adminAPIKeys)
 	signedIn.POST(adminpath.APIKeys, s.adminCreateAPIKey, requireAdmin)
 	signedIn.POST(adminpath.APIKeyRevoke, s.adminRevokeAPIKey, requireAdmin)

@@ -27,6 +27,7 @@ import (
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/sender"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
@@ -56,6 +57,8 @@ type Server struct {
 	blocked   *blocked.Service
 	// deliveries lists and retries deliveries and pauses destinations.
 	deliveries *delivery.Service
+	// retention tells how long data is kept and what the sweeps removed.
+	retention *retention.Reader
 
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
@@ -100,6 +103,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		blocked:   blocked.New(pool, deliveries),
 
 		deliveries: deliveries,
+		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}),
 	}
 	for _, opt := range opts {
 		opt(s)
