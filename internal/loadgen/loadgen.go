@@ -47,7 +47,13 @@ type Config struct {
 	// measured, and the durations are ignored.
 	Warmup, Duration time.Duration
 	Requests         int
-	PayloadSize      int // bytes of each message's payload
+	// Rate, when above 0, is the requests per second all clients send
+	// together, each its share on a fixed schedule, so that a run measures
+	// latency at a steady load (as a background job competes with it, say)
+	// rather than the most the server can take. A client that falls behind
+	// sends at once, up to its one request at a time.
+	Rate        float64
+	PayloadSize int // bytes of each message's payload
 	// Form is how each request carries its messages, and PerRequest how
 	// many it carries (1 for an envelope); batches and packets are
 	// measured with MixNew only.
@@ -105,6 +111,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	stopSampling := r.sampleMemory()
 	stopProgress := r.progress()
 	start := time.Now()
+	r.start = start
 	r.measureFrom = start.Add(cfg.Warmup)
 	r.until = r.measureFrom.Add(cfg.Duration)
 	if cfg.Requests > 0 {
@@ -152,6 +159,7 @@ type runner struct {
 	http        *http.Client
 	base        uint64        // first document number of this run
 	next        atomic.Uint64 // next new document number, for MixNew
+	start       time.Time     // the schedule of Config.Rate counts from here
 	measureFrom time.Time
 	until       time.Time    // zero: Requests per client instead
 	done        atomic.Int64 // requests answered, warm-up included, for the progress line
@@ -205,6 +213,9 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 		if r.until.IsZero() && n >= r.cfg.Requests {
 			break
 		}
+		if !r.wait(ctx, id, n) {
+			break
+		}
 		started := time.Now()
 		if !r.until.IsZero() && !started.Before(r.until) {
 			break
@@ -226,6 +237,30 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 		latencies = append(latencies, time.Since(started))
 	}
 	return latencies
+}
+
+// wait holds client id's request n until its turn on the schedule of
+// Config.Rate, the clients' turns spread evenly; it reports false when ctx
+// ends first. Without a rate there is no waiting.
+func (r *runner) wait(ctx context.Context, id, n int) bool {
+	if r.cfg.Rate <= 0 {
+		return true
+	}
+	clients := float64(r.cfg.Clients)
+	interval := time.Duration(float64(time.Second) * clients / r.cfg.Rate)
+	at := r.start.Add(time.Duration(n)*interval + time.Duration(float64(interval)*float64(id)/clients))
+	d := time.Until(at)
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // send posts body and checks the answer with check.

@@ -212,3 +212,18 @@ func TestReportWrite(t *testing.T) {
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")
 }
+
+// With a rate, the clients together send that many requests a second, on
+// schedule, however fast the server answers.
+func TestRunKeepsTheRate(t *testing.T) {
+	t.Parallel()
+	srv := fakeEdihub(t)
+	start := time.Now()
+	res, err := Run(context.Background(), Config{
+		URL: srv.URL, APIKey: "k", Mix: MixNew, Clients: 4, Requests: 10, Rate: 100, PayloadSize: 512,
+	})
+	require.NoError(t, err)
+	require.Equal(t, 40, res.Requests)
+	// The last of 40 requests at 100 a second is due 390 ms after the first.
+	require.GreaterOrEqual(t, time.Since(start), 390*time.Millisecond)
+}
