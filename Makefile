@@ -40,6 +40,14 @@ bench: ## measure ingest against pgbench on the local PostgreSQL, and the finger
 bench/admin: ## time every admin page at 10M messages and 5M audit events, filled once in SQL and reused (docs/performance.md)
 	@scripts/bench-admin.sh
 
+.PHONY: bench/expiry
+bench/expiry: ## ingest p99 at a fixed rate with and without the sweeper deleting a million expired messages (docs/operations.md)
+	@scripts/bench-expiry.sh
+
+.PHONY: sizing
+sizing: ## bytes per message, audit event, blocked copy, delivery and attempt, measured in a fresh database (docs/operations.md)
+	@scripts/sizing.sh
+
 .PHONY: profile
 profile: ## CPU and allocation profiles of the server and PostgreSQL's statement statistics per traffic mix (docs/performance.md)
 	@scripts/profile.sh
