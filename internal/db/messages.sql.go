@@ -55,15 +55,18 @@ WITH doomed AS (
     DELETE FROM message_keys k USING doomed WHERE k.message_id = doomed.id
 ), idempotency AS (
     DELETE FROM idempotency_keys k USING doomed WHERE k.tenant_id = doomed.tenant_id AND k.message_id = doomed.id
-), copies AS (
-    DELETE FROM blocked_copies b
-    WHERE b.original_message_id IN (SELECT id FROM doomed) OR b.released_message_id IN (SELECT id FROM doomed)
+), kept_against AS (
+    DELETE FROM blocked_copies b USING doomed WHERE b.original_message_id = doomed.id
+    RETURNING b.id
+), released_as AS (
+    DELETE FROM blocked_copies b USING doomed WHERE b.released_message_id = doomed.id
     RETURNING b.id
 ), gone AS (
     DELETE FROM messages m USING doomed WHERE m.id = doomed.id
     RETURNING m.id
 )
-SELECT (SELECT count(*) FROM gone) AS messages, (SELECT count(*) FROM copies) AS blocked_copies
+SELECT (SELECT count(*) FROM gone) AS messages,
+       (SELECT count(*) FROM (SELECT id FROM kept_against UNION SELECT id FROM released_as) c) AS blocked_copies
 `
 
 type MessageExpireDeleteRow struct {
@@ -75,8 +78,10 @@ type MessageExpireDeleteRow struct {
 // delivery (MessageExpireDeliveries ran first, in the same transaction)
 // nor an unexpired idempotency key, with their business key values, their
 // expired idempotency keys and the blocked copies kept against them or
-// released as them; it returns how many messages and copies went. Audit
-// events stay: they keep the message's id as a record (migration 018).
+// released as them; it returns how many messages and copies went. A copy
+// both kept against and released as doomed messages is deleted by the first
+// of the two deletes and passed over by the second. Audit events stay: they
+// keep the message's id as a record (migration 018).
 func (q *Queries) MessageExpireDelete(ctx context.Context, ids []int64) (MessageExpireDeleteRow, error) {
 	row := q.db.QueryRow(ctx, messageExpireDelete, ids)
 	var i MessageExpireDeleteRow

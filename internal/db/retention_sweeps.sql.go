@@ -38,6 +38,24 @@ func (q *Queries) RetentionSweepList(ctx context.Context) ([]RetentionSweep, err
 	return items, nil
 }
 
+const retentionSweepPlanByIndex = `-- name: RetentionSweepPlanByIndex :exec
+SELECT set_config('enable_seqscan', 'off', true),
+       set_config('enable_hashjoin', 'off', true),
+       set_config('enable_mergejoin', 'off', true)
+`
+
+// RetentionSweepPlanByIndex makes the rest of a sweep batch's transaction
+// read every table through an index. A batch deletes what hangs on a
+// thousand ids; without statistics (autovacuum off, or a table that grew
+// since it was last analysed) the planner cannot tell that those ids meet
+// a few rows, and may join them by hashing a whole table, for every batch,
+// in the plan a pooled connection then keeps. Every lookup of the sweep has
+// its index (migration 018), so nothing is lost by ruling the rest out.
+func (q *Queries) RetentionSweepPlanByIndex(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, retentionSweepPlanByIndex)
+	return err
+}
+
 const retentionSweepRecord = `-- name: RetentionSweepRecord :exec
 INSERT INTO retention_sweeps (kind, finished_at, removed, error)
 VALUES ($1, now(), $2, left($3::text, 500))

@@ -190,6 +190,9 @@ func (s *Sweeper) run(ctx context.Context, st step, removed Removed) error {
 		var got Removed
 		var more bool
 		err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+			if err := q.RetentionSweepPlanByIndex(ctx); err != nil {
+				return err
+			}
 			var err error
 			got, more, err = st.batch(ctx, q)
 			return err
