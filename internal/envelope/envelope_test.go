@@ -147,3 +147,48 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// depthByteByByte is the plain reading of depth's rule, one byte at a time:
+// the oracle that the jumping version must agree with.
+func depthByteByByte(body []byte) int {
+	current, deepest := 0, 0
+	inString, escaped := false, false
+	for _, b := range body {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && b == '\\':
+			escaped = true
+		case inString && b == '"':
+			inString = false
+		case inString:
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			current++
+			if current > deepest {
+				deepest = current
+				if deepest > MaxDepth {
+					return deepest
+				}
+			}
+		case b == '}' || b == ']':
+			current--
+		}
+	}
+	return deepest
+}
+
+func FuzzDepth(f *testing.F) {
+	for _, seed := range []string{
+		`{"a":[1,{"b":"}]"}]}`, `"\\"`, `"\\\"[["`, `["\"",["x\\\\"],{}]`, `{"unterminated": "[[[`,
+		`[[[[` + strings.Repeat(`"\\\\\"[`, 3) + `"]]]]`, strings.Repeat("[", MaxDepth+2),
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if got, want := depth(body), depthByteByByte(body); got != want {
+			t.Fatalf("depth(%q) = %d, byte by byte %d", body, got, want)
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/fingerprint"
 )
 
@@ -54,6 +55,23 @@ func BenchmarkContentHash(b *testing.B) {
 		_, err := canon.ContentHash(p)
 		return err
 	})
+}
+
+// BenchmarkEnvelopeParse is the JSON work before any hashing: checking the
+// receive-message envelope around the payload and finding its members.
+func BenchmarkEnvelopeParse(b *testing.B) {
+	for _, s := range benchSizes {
+		body := append(append([]byte(`{"message_type":"ORDERS05","docnum":"0000000000900101","payload":`), orders05Payload(s.size)...), '}')
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				if _, err := envelope.Parse(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
 
 // BenchmarkRawSHA256 is the floor: hashing the same bytes without reading
