@@ -3,7 +3,9 @@
 -- admin reads, the fingerprint it matched on, and who released it, if
 -- anyone did. Like every query here that an admin page runs, it takes the
 -- signed-in user's tenant as scope_tenant_id (NULL for a global user), so
--- that a copy outside the scope is not found.
+-- that a copy outside the scope is not found. A copy names its event by
+-- (received_at, audit_event_id), the event's primary key, which finds it
+-- in one partition of audit_events.
 -- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
        c.content_type, c.received_bytes, c.packet_position, c.packet_size,
@@ -14,7 +16,7 @@ SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM blocked_copies c
 JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
-JOIN audit_events e ON e.id = c.audit_event_id
+JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
 JOIN tenants t ON t.id = c.tenant_id
 JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
@@ -29,7 +31,7 @@ WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id 
 SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.original_message_id, c.released_message_id,
        c.dismissed_at, e.match_key AS fingerprint
 FROM blocked_copies c
-JOIN audit_events e ON e.id = c.audit_event_id
+JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
 WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
 FOR UPDATE OF c;
 
@@ -51,7 +53,7 @@ WITH inserted AS (
            coalesce(c.sender->>'remote_addr', ''), c.received_at,
            c.content_type, c.received_bytes, c.packet_position, c.packet_size
     FROM blocked_copies c
-    JOIN audit_events e ON e.id = c.audit_event_id
+    JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
     WHERE c.id = @id
     RETURNING id, tenant_id
 ), keys AS (

@@ -36,8 +36,12 @@ psql_db -d "$db" -c "INSERT INTO destinations (tenant_id, environment_id, url, s
   SELECT tenant_id, id, 'https://example.com/hook', 'whsec_c2l6aW5n' FROM environments"
 payload="$(bin/edihub-load payload -size 2048)"
 
-# size prints the bytes of the tables named, with their indexes and TOAST.
-size() { psql_db -d "$db" -c "SELECT sum(pg_total_relation_size(t)) FROM unnest(string_to_array('$1', ',')::regclass[]) t"; }
+# size prints the bytes of the tables named, with their indexes and TOAST,
+# and those of their partitions (audit_events has one a month).
+size() {
+  psql_db -d "$db" -c "SELECT sum(pg_total_relation_size(coalesce(p.relid, t)))
+    FROM unnest(string_to_array('$1', ',')::regclass[]) t LEFT JOIN LATERAL pg_partition_tree(t) p ON true"
+}
 # measure runs the SQL in $2 and prints the growth of the tables in $1 per row.
 measure() {
   local before after
@@ -74,9 +78,9 @@ SELECT m.tenant_id, m.environment_id, m.message_type_id, m.id, 'message.duplicat
                                       'remote_addr', '10.1.2.3', 'request_id', md5(m.id::text)))
 FROM messages m ORDER BY m.id LIMIT :n")"
 copy="$(measure blocked_copies "
-INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
+INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at, original_message_id,
                             docnum, payload, content_hash, sender, key_values)
-SELECT a.tenant_id, a.environment_id, a.message_type_id, a.id, a.message_id, m.docnum,
+SELECT a.tenant_id, a.environment_id, a.message_type_id, a.id, a.created_at, a.message_id, m.docnum,
        replace(:'payload', '0000000000000001', m.docnum)::json, sha256(int8send(-a.id)),
        jsonb_build_object('endpoint', 'receive-message', 'integration_id', null, 'remote_addr', '10.1.2.3',
          'request_id', md5(a.id::text), 'headers', jsonb_build_object('User-Agent', 'SAP NetWeaver Application Server (1.0;754)')),

@@ -15,20 +15,23 @@ import (
 )
 
 // fillCopies clones the bundle's copy 20,000 times over six weeks, nine in
-// ten of them dismissed, each with an event of its own, so that the review
+// ten of them dismissed, each with an event of its own (received when its
+// event was created, as the key between them requires), so that the review
 // queue is a small part of the table as it is after months of traffic.
 const fillCopies = `
 WITH ev AS (
-    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT e.tenant_id, e.environment_id, e.message_type_id, e.message_id, e.action, e.actor, e.match_key, e.details
-    FROM audit_events e, generate_series(1, 20000)
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details,
+                              created_at)
+    SELECT e.tenant_id, e.environment_id, e.message_type_id, e.message_id, e.action, e.actor, e.match_key, e.details,
+           now() - (g % 1000) * interval '1 hour'
+    FROM audit_events e, generate_series(1, 20000) g
     WHERE e.id = (SELECT audit_event_id FROM blocked_copies)
-    RETURNING id
+    RETURNING id, created_at
 )
 INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
                             docnum, payload, content_hash, sender, received_at, dismissed_at, dismissed_by, dismiss_reason)
 SELECT c.tenant_id, c.environment_id, c.message_type_id, ev.id, c.original_message_id,
-       c.docnum, c.payload, c.content_hash, c.sender, now() - (ev.id % 1000) * interval '1 hour',
+       c.docnum, c.payload, c.content_hash, c.sender, ev.created_at,
        CASE WHEN ev.id % 10 <> 0 THEN now() END, CASE WHEN ev.id % 10 <> 0 THEN 1 END,
        CASE WHEN ev.id % 10 <> 0 THEN 'reviewed' END
 FROM ev, (SELECT * FROM blocked_copies) c;

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
@@ -66,6 +67,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval,
 		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL})
 	sweeper.OnSweep = func(kind retention.Kind, removed int64, err error) { m.ObserveSweep(string(kind), removed, err) }
+	sweeper.OnAuditPartitions = func(r auditpartition.Result, err error) {
+		m.ObserveAuditPartitions(len(r.Created), len(r.Dropped), err)
+	}
 	go sweeper.Run(ctx)
 	// The rollup keeps the dashboard's hourly totals; rows stamped within the
 	// longest request's time of now may still be to commit.

@@ -52,13 +52,13 @@ WITH inserted AS (
                'content', holder.content)
     FROM holder
     WHERE holder.within_window
-    RETURNING id
+    RETURNING id, created_at
 ), kept AS (
-    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
-                                docnum, payload, content_hash, sender,
+    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
+                                original_message_id, docnum, payload, content_hash, sender,
                                 content_type, received_bytes, packet_position, packet_size, key_values)
-    SELECT $1, $2, $3, blocked.id, holder.id,
-           $4, $5, $6, $21::jsonb,
+    SELECT $1, $2, $3, blocked.id, blocked.created_at,
+           holder.id, $4, $5, $6, $21::jsonb,
            $11, $12, $13, $14, $16::text[]
     FROM blocked, holder
     WHERE holder.content = 'changed'
@@ -121,7 +121,8 @@ type MessageStoreOrBlockRow struct {
 // which depend on the holder and are added here (see auditevent.BlockedDetails).
 // A blocked copy whose content differs from the holder's is kept in
 // blocked_copies with its sender, the form it arrived in and its key values,
-// beside its event; an identical copy, or one that differs only in shape
+// beside its event, received when the event was created (the two name each
+// other by it: migration 015); an identical copy, or one that differs only in shape
 // (the same shape hash: a segment as an object in one and as a one-item
 // array in the other, see canon.ShapeHash), stores nothing more than the
 // event, whose content says "identical" or "shape_only". A stored message's

@@ -33,6 +33,19 @@ type AuditEvent struct {
 	CreatedAt     time.Time
 }
 
+type AuditEventsLegacy struct {
+	ID            int64
+	TenantID      *int64
+	EnvironmentID *int64
+	MessageTypeID *int64
+	MessageID     *int64
+	Action        string
+	Actor         string
+	MatchKey      *string
+	Details       []byte
+	CreatedAt     time.Time
+}
+
 type BlockedCopy struct {
 	ID                int64
 	TenantID          int64

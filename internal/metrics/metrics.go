@@ -55,6 +55,10 @@ type Metrics struct {
 	RowsSwept *prometheus.CounterVec
 	// SweepFailures counts sweeps that failed and will be retried, by kind.
 	SweepFailures *prometheus.CounterVec
+	// AuditPartitions counts audit_events' monthly partitions created
+	// ahead and dropped after RETENTION_AUDIT_EVENTS; a round of that
+	// maintenance that failed counts in SweepFailures as audit_events.
+	AuditPartitions *prometheus.CounterVec
 	// Deliveries counts delivery attempts by outcome (delivered, retry,
 	// failed), and DeliveryDuration times them.
 	Deliveries       *prometheus.CounterVec
@@ -93,6 +97,10 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_retention_sweep_failures_total",
 			Help: "Retention sweeps that failed, by kind; the next one retries.",
 		}, []string{"kind"}),
+		AuditPartitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_audit_partitions_total",
+			Help: "audit_events partitions (a month each) created ahead of time or dropped after RETENTION_AUDIT_EVENTS, by change.",
+		}, []string{"change"}),
 		Deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_delivery_attempts_total",
 			Help: "Delivery attempts by outcome: delivered, retry (will be tried again) or failed (no attempts left).",
@@ -111,7 +119,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Help: "API requests waiting, unread, for room under MAX_BODY_BYTES_IN_PROCESS.",
 		}),
 	}
-	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures,
+	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
 		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -135,5 +143,15 @@ func (m *Metrics) ObserveSweep(kind string, deleted int64, err error) {
 	m.RowsSwept.WithLabelValues(kind).Add(float64(deleted))
 	if err != nil {
 		m.SweepFailures.WithLabelValues(kind).Inc()
+	}
+}
+
+// ObserveAuditPartitions counts one round of audit_events partition
+// maintenance: the partitions it created and dropped, and whether it failed.
+func (m *Metrics) ObserveAuditPartitions(created, dropped int, err error) {
+	m.AuditPartitions.WithLabelValues("created").Add(float64(created))
+	m.AuditPartitions.WithLabelValues("dropped").Add(float64(dropped))
+	if err != nil {
+		m.SweepFailures.WithLabelValues("audit_events").Inc()
 	}
 }

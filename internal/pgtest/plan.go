@@ -87,7 +87,51 @@ func (r *Recorder) Explain(tb testing.TB, pool *pgxpool.Pool) (scans []string, r
 		tb.Fatalf("explain: %v", err)
 	}
 	root := parsePlan(tb, raw)
-	return scansOf(root), raw
+	return scansOf(root, partitionParents(tb, pool)), raw
+}
+
+// querier is a pool or a connection, for partitionParents.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// partitionParents maps each partition, and each index of a partition, to
+// the partitioned table or index it belongs to. A plan reads a partitioned
+// table (audit_events) through its partitions' indexes, named after the
+// partitions; the scans are reported by the parent's names, which are the
+// names a test knows and asserts, and a sequential scan of any partition is
+// one of the partitioned table.
+func partitionParents(tb testing.TB, q querier) map[string]string {
+	tb.Helper()
+	rows, err := q.Query(context.Background(), `
+		SELECT c.relname::text, p.relname::text FROM pg_inherits i
+		JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+		WHERE p.relkind IN ('p', 'I')`)
+	if err != nil {
+		tb.Fatalf("read partitions: %v", err)
+	}
+	parents, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) ([2]string, error) {
+		var pair [2]string
+		err := r.Scan(&pair[0], &pair[1])
+		return pair, err
+	})
+	if err != nil {
+		tb.Fatalf("read partitions: %v", err)
+	}
+	m := make(map[string]string, len(parents))
+	for _, pair := range parents {
+		m[pair[0]] = pair[1]
+	}
+	return m
+}
+
+// parentName is the name a relation is reported by: its partitioned
+// parent's, if it is a partition.
+func parentName(parents map[string]string, name string) string {
+	if parent, ok := parents[name]; ok {
+		return parent
+	}
+	return name
 }
 
 func parsePlan(tb testing.TB, raw []byte) planNode {
@@ -133,16 +177,16 @@ func Scans(tb testing.TB, raw []byte) []Scan {
 	return scans
 }
 
-func scansOf(n planNode) []string {
+func scansOf(n planNode, parents map[string]string) []string {
 	var scans []string
 	switch {
 	case n.NodeType == "Seq Scan":
-		scans = append(scans, fmt.Sprintf("Seq Scan on %s", n.Relation))
+		scans = append(scans, fmt.Sprintf("Seq Scan on %s", parentName(parents, n.Relation)))
 	case n.IndexName != "":
-		scans = append(scans, n.IndexName)
+		scans = append(scans, parentName(parents, n.IndexName))
 	}
 	for _, child := range n.Plans {
-		scans = append(scans, scansOf(child)...)
+		scans = append(scans, scansOf(child, parents)...)
 	}
 	return scans
 }
@@ -196,5 +240,5 @@ func (r *Recorder) ExplainGeneric(tb testing.TB, pool *pgxpool.Pool) (scans []st
 	if err := conn.QueryRow(ctx, explain).Scan(&raw); err != nil {
 		tb.Fatalf("explain: %v", err)
 	}
-	return scansOf(parsePlan(tb, raw)), raw
+	return scansOf(parsePlan(tb, raw), partitionParents(tb, conn)), raw
 }

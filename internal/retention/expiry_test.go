@@ -84,6 +84,23 @@ func (s *site) age(t *testing.T, id int64, age time.Duration) {
 	s.exec(t, `UPDATE messages SET received_at = now() - make_interval(secs => $2) WHERE id = $1`, id, age.Seconds())
 }
 
+// ageCopies makes the blocked copies that where selects (of c) old, as if
+// received age ago. A copy is received when its event is created, which
+// the key between them holds (migration 015), and events are append-only:
+// the two are aged together, with the append-only trigger off meanwhile.
+func (s *site) ageCopies(t *testing.T, where string, age time.Duration) {
+	t.Helper()
+	s.exec(t, `ALTER TABLE audit_events DISABLE TRIGGER audit_events_append_only`)
+	s.exec(t, `
+		WITH aged AS (
+			UPDATE audit_events e SET created_at = e.created_at - make_interval(secs => $1)
+			FROM blocked_copies c WHERE c.audit_event_id = e.id AND c.received_at = e.created_at AND `+where+`
+			RETURNING e.id, e.created_at
+		)
+		UPDATE blocked_copies c SET received_at = aged.created_at FROM aged WHERE c.audit_event_id = aged.id`, age.Seconds())
+	s.exec(t, `ALTER TABLE audit_events ENABLE TRIGGER audit_events_append_only`)
+}
+
 func (s *site) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
 	_, err := s.pool.Exec(context.Background(), sql, args...)
@@ -303,7 +320,7 @@ func TestSweepExpiresBlockedCopiesAndDeliveryAttempts(t *testing.T) {
 	for n := range 3 {
 		require.Equal(t, ingest.DuplicateFingerprint, acme.receive(t, "ORDERS", fmt.Sprintf(`{"id": "A", "n": %d}`, n), "").Outcome)
 	}
-	acme.exec(t, `UPDATE blocked_copies SET received_at = now() - interval '91 days' WHERE payload::text <> '{"id": "A", "n": 0}'`)
+	acme.ageCopies(t, `c.payload::text <> '{"id": "A", "n": 0}'`, 91*day)
 	acme.exec(t, `UPDATE deliveries SET status = 'delivered'`)
 	acme.exec(t, `
 		INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms)

@@ -1,7 +1,8 @@
 // Package retention removes data past its retention period: idempotency
 // keys past IDEMPOTENCY_KEY_TTL, then messages, blocked copies and delivery
-// attempts past their RETENTION_… periods. It deletes in small batches, each
-// its own short transaction that skips rows others hold, so that a large
+// attempts past their RETENTION_… periods, and the months of audit events
+// past RETENTION_AUDIT_EVENTS (internal/auditpartition). It deletes in
+// small batches, each its own short transaction that skips rows others hold, so that a large
 // backlog never holds locks or a long transaction that ingest waits on, and
 // several replicas may sweep at once.
 package retention
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/messagetype"
@@ -93,7 +95,8 @@ type step struct {
 	batch func(ctx context.Context, q *db.Queries) (Removed, bool, error)
 }
 
-// Sweeper expires data in ordered steps, one round every interval.
+// Sweeper expires data in ordered steps, one round every interval, and
+// keeps audit_events' monthly partitions (auditpartition.Maintain).
 type Sweeper struct {
 	pool     *pgxpool.Pool
 	log      *slog.Logger
@@ -104,6 +107,9 @@ type Sweeper struct {
 	// OnSweep, when set, is told the outcome of every round for each kind
 	// it swept, for metrics.
 	OnSweep func(kind Kind, removed int64, err error)
+	// OnAuditPartitions, when set, is told what every round's partition
+	// maintenance changed, for metrics.
+	OnAuditPartitions func(r auditpartition.Result, err error)
 }
 
 // NewSweeper returns a sweeper that deletes up to batch rows per statement
@@ -273,10 +279,33 @@ func (s *Sweeper) Run(ctx context.Context) {
 		case len(counts) > 0:
 			s.log.Info("retention sweep", counts...)
 		}
+		s.maintainAuditEvents(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
 		}
+	}
+}
+
+// maintainAuditEvents adds audit_events' months ahead and drops the expired
+// ones. Like a sweep, a failure is logged and tried again next round: the
+// months are added two ahead, so rounds may fail for weeks before an
+// insert would find no partition.
+func (s *Sweeper) maintainAuditEvents(ctx context.Context) {
+	r, err := auditpartition.Maintain(ctx, s.pool, time.Now(), s.policy.Periods.AuditEvents)
+	if ctx.Err() != nil {
+		return
+	}
+	if s.OnAuditPartitions != nil {
+		s.OnAuditPartitions(r, err)
+	}
+	switch {
+	case err != nil:
+		s.log.Warn("audit_events partition maintenance failed", "error", err,
+			"partitions_created", r.Created, "partitions_dropped", r.Dropped)
+	case len(r.Created) > 0 || len(r.Dropped) > 0:
+		s.log.Info("audit_events partitions", "created", r.Created, "dropped", r.Dropped,
+			"retention", config.FormatRetention(s.policy.Periods.AuditEvents))
 	}
 }

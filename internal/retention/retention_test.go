@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auditpartition"
+	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -116,4 +118,37 @@ func TestRunSweepsUntilCancelled(t *testing.T) {
 		logged += n
 	}
 	require.Equal(t, int64(50), logged, "every round that deleted keys is logged")
+}
+
+// Every round also keeps audit_events' partitions: the months ahead are
+// added, reported for the metrics and logged.
+func TestRunMaintainsAuditPartitions(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	var logs bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	reports := make(chan auditpartition.Result, 100)
+	sweeper := retention.NewSweeper(pool, slog.New(slog.NewTextHandler(&logs, nil)), 20, 10*time.Millisecond,
+		retention.Policy{Periods: config.Retention{AuditEvents: 365 * 24 * time.Hour}})
+	sweeper.OnAuditPartitions = func(r auditpartition.Result, err error) {
+		if err != nil {
+			t.Errorf("maintenance failed: %v", err)
+		}
+		reports <- r
+	}
+	go func() {
+		sweeper.Run(ctx)
+		close(done)
+	}()
+	first := <-reports
+	second := <-reports
+	cancel()
+	<-done
+	require.NotEmpty(t, first.Created, "the months ahead of the migration's partition")
+	require.Empty(t, second.Created, "added once")
+	require.Equal(t, len(first.Created), pgtest.Count(t, pool,
+		`SELECT count(*) FROM pg_inherits WHERE inhparent = 'audit_events'::regclass AND inhrelid <> 'audit_events_legacy'::regclass`))
+	require.Contains(t, logs.String(), "audit_events partitions")
+	require.Contains(t, logs.String(), first.Created[0])
 }
