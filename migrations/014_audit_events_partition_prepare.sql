@@ -14,6 +14,17 @@
 -- order of the whole log, so it replaces audit_events_time.
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS audit_events_created_at_id ON audit_events (created_at, id);
 
+-- The action filters keep an index only for the actions that are rare:
+-- blocked duplicates are nine events in ten, so a page of them is the
+-- first entries of any time-ordered index (the primary key, or a tenant's
+-- audit_events_tenant_time), and indexing them by action too cost more than
+-- a quarter of an event's bytes. 015 puts these in place of the whole
+-- indexes of 001.
+CREATE INDEX CONCURRENTLY IF NOT EXISTS audit_events_rare_action_time ON audit_events (action, created_at DESC, id DESC)
+    WHERE action <> 'message.duplicate_blocked';
+CREATE INDEX CONCURRENTLY IF NOT EXISTS audit_events_tenant_rare_action_time
+    ON audit_events (tenant_id, action, created_at DESC, id DESC) WHERE action <> 'message.duplicate_blocked';
+
 -- ATTACH PARTITION scans the table, under its lock, to prove that every row
 -- is inside the partition's range, unless a valid CHECK constraint proves
 -- it. The constraint is added NOT VALID (a moment's lock) and validated
@@ -36,4 +47,6 @@ ALTER TABLE audit_events VALIDATE CONSTRAINT audit_events_before_partitioning;
 
 -- +goose Down
 ALTER TABLE audit_events DROP CONSTRAINT IF EXISTS audit_events_before_partitioning;
+DROP INDEX CONCURRENTLY IF EXISTS audit_events_tenant_rare_action_time;
+DROP INDEX CONCURRENTLY IF EXISTS audit_events_rare_action_time;
 DROP INDEX CONCURRENTLY IF EXISTS audit_events_created_at_id;

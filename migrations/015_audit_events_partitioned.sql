@@ -24,19 +24,22 @@ ALTER TABLE audit_events DROP CONSTRAINT audit_events_tenant_id_message_id_fkey;
 ALTER TABLE blocked_copies DROP CONSTRAINT blocked_copies_audit_event_id_fkey;
 
 -- The old table's own primary key (id) and the indexes no page or filter
--- reads any more go (docs/audit-events.md lists what each kept index
--- serves): audit_events_time, whose order the new primary key gives, and
--- audit_events_match_key, which no query used. The old table's remaining
--- indexes are those the partitioned table defines below, and are attached
--- as its partition's instead of being built again.
+-- needs any more go (docs/audit-events.md lists what each kept index
+-- serves): audit_events_time, whose order the new primary key gives;
+-- audit_events_match_key, which no query used; and the action indexes of
+-- 001, replaced by 014's of the rare actions only. The old table's
+-- remaining indexes are those the partitioned table defines below, and are
+-- attached as its partition's instead of being built again.
 ALTER TABLE audit_events DROP CONSTRAINT audit_events_pkey;
 ALTER TABLE audit_events ADD CONSTRAINT audit_events_legacy_pkey PRIMARY KEY USING INDEX audit_events_created_at_id;
 DROP INDEX audit_events_time;
 DROP INDEX audit_events_match_key;
+DROP INDEX audit_events_action_time;
+DROP INDEX audit_events_tenant_action_time;
 DROP TRIGGER audit_events_append_only ON audit_events;
 ALTER TABLE audit_events RENAME TO audit_events_legacy;
-ALTER INDEX audit_events_tenant_action_time RENAME TO audit_events_legacy_tenant_action_time;
-ALTER INDEX audit_events_action_time RENAME TO audit_events_legacy_action_time;
+ALTER INDEX audit_events_tenant_rare_action_time RENAME TO audit_events_legacy_tenant_action_time;
+ALTER INDEX audit_events_rare_action_time RENAME TO audit_events_legacy_action_time;
 ALTER INDEX audit_events_tenant_time RENAME TO audit_events_legacy_tenant_time;
 ALTER INDEX audit_events_environment_time RENAME TO audit_events_legacy_environment_time;
 ALTER INDEX audit_events_message_type_time RENAME TO audit_events_legacy_message_type_time;
@@ -75,8 +78,10 @@ ALTER TABLE audit_events_legacy ALTER COLUMN id DROP IDENTITY;
 -- names. Every page lists newest first with keyset pagination on
 -- (created_at, id); each index ends in that order, so that a page is the
 -- first entries of one range, newest partition first.
-CREATE INDEX audit_events_tenant_action_time ON audit_events (tenant_id, action, created_at DESC, id DESC);
-CREATE INDEX audit_events_action_time ON audit_events (action, created_at DESC, id DESC);
+CREATE INDEX audit_events_tenant_action_time ON audit_events (tenant_id, action, created_at DESC, id DESC)
+    WHERE action <> 'message.duplicate_blocked';
+CREATE INDEX audit_events_action_time ON audit_events (action, created_at DESC, id DESC)
+    WHERE action <> 'message.duplicate_blocked';
 CREATE INDEX audit_events_tenant_time ON audit_events (tenant_id, created_at DESC, id DESC);
 CREATE INDEX audit_events_environment_time ON audit_events (environment_id, created_at DESC, id DESC)
     WHERE environment_id IS NOT NULL;
@@ -152,8 +157,10 @@ ALTER TABLE audit_events_legacy RENAME TO audit_events;
 ALTER SEQUENCE audit_events_legacy_id_seq RENAME TO audit_events_id_seq;
 ALTER TABLE audit_events DROP CONSTRAINT audit_events_legacy_pkey;
 ALTER TABLE audit_events ADD PRIMARY KEY (id);
-ALTER INDEX audit_events_legacy_tenant_action_time RENAME TO audit_events_tenant_action_time;
-ALTER INDEX audit_events_legacy_action_time RENAME TO audit_events_action_time;
+ALTER INDEX audit_events_legacy_tenant_action_time RENAME TO audit_events_tenant_rare_action_time;
+ALTER INDEX audit_events_legacy_action_time RENAME TO audit_events_rare_action_time;
+CREATE INDEX audit_events_tenant_action_time ON audit_events (tenant_id, action, created_at DESC, id DESC);
+CREATE INDEX audit_events_action_time ON audit_events (action, created_at DESC, id DESC);
 ALTER INDEX audit_events_legacy_tenant_time RENAME TO audit_events_tenant_time;
 ALTER INDEX audit_events_legacy_environment_time RENAME TO audit_events_environment_time;
 ALTER INDEX audit_events_legacy_message_type_time RENAME TO audit_events_message_type_time;

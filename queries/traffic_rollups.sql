@@ -49,7 +49,7 @@ ON CONFLICT (tenant_id, hour, message_type_id)
 DO UPDATE SET messages = traffic_messages_hourly.messages + excluded.messages;
 
 -- TrafficRollupBlocked adds the duplicates blocked in [from, upto) to their
--- hours (a range of audit_events_action_time).
+-- hours (a range of the primary key, (created_at, id)).
 -- name: TrafficRollupBlocked :exec
 INSERT INTO traffic_blocked_hourly (tenant_id, message_type_id, hour, mode, content, blocked)
 SELECT coalesce(e.tenant_id, 0), coalesce(e.message_type_id, 0), date_trunc('hour', e.created_at, 'UTC'),

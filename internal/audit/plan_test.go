@@ -2,12 +2,17 @@ package audit_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/keyset"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -20,7 +25,36 @@ func TestListQueryUsesAnIndex(t *testing.T) {
 	url := pgtest.URL(t)
 	load := pgtest.PoolFor(t, url)
 	fill(t, load, 20000)
+	checkListPlans(t, url, load)
+}
 
+// The same holds when the newest events are in months that have never been
+// analyzed, as every new month is while autovacuum is off: the plans do
+// not wait for statistics.
+func TestListQueryUsesAnIndexWithoutStatistics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	load := pgtest.PoolFor(t, url)
+	fill(t, load, 20000)
+	_, err := auditpartition.Maintain(ctx, load, time.Now().Add(120*24*time.Hour), 0)
+	require.NoError(t, err)
+	_, err = load.Exec(ctx, `
+		INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details, created_at)
+		SELECT tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details,
+		       created_at + interval '100 days'
+		FROM audit_events WHERE created_at > now() - interval '30 days'`)
+	require.NoError(t, err)
+	require.Positive(t, pgtest.Count(t, load, `SELECT count(*) FROM audit_events WHERE created_at > now() + interval '80 days'`))
+	require.Zero(t, pgtest.Count(t, load, `SELECT count(*) FROM pg_stat_user_tables
+		WHERE relname LIKE 'audit_events_p%' AND (last_analyze IS NOT NULL OR last_autoanalyze IS NOT NULL)`),
+		"the new months have no statistics")
+	checkListPlans(t, url, load)
+}
+
+// checkListPlans lists the audit log with each filter an admin uses and
+// checks the index its plan reads. load fills the database.
+func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	pool, traced := pgtest.TracedPool(t, url, "FROM audit_events")
 	svc := audit.New(pool)
 
@@ -34,6 +68,22 @@ func TestListQueryUsesAnIndex(t *testing.T) {
 		ORDER BY created_at DESC, id DESC OFFSET 15000 LIMIT 1`).Scan(&cursor.Time, &cursor.ID))
 	deep = cursor.Encode()
 	require.NoError(t, load.QueryRow(ctx, `SELECT match_key FROM audit_events WHERE match_key IS NOT NULL LIMIT 1`).Scan(&key))
+	var message int64
+	require.NoError(t, load.QueryRow(ctx, `SELECT message_id FROM audit_events WHERE message_id IS NOT NULL LIMIT 1`).Scan(&message))
+	// An environment with a few events of its own among its tenant's many,
+	// as a sandbox beside production.
+	var rare int64
+	require.NoError(t, load.QueryRow(ctx, `INSERT INTO environments (tenant_id, slug) VALUES ($1, 'rare') RETURNING id`, t4).Scan(&rare))
+	_, err := load.Exec(ctx, `
+		INSERT INTO audit_events (tenant_id, environment_id, message_type_id, action, actor, match_key, details, created_at)
+		SELECT tenant_id, $2, message_type_id, action, actor, match_key, details, created_at - interval '1 day'
+		FROM audit_events WHERE tenant_id = $1 AND environment_id IS NOT NULL ORDER BY id LIMIT 20`, t4, rare)
+	require.NoError(t, err)
+	// Statistics of the partition the fill wrote, as after any ANALYZE;
+	// the months TestListQueryUsesAnIndexWithoutStatistics adds stay
+	// without.
+	_, err = load.Exec(ctx, `ANALYZE audit_events_legacy`)
+	require.NoError(t, err)
 
 	dup := "message.duplicate_blocked"
 	tests := []struct {
@@ -45,11 +95,18 @@ func TestListQueryUsesAnIndex(t *testing.T) {
 		// The primary key, (created_at, id), read backwards.
 		{"everything", auth.GlobalScope(), audit.Filter{}, "audit_events_pkey"},
 		{"everything, deep", auth.GlobalScope(), audit.Filter{Before: deep}, "audit_events_pkey"},
-		{"action", auth.GlobalScope(), audit.Filter{Action: dup}, "audit_events_action_time"},
+		// Blocked duplicates, nine events in ten, are the first entries of
+		// any time-ordered index; only the rare actions have an index of
+		// their own (audit_events_action_time and
+		// audit_events_tenant_action_time hold no blocked duplicate).
+		{"action", auth.GlobalScope(), audit.Filter{Action: dup}, "audit_events_pkey"},
 		{"rare action, deep", auth.GlobalScope(), audit.Filter{Action: "user.login_failed", Before: deep}, "audit_events_action_time"},
 		{"tenant scope", auth.TenantScope(t4), audit.Filter{}, "audit_events_tenant_time"},
-		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Before: deep}, "audit_events_tenant_action_time"},
-		{"tenant filter and action", auth.GlobalScope(), audit.Filter{Tenant: "t4", Action: dup}, "audit_events_tenant_action_time"},
+		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Before: deep}, "audit_events_tenant_time"},
+		{"tenant filter and action", auth.GlobalScope(), audit.Filter{Tenant: "t4", Action: dup}, "audit_events_tenant_time"},
+		{"tenant filter and rare action", auth.GlobalScope(), audit.Filter{Tenant: "t4", Action: "user.logged_in"}, "audit_events_tenant_action_time"},
+		{"message", auth.GlobalScope(), audit.Filter{Action: dup, MessageID: strconv.FormatInt(message, 10)}, "audit_events_message"},
+		{"rare environment", auth.GlobalScope(), audit.Filter{Tenant: "t4", Environment: "rare"}, "audit_events_environment_time"},
 		{"fingerprint", auth.GlobalScope(), audit.Filter{Key: key}, "audit_events_match_key_time"},
 		{"message type", auth.GlobalScope(), audit.Filter{Tenant: "t4", MessageType: "SHOP_ORDER"}, "audit_events_message_type_time"},
 	}
@@ -64,4 +121,26 @@ func TestListQueryUsesAnIndex(t *testing.T) {
 			require.Contains(t, scans, tt.index, "%s", raw)
 		})
 	}
+}
+
+// The login throttle (auth.Login) counts a sign-in's recent failures along
+// the two indexes of failed sign-ins, by email and by address, even on the
+// generic plan a pooled connection settles on: they are the reason those
+// indexes exist.
+func TestLoginThrottleReadsFailedSignInIndexes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	load := pgtest.PoolFor(t, url)
+	fill(t, load, 20000)
+	pool, traced := pgtest.TracedPool(t, url, "AuditEventLoginFailures")
+	n, err := db.On(pool).AuditEventLoginFailures(ctx, db.AuditEventLoginFailuresParams{
+		WindowSeconds: (90 * 24 * time.Hour).Seconds(), Email: "User20@example.com", RemoteAddr: "192.0.2.1",
+	})
+	require.NoError(t, err)
+	require.Positive(t, n)
+	scans, raw := traced.ExplainGeneric(t, pool)
+	require.NotContains(t, scans, "Seq Scan on audit_events", "%s", raw)
+	require.Contains(t, scans, "audit_events_login_failed_email", "%s", raw)
+	require.Contains(t, scans, "audit_events_login_failed_addr", "%s", raw)
 }

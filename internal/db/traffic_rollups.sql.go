@@ -207,7 +207,7 @@ type TrafficRollupBlockedParams struct {
 }
 
 // TrafficRollupBlocked adds the duplicates blocked in [from, upto) to their
-// hours (a range of audit_events_action_time).
+// hours (a range of the primary key, (created_at, id)).
 func (q *Queries) TrafficRollupBlocked(ctx context.Context, arg TrafficRollupBlockedParams) error {
 	_, err := q.db.Exec(ctx, trafficRollupBlocked, arg.FromTime, arg.Upto)
 	return err
