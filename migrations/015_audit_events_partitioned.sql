@@ -45,6 +45,7 @@ ALTER INDEX audit_events_environment_time RENAME TO audit_events_legacy_environm
 ALTER INDEX audit_events_message_type_time RENAME TO audit_events_legacy_message_type_time;
 ALTER INDEX audit_events_match_key_time RENAME TO audit_events_legacy_match_key_time;
 ALTER INDEX audit_events_message RENAME TO audit_events_legacy_message;
+ALTER INDEX audit_events_content_time RENAME TO audit_events_legacy_content_time;
 ALTER INDEX audit_events_login_failed_email RENAME TO audit_events_legacy_login_failed_email;
 ALTER INDEX audit_events_login_failed_addr RENAME TO audit_events_legacy_login_failed_addr;
 -- The ids go on from where the old table's left off.
@@ -90,6 +91,8 @@ CREATE INDEX audit_events_message_type_time ON audit_events (message_type_id, cr
 CREATE INDEX audit_events_match_key_time ON audit_events (match_key, created_at DESC, id DESC)
     WHERE match_key IS NOT NULL;
 CREATE INDEX audit_events_message ON audit_events (message_id) WHERE message_id IS NOT NULL;
+CREATE INDEX audit_events_content_time ON audit_events ((details->>'content'), created_at DESC, id DESC)
+    WHERE action = 'message.duplicate_blocked' AND details->>'content' <> 'identical';
 CREATE INDEX audit_events_login_failed_email ON audit_events (lower(details->>'email'), created_at)
     WHERE action = 'user.login_failed';
 CREATE INDEX audit_events_login_failed_addr ON audit_events ((details->>'remote_addr'), created_at)
@@ -166,6 +169,7 @@ ALTER INDEX audit_events_legacy_environment_time RENAME TO audit_events_environm
 ALTER INDEX audit_events_legacy_message_type_time RENAME TO audit_events_message_type_time;
 ALTER INDEX audit_events_legacy_match_key_time RENAME TO audit_events_match_key_time;
 ALTER INDEX audit_events_legacy_message RENAME TO audit_events_message;
+ALTER INDEX audit_events_legacy_content_time RENAME TO audit_events_content_time;
 ALTER INDEX audit_events_legacy_login_failed_email RENAME TO audit_events_login_failed_email;
 ALTER INDEX audit_events_legacy_login_failed_addr RENAME TO audit_events_login_failed_addr;
 CREATE INDEX audit_events_time ON audit_events (created_at DESC, id DESC);

@@ -46,9 +46,13 @@ type Event struct {
 	Environment string // slug, "" when the event names none
 	MessageType string // code, "" when the event names none
 	MessageID   int64  // 0 when the event names no message
-	MatchKey    string
-	Duplicate   *Duplicate                  // set for message.duplicate_blocked events
-	Released    *auditevent.ReleasedDetails // set for message.duplicate_released events
+	// MessageExpired says that the message the event names is no longer
+	// stored: it expired after RETENTION_MESSAGES, while the event is kept
+	// longer.
+	MessageExpired bool
+	MatchKey       string
+	Duplicate      *Duplicate                  // set for message.duplicate_blocked events
+	Released       *auditevent.ReleasedDetails // set for message.duplicate_released events
 	// Fields are the details of any other event, by name, for the table.
 	Fields []Field
 }
@@ -202,6 +206,7 @@ func event(r db.AuditEventListRow) (Event, error) {
 	}
 	if r.MessageID != nil {
 		e.MessageID = *r.MessageID
+		e.MessageExpired = !r.MessageKept
 	}
 	var err error
 	switch r.Action {

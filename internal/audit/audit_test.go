@@ -213,3 +213,36 @@ func TestFilterRoundTripsThroughTheURL(t *testing.T) {
 	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Before: "c"}.WithKey("k").URL(),
 		"narrowing the filter starts from the newest event")
 }
+
+// An event outlives the message it names: once the message has expired the
+// event is still listed, and says that its message is gone; the events of
+// stored messages do not.
+func TestListShowsEventsOfExpiredMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, 200)
+	ctx := context.Background()
+	var gone int64
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT message_id FROM audit_events
+		WHERE action = 'message.duplicate_blocked' ORDER BY id DESC LIMIT 1`).Scan(&gone))
+	_, err := b.pool.Exec(ctx, `DELETE FROM messages WHERE id = $1`, gone)
+	require.NoError(t, err)
+
+	want := b.ids(t, "message_id = $1", gone)
+	require.NotEmpty(t, want)
+	page, err := b.svc.List(ctx, auth.GlobalScope(), audit.Filter{MessageID: fmt.Sprint(gone)})
+	require.NoError(t, err)
+	var got []int64
+	for _, e := range page.Events {
+		got = append(got, e.ID)
+		require.True(t, e.MessageExpired, "event %d", e.ID)
+		require.NotNil(t, e.Duplicate)
+		require.Equal(t, gone, e.Duplicate.Original.ID, "the event still names its original")
+	}
+	require.Equal(t, want, got)
+
+	all, err := b.svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: "message.duplicate_blocked"})
+	require.NoError(t, err)
+	for _, e := range all.Events {
+		require.Equal(t, e.MessageID == gone, e.MessageExpired, "event %d", e.ID)
+	}
+}

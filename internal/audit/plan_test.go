@@ -100,6 +100,8 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 		// their own (audit_events_action_time and
 		// audit_events_tenant_action_time hold no blocked duplicate).
 		{"action", auth.GlobalScope(), audit.Filter{Action: dup}, "audit_events_pkey"},
+		{"content changed", auth.GlobalScope(), audit.Filter{Content: "changed"}, "audit_events_content_time"},
+		{"content changed, deep", auth.GlobalScope(), audit.Filter{Content: "changed", Before: deep}, "audit_events_content_time"},
 		{"rare action, deep", auth.GlobalScope(), audit.Filter{Action: "user.login_failed", Before: deep}, "audit_events_action_time"},
 		{"tenant scope", auth.TenantScope(t4), audit.Filter{}, "audit_events_tenant_time"},
 		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Before: deep}, "audit_events_tenant_time"},

@@ -62,3 +62,33 @@ func TestBrowserAuditTableFitsAndLinks(t *testing.T) {
 	require.Equal(t, "YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC", eval[string](t, b, `document.querySelector('#from-help').textContent`))
 	require.Zero(t, b.dialogs.Load())
 }
+
+// A blocked duplicate whose original has expired (RETENTION_MESSAGES is
+// shorter than RETENTION_AUDIT_EVENTS) is still listed, with its original's
+// id and docnum marked expired instead of a link to a page that is gone.
+func TestBrowserAuditMarksExpiredOriginals(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+	first := b.post(t, rawEnvelope(t, "ORDERS05", "orders05.json"))
+	require.Equal(t, http.StatusCreated, first.status, "%s", first.body)
+	require.Equal(t, http.StatusOK, b.post(t, rawEnvelope(t, "ORDERS05", "orders05_resent_same_docnum.json")).status)
+	original := int64(first.json(t)["id"].(float64))
+	// As expiry removes a message: with its key values.
+	_, err := b.pool.Exec(t.Context(), `DELETE FROM message_keys WHERE message_id = $1`, original)
+	require.NoError(t, err)
+	_, err = b.pool.Exec(t.Context(), `DELETE FROM messages WHERE id = $1`, original)
+	require.NoError(t, err)
+
+	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
+	br := newBrowser(t)
+	br.signIn(t, b.url, "/admin/audit?action=message.duplicate_blocked", email)
+	br.do(t, chromedp.WaitVisible(chromedp.CSS(`tr.event`)))
+	br.screenshot(t, "audit-expired-original")
+	row := `tr.event[data-action="message.duplicate_blocked"]`
+	require.Zero(t, eval[int](t, br, `document.querySelectorAll('`+row+` a.original').length`), "no link to a gone message")
+	require.Equal(t, fmt.Sprintf("#%d expired", original),
+		eval[string](t, br, `document.querySelector('`+row+` .original.expired').textContent.replace(/\s+/g, ' ').trim()`))
+	require.Equal(t, "0000000000900101", eval[string](t, br, `document.querySelector('`+row+` .original-docnum').textContent`),
+		"the original's docnum, as the event recorded it")
+}
