@@ -163,6 +163,7 @@ func TestIntegrationListRotateRevoke(t *testing.T) {
 	require.Equal(t, 3, events)
 
 	requireFailure(t, run(t, url, nil, "", "integration", "rotate", bearer), "API keys")
+	requireFailure(t, run(t, url, nil, "", "integration", "revoke", bearer), "no secret to revoke")
 	requireFailure(t, run(t, url, nil, "", "integration", "revoke", id, "--secret", "999999"), "there is no secret 999999")
 	requireFailure(t, run(t, url, nil, "", "integration", "revoke", "3f1c2d4e-0000-4000-8000-000000000000"), "there is no integration")
 	requireFailure(t, run(t, url, nil, "", "integration", "rotate", id, "--grace", "800h"), "grace period")

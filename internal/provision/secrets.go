@@ -144,6 +144,10 @@ func (s *Service) RevokeIntegrationSecrets(ctx context.Context, by By, integrati
 		if err != nil {
 			return err
 		}
+		if signature.Scheme(in.Scheme) == signature.Bearer {
+			return apperr.New(apperr.Invalid, "invalid-field",
+				"a bearer integration has no secret to revoke: its senders present the environment's API keys; revoke those instead")
+		}
 		params := db.IntegrationSecretRevokeParams{
 			ExpiresAt: time.Now(), IntegrationID: in.ID, ScopeTenantID: by.Scope.TenantFilter(),
 		}
