@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -257,6 +258,12 @@ func TestBrowserTypeEditorNoChangeStickySaveAndUnmatchedWarning(t *testing.T) {
 		return w.getBoundingClientRect().height > 80 && w.compareDocumentPosition(table) === Node.DOCUMENT_POSITION_FOLLOWING;
 	})()`))
 	require.Equal(t, "*.IDOC.E1EDK01.BELNRR", eval[string](t, b, `document.querySelector('#impact-paths tr.unmatched code').textContent`))
+	require.Equal(t, "This path found no value in the one message replayed: see the impact below.",
+		eval[string](t, b, `document.querySelector('#path-4-unmatched').textContent.replace(/\s+/g, ' ').trim()`),
+		"the warning stands by the path's input too")
+	require.Equal(t, []string{"path-4-unmatched"},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('.path-warning:not([hidden])'), w => w.id)`),
+		"only the unmatched path is marked")
 
 	height := eval[int](t, b, `document.documentElement.scrollHeight`)
 	require.Greater(t, height, 2*viewportHeight, "the page is long enough to need the sticky bar")
@@ -267,6 +274,26 @@ func TestBrowserTypeEditorNoChangeStickySaveAndUnmatchedWarning(t *testing.T) {
 	}
 	b.requireFitsWidth(t)
 	b.screenshot(t, "admin_type_editor_unmatched")
+
+	// Fixing the path while typing takes the warning away from beside the
+	// input as from the report; a new typo brings it back.
+	for _, edit := range []struct {
+		keys, path string
+		unmatched  bool
+	}{
+		{strings.Repeat(kb.Backspace, len("BELNRR")) + "ZTERM", "*.IDOC.E1EDK01.ZTERM", false},
+		{"X", "*.IDOC.E1EDK01.ZTERMX", true},
+	} {
+		b.do(t,
+			chromedp.SendKeys(chromedp.CSS(`#path-4`), edit.keys),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.querySelectorAll('#preview-values tr.preview-value')[4]?.cells[0].textContent === %q`, edit.path)),
+			htmxSettled,
+		)
+		require.Equal(t, edit.unmatched, eval[bool](t, b, `document.querySelector('#unmatched-paths') !== null`), edit.path)
+		require.Equal(t, !edit.unmatched, eval[bool](t, b, `document.querySelector('#path-4-unmatched').hidden`), edit.path)
+	}
+	require.Equal(t, "This path found no value in the one message replayed: see the impact below.",
+		eval[string](t, b, `document.querySelector('#path-4-unmatched').textContent.replace(/\s+/g, ' ').trim()`))
 
 	// Save is pressed where it is, without scrolling, and saves.
 	b.do(t,

@@ -24,6 +24,17 @@ type Editor struct {
 	Saved int32
 }
 
+// Unmatched reports whether the proposed path at index i had no value in
+// any replayed message, and its share, so that the warning can stand next
+// to the path's input as well as in the impact report below.
+func (ed Editor) Unmatched(i int) (PathShare, bool) {
+	if ed.Impact == nil || i >= len(ed.Impact.Paths) {
+		return PathShare{}, false
+	}
+	p := ed.Impact.Paths[i]
+	return p, p.Of > 0 && p.Matched == 0
+}
+
 // Editor works out the page of form f for type t (nil: a new type) as u
 // sees it: the form's problems, or else the preview and the impact of its
 // settings.
