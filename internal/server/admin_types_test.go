@@ -207,7 +207,8 @@ func TestTypeEditorPreviewFragment(t *testing.T) {
 	require.Contains(t, string(resp.body), "This change would have blocked 0 of the last 1 message.")
 	require.Contains(t, string(resp.body), `<article class="warning" id="unmatched-paths" role="alert"><header><strong>A proposed path matches 0 % of the sample messages</strong>`)
 	require.Contains(t, string(resp.body), `<li><code>*.IDOC.E1EDK01.NOPE</code>: no value in the one message replayed</li>`)
-	require.Contains(t, string(resp.body), `<tr class="impact-path unmatched">`)
+	require.Contains(t, string(resp.body), `<tr class="impact-path unmatched" data-path-index="1"`)
+	require.Contains(t, string(resp.body), `<small class="path-warning" id="path-1-unmatched">`, "the path is marked beside its input too")
 	// The default window written out is a change: saving would store it.
 	resp = c.submit(pagePath(id)+"/preview", url.Values{"path": {"*.IDOC.E1EDK01.BELNR"}, "window": {"168"}, "version": {"1"}})
 	require.Contains(t, string(resp.body), "This change would have blocked 0 of the last 1 message.")
