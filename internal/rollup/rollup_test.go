@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -252,4 +254,32 @@ func TestCountLateCountsWhatNoStepWill(t *testing.T) {
 		"the two rolled up and the two stamped below the watermark; the last waits for a step")
 	require.NoError(t, r.CatchUp(ctx))
 	requireTotalsMatchRows(t, s.pool)
+}
+
+// A step reads the range since the watermark through a time index, never a
+// whole table, also as the generic plan a prepared statement may switch to
+// (with autovacuum off, statistics may never be fresh).
+func TestStepReadsTimeIndexRanges(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	ctx := context.Background()
+	for _, mt := range s.types {
+		at := "now() - (g % 8760) * interval '1 hour'"
+		_, err := s.pool.Exec(ctx, fmt.Sprintf(insertMessages, at), mt.TenantID, s.envs[mt.TenantID], mt.ID, 20000)
+		require.NoError(t, err)
+		_, err = s.pool.Exec(ctx, fmt.Sprintf(insertBlocked, at), mt.TenantID, s.envs[mt.TenantID], mt.ID, 10000, "fingerprint", "identical")
+		require.NoError(t, err)
+	}
+	for marker, table := range map[string]string{
+		"INSERT INTO traffic_messages_hourly": "messages",
+		"INSERT INTO traffic_blocked_hourly":  "audit_events",
+	} {
+		pool, rec := pgtest.TracedPool(t, s.pool.Config().ConnString(), marker)
+		_, err := rollup.New(pool, slog.Default(), 0).Step(ctx)
+		require.NoError(t, err)
+		scans, raw := rec.ExplainGeneric(t, pool)
+		require.NotContains(t, scans, "Seq Scan on "+table, "%s", raw)
+		require.True(t, slices.ContainsFunc(scans, func(s string) bool { return strings.HasPrefix(s, table+"_") }),
+			"reads %s through one of its indexes: %s", table, raw)
+	}
 }
