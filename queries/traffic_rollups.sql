@@ -49,16 +49,27 @@ ON CONFLICT (tenant_id, hour, message_type_id)
 DO UPDATE SET messages = traffic_messages_hourly.messages + excluded.messages;
 
 -- TrafficRollupBlocked adds the duplicates blocked in [from, upto) to their
--- hours (a range of the primary key, (created_at, id)).
+-- hours, split by mode and content (a range of the primary key, (created_at, id)).
+-- An event without a type or tenant (none is written so) counts under 0.
 -- name: TrafficRollupBlocked :exec
-INSERT INTO traffic_blocked_hourly (tenant_id, message_type_id, hour, mode, content, blocked)
-SELECT coalesce(e.tenant_id, 0), coalesce(e.message_type_id, 0), date_trunc('hour', e.created_at, 'UTC'),
-       coalesce(e.details->>'mode', ''), coalesce(e.details->>'content', ''), count(*)
+INSERT INTO traffic_blocked_hourly (tenant_id, message_type_id, hour, blocked, fingerprint, idempotency_key,
+                                    identical, shape_only, changed)
+SELECT coalesce(e.tenant_id, 0), coalesce(e.message_type_id, 0), date_trunc('hour', e.created_at, 'UTC'), count(*),
+       count(*) FILTER (WHERE e.details->>'mode' = 'fingerprint'),
+       count(*) FILTER (WHERE e.details->>'mode' = 'idempotency_key'),
+       count(*) FILTER (WHERE e.details->>'content' = 'identical'),
+       count(*) FILTER (WHERE e.details->>'content' = 'shape_only'),
+       count(*) FILTER (WHERE e.details->>'content' = 'changed')
 FROM audit_events e
 WHERE e.action = 'message.duplicate_blocked' AND e.created_at >= @from_time AND e.created_at < @upto
-GROUP BY 1, 2, 3, 4, 5
-ON CONFLICT (tenant_id, hour, message_type_id, mode, content)
-DO UPDATE SET blocked = traffic_blocked_hourly.blocked + excluded.blocked;
+GROUP BY 1, 2, 3
+ON CONFLICT (tenant_id, hour, message_type_id)
+DO UPDATE SET blocked = traffic_blocked_hourly.blocked + excluded.blocked,
+              fingerprint = traffic_blocked_hourly.fingerprint + excluded.fingerprint,
+              idempotency_key = traffic_blocked_hourly.idempotency_key + excluded.idempotency_key,
+              identical = traffic_blocked_hourly.identical + excluded.identical,
+              shape_only = traffic_blocked_hourly.shape_only + excluded.shape_only,
+              changed = traffic_blocked_hourly.changed + excluded.changed;
 
 -- name: TrafficRollupAdvance :exec
 UPDATE traffic_rollup_state SET rolled_up_to = @upto;
@@ -130,15 +141,15 @@ GROUP BY mt.id, t.slug, mt.code
 ORDER BY t.slug, mt.code;
 
 -- TrafficBlockedCounts counts the duplicates blocked since @since (a UTC
--- midnight) for the dashboard, per message type, UTC day, mode and
--- content, and says whether they fall into the last 24 hours and the last
--- 7 days. A row without a day adds to a window only: it is the part of the
--- hour a window starts in, whose hour the chart has already.
+-- midnight) for the dashboard, per message type and UTC day, split by
+-- mode and content, and says whether they fall into the last 24 hours and
+-- the last 7 days. A row without a day adds to a window only: it is the
+-- part of the hour a window starts in, whose hour the chart has already.
 -- name: TrafficBlockedCounts :many
 WITH counted AS (
     SELECT e.message_type_id, NULL::timestamptz AS day,
-           coalesce(e.details->>'mode', '') AS mode, coalesce(e.details->>'content', '') AS content,
-           e.created_at > now() - interval '24 hours' AS last_day, e.created_at <= now() - interval '24 hours' AS last_week
+           e.created_at > now() - interval '24 hours' AS last_day, e.created_at <= now() - interval '24 hours' AS last_week,
+           e.details->>'mode' AS mode, e.details->>'content' AS content
     FROM audit_events e
     WHERE e.action = 'message.duplicate_blocked'
       AND (e.created_at > now() - interval '24 hours' AND e.created_at < traffic_edge_end(now() - interval '24 hours')
@@ -147,23 +158,30 @@ WITH counted AS (
       AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
     UNION ALL
     SELECT e.message_type_id, date_trunc('day', e.created_at, 'UTC'),
-           coalesce(e.details->>'mode', ''), coalesce(e.details->>'content', ''),
-           e.created_at > now() - interval '24 hours', e.created_at > now() - interval '7 days'
+           e.created_at > now() - interval '24 hours', e.created_at > now() - interval '7 days',
+           e.details->>'mode', e.details->>'content'
     FROM audit_events e
     WHERE e.action = 'message.duplicate_blocked'
       AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state) AND e.created_at >= @since
       AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
       AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
 )
-SELECT c.message_type_id, c.day, c.mode::text AS mode, c.content::text AS content,
-       c.last_day::boolean AS last_day, c.last_week::boolean AS last_week, count(*)::bigint AS blocked
+SELECT c.message_type_id, c.day, c.last_day::boolean AS last_day, c.last_week::boolean AS last_week,
+       count(*)::bigint AS blocked,
+       count(*) FILTER (WHERE c.mode = 'fingerprint')::bigint AS fingerprint,
+       count(*) FILTER (WHERE c.mode = 'idempotency_key')::bigint AS idempotency_key,
+       count(*) FILTER (WHERE c.content = 'identical')::bigint AS identical,
+       count(*) FILTER (WHERE c.content = 'shape_only')::bigint AS shape_only,
+       count(*) FILTER (WHERE c.content = 'changed')::bigint AS changed
 FROM counted c
-GROUP BY 1, 2, 3, 4, 5, 6
+GROUP BY 1, 2, 3, 4
 UNION ALL
-SELECT nullif(r.message_type_id, 0), date_trunc('day', r.hour, 'UTC'), r.mode, r.content,
-       r.hour > now() - interval '24 hours', r.hour > now() - interval '7 days', sum(r.blocked)::bigint
+SELECT nullif(r.message_type_id, 0), date_trunc('day', r.hour, 'UTC'),
+       r.hour > now() - interval '24 hours', r.hour > now() - interval '7 days',
+       sum(r.blocked)::bigint, sum(r.fingerprint)::bigint, sum(r.idempotency_key)::bigint,
+       sum(r.identical)::bigint, sum(r.shape_only)::bigint, sum(r.changed)::bigint
 FROM traffic_blocked_hourly r
 WHERE r.hour >= @since
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(scope_tenant_id))
   AND (sqlc.narg(tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(tenant_id))
-GROUP BY 1, 2, 3, 4, 5, 6;
+GROUP BY 1, 2, 3, 4;

@@ -19,7 +19,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 )
@@ -180,20 +179,13 @@ func (d *Dashboard) sum(counts []db.TrafficMessageCountsRow, stats []db.TrafficB
 	// types that have any, are known.
 	perDay := make(map[int][ChartDays]int64)
 	for _, r := range stats {
-		d.Blocked.Total.add(r.Blocked, r.LastDay, r.LastWeek)
-		switch r.Mode {
-		case auditevent.ModeFingerprint:
-			d.Blocked.Fingerprint.add(r.Blocked, r.LastDay, r.LastWeek)
-		case auditevent.ModeIdempotencyKey:
-			d.Blocked.IdempotencyKey.add(r.Blocked, r.LastDay, r.LastWeek)
-		}
-		switch r.Content {
-		case auditevent.ContentIdentical:
-			d.Blocked.Identical.add(r.Blocked, r.LastDay, r.LastWeek)
-		case auditevent.ContentShapeOnly:
-			d.Blocked.ShapeOnly.add(r.Blocked, r.LastDay, r.LastWeek)
-		case auditevent.ContentChanged:
-			d.Blocked.Changed.add(r.Blocked, r.LastDay, r.LastWeek)
+		// The statement splits by the words of auditevent's Mode* and
+		// Content* constants, as the events record them.
+		for w, n := range map[*Window]int64{
+			&d.Blocked.Total: r.Blocked, &d.Blocked.Fingerprint: r.Fingerprint, &d.Blocked.IdempotencyKey: r.IdempotencyKey,
+			&d.Blocked.Identical: r.Identical, &d.Blocked.ShapeOnly: r.ShapeOnly, &d.Blocked.Changed: r.Changed,
+		} {
+			w.add(n, r.LastDay, r.LastWeek)
 		}
 		if r.MessageTypeID == nil {
 			continue // every blocked duplicate names its type; this is defensive

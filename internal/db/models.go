@@ -213,12 +213,15 @@ type Tenant struct {
 }
 
 type TrafficBlockedHourly struct {
-	TenantID      int64
-	MessageTypeID int64
-	Hour          time.Time
-	Mode          string
-	Content       string
-	Blocked       int64
+	TenantID       int64
+	MessageTypeID  int64
+	Hour           time.Time
+	Blocked        int64
+	Fingerprint    int64
+	IdempotencyKey int64
+	Identical      int64
+	ShapeOnly      int64
+	Changed        int64
 }
 
 type TrafficMessagesHourly struct {
