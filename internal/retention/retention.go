@@ -190,9 +190,14 @@ func (s *Sweeper) reported(removed Removed) []Kind {
 }
 
 // run repeats st's batch, each in a transaction of its own, while a batch
-// comes back full.
+// comes back full. Between batches it rests as long as the batch took: a
+// large backlog (the first sweep after expiry is switched on, say) then
+// takes at most half of the time of the connection it runs on, and ingest
+// keeps the rest of the database's CPU and disk. The everyday work, a day's
+// worth of rows a day, is far below even that pace.
 func (s *Sweeper) run(ctx context.Context, st step, removed Removed) error {
 	for {
+		began := time.Now()
 		var got Removed
 		var more bool
 		err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
@@ -211,6 +216,13 @@ func (s *Sweeper) run(ctx context.Context, st step, removed Removed) error {
 		}
 		if !more {
 			return nil
+		}
+		rest := time.NewTimer(time.Since(began))
+		select {
+		case <-ctx.Done():
+			rest.Stop()
+			return ctx.Err()
+		case <-rest.C:
 		}
 	}
 }
