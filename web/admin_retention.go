@@ -13,6 +13,7 @@ var kindNames = map[retention.Kind]string{
 	retention.Messages:         "Messages",
 	retention.BlockedCopies:    "Blocked copies",
 	retention.DeliveryAttempts: "Delivery attempts",
+	retention.AuditEvents:      "Audit events (months dropped)",
 }
 
 // kindName names a kind of data; a kind this build does not know (swept by

@@ -55,7 +55,7 @@ func AdminRetention(p Page, o retention.Overview) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = periodRow("audit_events", "Audit events", o.Policy.Periods.AuditEvents, "RETENTION_AUDIT_EVENTS", "they outlive the messages they name").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = periodRow("audit_events", "Audit events", o.Policy.Periods.AuditEvents, "RETENTION_AUDIT_EVENTS", "dropped a month at a time, whole partitions, so an event stays up to a month longer; they outlive the messages they name").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

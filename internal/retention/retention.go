@@ -31,11 +31,14 @@ const (
 	Messages         Kind = "messages"
 	BlockedCopies    Kind = "blocked_copies"
 	DeliveryAttempts Kind = "delivery_attempts"
+	// AuditEvents expire a month at a time: what its sweep removed counts
+	// the months' partitions dropped (internal/auditpartition).
+	AuditEvents Kind = "audit_events"
 )
 
 // kinds are the kinds this package sweeps, in the order of its steps, which
 // is also the order the admin lists them in.
-var kinds = []Kind{IdempotencyKeys, Messages, BlockedCopies, DeliveryAttempts}
+var kinds = []Kind{IdempotencyKeys, Messages, BlockedCopies, DeliveryAttempts, AuditEvents}
 
 // Grace is added to a message's effective retention before it is deleted.
 // An ingest transaction that has just judged a message inside its duplicate
@@ -159,17 +162,25 @@ func (s *Sweeper) Sweep(ctx context.Context) (Removed, error) {
 		if s.OnSweep != nil {
 			s.OnSweep(kind, removed[kind], err)
 		}
-		errText := ""
-		if err != nil {
-			errText = err.Error()
-		}
-		if err := db.On(s.pool).RetentionSweepRecord(ctx, db.RetentionSweepRecordParams{
-			Kind: string(kind), Removed: removed[kind], Error: errText,
-		}); err != nil {
-			errs = append(errs, fmt.Errorf("record the %s sweep: %w", kind, err))
+		if err := s.record(ctx, kind, removed[kind], err); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return removed, errors.Join(errs...)
+}
+
+// record keeps the outcome of a kind's sweep for the admin's retention page.
+func (s *Sweeper) record(ctx context.Context, kind Kind, removed int64, failure error) error {
+	errText := ""
+	if failure != nil {
+		errText = failure.Error()
+	}
+	if err := db.On(s.pool).RetentionSweepRecord(ctx, db.RetentionSweepRecordParams{
+		Kind: string(kind), Removed: removed, Error: errText,
+	}); err != nil {
+		return fmt.Errorf("record the %s sweep: %w", kind, err)
+	}
+	return nil
 }
 
 // reported lists the kinds a round reports: those of its steps, and those
@@ -311,6 +322,12 @@ func (s *Sweeper) maintainAuditEvents(ctx context.Context) {
 	}
 	if s.OnAuditPartitions != nil {
 		s.OnAuditPartitions(r, err)
+	}
+	// The server that held the maintenance lock records the round.
+	if !r.Skipped {
+		if rerr := s.record(ctx, AuditEvents, int64(len(r.Dropped)), err); rerr != nil {
+			s.log.Warn("retention sweep failed", "error", rerr)
+		}
 	}
 	switch {
 	case err != nil:

@@ -151,4 +151,7 @@ func TestRunMaintainsAuditPartitions(t *testing.T) {
 		`SELECT count(*) FROM pg_inherits WHERE inhparent = 'audit_events'::regclass AND inhrelid <> 'audit_events_legacy'::regclass`))
 	require.Contains(t, logs.String(), "audit_events partitions")
 	require.Contains(t, logs.String(), first.Created[0])
+	require.Equal(t, 1, pgtest.Count(t, pool,
+		`SELECT count(*) FROM retention_sweeps WHERE kind = 'audit_events' AND removed = 0 AND error = ''`),
+		"the round is kept for the admin: no month is old enough to drop")
 }

@@ -45,6 +45,9 @@ func TestBrowserRetention(t *testing.T) {
 		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}).Sweep(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, int64(3), removed[retention.Messages])
+	// The audit trail's maintenance records the months it dropped beside them.
+	_, err = site.pool.Exec(context.Background(), `INSERT INTO retention_sweeps (kind, finished_at, removed) VALUES ('audit_events', now(), 1)`)
+	require.NoError(t, err)
 
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin", site.user(t, "root@example.com", auth.RoleViewer, ""))
@@ -67,7 +70,8 @@ func TestBrowserRetention(t *testing.T) {
 		"globex": "90d: RETENTION_MESSAGES",
 	}, tenants())
 	require.Equal(t, "3", eval[string](t, b, `document.querySelector('#sweeps tr[data-kind=messages] .removed').textContent`))
-	require.Equal(t, []string{"Idempotency keys", "Messages", "Blocked copies", "Delivery attempts"},
+	require.Equal(t, "1", eval[string](t, b, `document.querySelector('#sweeps tr[data-kind=audit_events] .removed').textContent`))
+	require.Equal(t, []string{"Idempotency keys", "Messages", "Blocked copies", "Delivery attempts", "Audit events (months dropped)"},
 		eval[[]string](t, b, `[...document.querySelectorAll('#sweeps tbody th')].map(th => th.textContent)`))
 	b.snapshot(t, "retention-global")
 
@@ -76,7 +80,7 @@ func TestBrowserRetention(t *testing.T) {
 	b.signIn(t, site.url, "/admin/retention", site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
 	require.Equal(t, []string{"acme"}, eval[[]string](t, b, `[...document.querySelectorAll('#tenant-retention tr[data-tenant]')].map(r => r.dataset.tenant)`))
 	require.Zero(t, eval[int](t, b, `document.querySelectorAll('#sweeps .removed').length`))
-	require.Equal(t, 4, eval[int](t, b, `document.querySelectorAll('#sweeps tbody tr').length`))
+	require.Equal(t, 5, eval[int](t, b, `document.querySelectorAll('#sweeps tbody tr').length`))
 	b.snapshot(t, "retention-tenant")
 
 	// A swept message's page tells why it may be gone.
