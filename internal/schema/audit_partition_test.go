@@ -229,3 +229,57 @@ func TestAuditEventsPartitionedInPlace(t *testing.T) {
 		require.Equal(t, action, older.Events[0].Action)
 	}
 }
+
+// Migrations 015 and 014 go down as well: the partitions' rows, those of
+// months added since included, are copied back into one table, which takes
+// its ids on from the last; and up again the same rows are partitioned anew.
+func TestAuditEventsPartitioningMigratesDownAndUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
+	sqlDB := stdlib.OpenDBFromPool(pool)
+	defer sqlDB.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations.FS, goose.WithGoMigrations(migrations.Go...))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 13)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, auditTrail)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, auditTrailMessages, 100)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, auditTrailEvents, 1000, 100)
+	require.NoError(t, err)
+	before := digest(t, pool)
+	down := func() {
+		t.Helper()
+		_, err := p.DownTo(ctx, 13)
+		require.NoError(t, err)
+		require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM pg_class WHERE relname = 'audit_events' AND relkind = 'r'`))
+	}
+
+	_, err = p.UpTo(ctx, 15)
+	require.NoError(t, err)
+	down()
+	require.Equal(t, before, digest(t, pool))
+	_, err = p.UpTo(ctx, 15)
+	require.NoError(t, err)
+	require.Equal(t, before, digest(t, pool))
+
+	// A month added after the migration, with an event in it.
+	var legacyEnd time.Time
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (regexp_match(pg_get_expr(relpartbound, oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz
+		FROM pg_class WHERE relname = 'audit_events_legacy'`).Scan(&legacyEnd))
+	_, err = auditpartition.Maintain(ctx, pool, time.Now(), 0)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO audit_events (action, actor, created_at) VALUES ('user.created', 'cli', $1)`,
+		legacyEnd.Add(time.Hour))
+	require.NoError(t, err)
+	after := digest(t, pool)
+	require.Equal(t, before.events+1, after.events)
+	down()
+	require.Equal(t, after, digest(t, pool))
+	var last, next int64
+	require.NoError(t, pool.QueryRow(ctx, `SELECT max(id) FROM audit_events`).Scan(&last))
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO audit_events (action, actor) VALUES ('user.created', 'cli') RETURNING id`).Scan(&next))
+	require.Equal(t, last+1, next, "the ids go on")
+}
