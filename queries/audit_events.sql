@@ -12,18 +12,13 @@ SELECT count(*) FROM audit_events WHERE tenant_id = @tenant_id AND action = @act
 -- tenant-scoped user never sees another tenant's events, nor events outside
 -- any tenant. Run it with custom plans (see internal/audit) so that the
 -- planner drops the unused filters and walks the one index that fits the rest.
--- An event outlives the message it names (RETENTION_MESSAGES is shorter
--- than RETENTION_AUDIT_EVENTS): message_kept says whether that message is
--- still stored, one primary-key lookup per row of the page.
 -- name: AuditEventList :many
 SELECT e.id, e.created_at, e.action, e.actor, e.tenant_id, e.message_id, e.match_key, e.details,
-       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
-       (m.id IS NOT NULL)::boolean AS message_kept
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM audit_events e
 LEFT JOIN tenants t ON t.id = e.tenant_id
 LEFT JOIN environments env ON env.id = e.environment_id
 LEFT JOIN message_types mt ON mt.id = e.message_type_id
-LEFT JOIN messages m ON m.id = e.message_id AND m.tenant_id = e.tenant_id
 WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
   AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
   AND (sqlc.narg(action)::text IS NULL OR e.action = sqlc.narg(action))

@@ -343,3 +343,13 @@ WITH doomed AS (
 )
 SELECT (SELECT count(*) FROM gone) AS messages,
        (SELECT count(*) FROM (SELECT id FROM kept_against UNION SELECT id FROM released_as) c) AS blocked_copies;
+
+-- MessageIDsStored says which of some messages are still stored, for the
+-- rows of the audit log: an event outlives the message it names
+-- (RETENTION_MESSAGES is shorter than RETENTION_AUDIT_EVENTS). A query of
+-- its own, along messages_pkey, rather than a join in the list query, whose
+-- planning a join to messages would double.
+-- name: MessageIDsStored :many
+SELECT m.id FROM messages m
+WHERE m.id = ANY(@ids::bigint[])
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));

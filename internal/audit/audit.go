@@ -112,7 +112,32 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if err := s.addCopies(ctx, scope, page.Events); err != nil {
 		return Page{}, err
 	}
+	if err := s.markExpiredMessages(ctx, scope, page.Events); err != nil {
+		return Page{}, err
+	}
 	return page, nil
+}
+
+// markExpiredMessages marks the events whose message is no longer stored,
+// in one query for the page.
+func (s *Service) markExpiredMessages(ctx context.Context, scope auth.Scope, events []Event) error {
+	var ids []int64
+	for _, e := range events {
+		if e.MessageID != 0 {
+			ids = append(ids, e.MessageID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	stored, err := s.q.MessageIDsStored(ctx, db.MessageIDsStoredParams{Ids: ids, ScopeTenantID: scope.TenantFilter()})
+	if err != nil {
+		return fmt.Errorf("find the messages of audit events: %w", err)
+	}
+	for i := range events {
+		events[i].MessageExpired = events[i].MessageID != 0 && !slices.Contains(stored, events[i].MessageID)
+	}
+	return nil
 }
 
 // addCopies links the blocked duplicates with changed content among events
@@ -206,7 +231,6 @@ func event(r db.AuditEventListRow) (Event, error) {
 	}
 	if r.MessageID != nil {
 		e.MessageID = *r.MessageID
-		e.MessageExpired = !r.MessageKept
 	}
 	var err error
 	switch r.Action {

@@ -58,13 +58,11 @@ func (q *Queries) AuditEventInsert(ctx context.Context, arg AuditEventInsertPara
 
 const auditEventList = `-- name: AuditEventList :many
 SELECT e.id, e.created_at, e.action, e.actor, e.tenant_id, e.message_id, e.match_key, e.details,
-       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
-       (m.id IS NOT NULL)::boolean AS message_kept
+       t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM audit_events e
 LEFT JOIN tenants t ON t.id = e.tenant_id
 LEFT JOIN environments env ON env.id = e.environment_id
 LEFT JOIN message_types mt ON mt.id = e.message_type_id
-LEFT JOIN messages m ON m.id = e.message_id AND m.tenant_id = e.tenant_id
 WHERE ($1::bigint IS NULL OR e.tenant_id = $1)
   AND ($2::bigint IS NULL OR e.tenant_id = $2)
   AND ($3::text IS NULL OR e.action = $3)
@@ -110,7 +108,6 @@ type AuditEventListRow struct {
 	TenantSlug      *string
 	EnvironmentSlug *string
 	MessageTypeCode *string
-	MessageKept     bool
 }
 
 // AuditEventList is a page of the admin's audit log, newest first, keyset
@@ -120,9 +117,6 @@ type AuditEventListRow struct {
 // tenant-scoped user never sees another tenant's events, nor events outside
 // any tenant. Run it with custom plans (see internal/audit) so that the
 // planner drops the unused filters and walks the one index that fits the rest.
-// An event outlives the message it names (RETENTION_MESSAGES is shorter
-// than RETENTION_AUDIT_EVENTS): message_kept says whether that message is
-// still stored, one primary-key lookup per row of the page.
 func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) ([]AuditEventListRow, error) {
 	rows, err := q.db.Query(ctx, auditEventList,
 		arg.ScopeTenantID,
@@ -158,7 +152,6 @@ func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) 
 			&i.TenantSlug,
 			&i.EnvironmentSlug,
 			&i.MessageTypeCode,
-			&i.MessageKept,
 		); err != nil {
 			return nil, err
 		}

@@ -260,6 +260,42 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 	return i, err
 }
 
+const messageIDsStored = `-- name: MessageIDsStored :many
+SELECT m.id FROM messages m
+WHERE m.id = ANY($1::bigint[])
+  AND ($2::bigint IS NULL OR m.tenant_id = $2)
+`
+
+type MessageIDsStoredParams struct {
+	Ids           []int64
+	ScopeTenantID *int64
+}
+
+// MessageIDsStored says which of some messages are still stored, for the
+// rows of the audit log: an event outlives the message it names
+// (RETENTION_MESSAGES is shorter than RETENTION_AUDIT_EVENTS). A query of
+// its own, along messages_pkey, rather than a join in the list query, whose
+// planning a join to messages would double.
+func (q *Queries) MessageIDsStored(ctx context.Context, arg MessageIDsStoredParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageIDsStored, arg.Ids, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageInsert = `-- name: MessageInsert :one
 WITH inserted AS (
     INSERT INTO messages (
