@@ -12,7 +12,7 @@
 -- (RETENTION_MESSAGES) long before the events about it
 -- (RETENTION_AUDIT_EVENTS), and the audit log shows such an event without
 -- its message.
-ALTER TABLE audit_events DROP CONSTRAINT audit_events_tenant_id_message_id_fkey;
+ALTER TABLE audit_events DROP CONSTRAINT IF EXISTS audit_events_tenant_id_message_id_fkey;
 
 -- A foreign key into a partitioned table references a unique key that holds
 -- the partition key, so a blocked copy now names its event by (created_at,
