@@ -40,7 +40,6 @@ out=bin/bench-admin
 url_base="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 export DATABASE_URL="$url_base"
 export EDIHUB_PASSWORD=bench-admin-password
-psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
 step() { printf '\n== %s\n' "$*" >&2; }
 
 step "build"
@@ -52,8 +51,7 @@ go build -o bin/edihub-load ./cmd/edihub-load
 filled="$(psql_db -d "$db" -c "SELECT messages || ' ' || audit_events FROM bench_fill" 2>/dev/null || true)"
 if [ "$filled" != "$messages $audit_events" ] || [ -n "${BENCH_ADMIN_REFILL:-}" ]; then
   step "fill $db: $messages messages, $audit_events audit events (minutes)"
-  psql_db -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-  psql_db -d postgres -c "CREATE DATABASE $db"
+  fresh_database "$db"
   bin/edihub migrate 2>/dev/null
   psql -h "$pg_host" -p "$pg_port" -U postgres -d "$db" -q -v messages="$messages" -v audit_events="$audit_events" \
     -f scripts/bench/admin-fill.sql >"$out/fill.log"
@@ -72,26 +70,15 @@ fi
 bin/edihub migrate 2>/dev/null
 
 step "server; the traffic rollup catches up"
-server_pid=""
-start_server() { # log file, database URL
-  # Retention off: the fill's year would otherwise be swept while the
-  # pages are timed, and the sweep's statements would be timed with them.
-  LISTEN_ADDR=127.0.0.1:0 DATABASE_URL="$2" RETENTION_MESSAGES=off RETENTION_AUDIT_EVENTS=off \
-    RETENTION_BLOCKED_COPIES=off RETENTION_DELIVERY_ATTEMPTS=off bin/edihub serve 2>"$1" &
-  server_pid=$!
-  url="http://$(edihub_address "$1")" || exit 1
-}
-stop_server() {
-  kill -TERM "$server_pid"
-  wait "$server_pid" || true
-  server_pid=""
-}
-trap '[ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
+# Retention off: the fill's year would otherwise be swept while the pages
+# are timed, and the sweep's statements would be timed with them.
+retention_off=(RETENTION_MESSAGES=off RETENTION_AUDIT_EVENTS=off RETENTION_BLOCKED_COPIES=off RETENTION_DELIVERY_ATTEMPTS=off)
+trap stop_server_quietly EXIT
 # Every run times the rollup of the whole year from scratch.
 psql_db -d "$db" -c "TRUNCATE traffic_messages_hourly, traffic_blocked_hourly" \
   -c "UPDATE traffic_rollup_state SET rolled_up_to = '-infinity'"
 rollup_start="$(date +%s.%N)"
-start_server "$out/server.log" "$url_base"
+start_server "$out/server.log" DATABASE_URL="$url_base" "${retention_off[@]}"
 # The rollup leaves the last ADMIN_REQUEST_TIMEOUT (60 s) to the next step.
 until [ "$(psql_db -d "$db" -c "SELECT rolled_up_to > now() - interval '3 minutes' FROM traffic_rollup_state")" = t ]; do
   sleep 1
@@ -124,7 +111,7 @@ stop_server
 if [ -r "$pg_log" ]; then
   step "plans: each page once more with auto_explain, from $pg_log"
   explain_url="$url_base&options=$(printf %s '-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c auto_explain.log_analyze=on -c auto_explain.log_buffers=on' | jq -sRr @uri)"
-  start_server "$out/server-explain.log" "$explain_url"
+  start_server "$out/server-explain.log" DATABASE_URL="$explain_url" "${retention_off[@]}"
   for user in global acme; do
     bin/edihub-load admin -url "$url" -email "$user@bench.example" -password "$EDIHUB_PASSWORD" -user "$user" \
       -pages "$out/pages-$user.txt" -explain-log "$pg_log" -explain-db "$db" >>"$out/plans.jsonl" 2>/dev/null

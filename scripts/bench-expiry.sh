@@ -33,7 +33,6 @@ warmup="${EXPIRY_WARMUP:-2s}"
 export SWEEP_BATCH_SIZE="${SWEEP_BATCH_SIZE:-1000}"
 out=bin/bench-expiry
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
-psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
 step() { printf '\n== %s\n' "$*" >&2; }
 expired() { psql_db -d "$db" -c "SELECT count(*) FROM messages WHERE received_at < now() - interval '100 days'"; }
 
@@ -44,13 +43,8 @@ go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
 step "database $db on $pg_host:$pg_port"
-psql_db -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-psql_db -d postgres -c "CREATE DATABASE $db"
-bin/edihub migrate 2>/dev/null
-bin/edihub tenant create bench >/dev/null
-bin/edihub env create --tenant bench production >/dev/null
-api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
-bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' >/dev/null
+fresh_database "$db"
+bench_tenant
 
 step "$rows expired messages"
 time psql_db -d "$db" <<SQL
@@ -69,20 +63,7 @@ SELECT tenant_id, id, docnum FROM messages;
 CHECKPOINT;
 SQL
 
-server_pid=""
-start_server() { # log file, then environment assignments
-  local log="$1"
-  shift
-  env "$@" LISTEN_ADDR=127.0.0.1:0 bin/edihub serve 2>"$log" &
-  server_pid=$!
-  url="http://$(edihub_address "$log")" || exit 1
-}
-stop_server() {
-  kill -TERM "$server_pid"
-  wait "$server_pid" || true
-  server_pid=""
-}
-trap '[ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
+trap stop_server_quietly EXIT
 load() {
   bin/edihub-load run -url "$url" -key "$api_key" -mix new -clients "$clients" -rate "$rate" \
     -warmup "$warmup" -duration "$duration" -server-pid "$server_pid"

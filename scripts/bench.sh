@@ -53,7 +53,6 @@ export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 # Debian keeps pgbench out of PATH, beside initdb.
 pgbench="$(pg_bindir)/pgbench"
 [ -x "$pgbench" ] || { echo "pgbench not found: install PostgreSQL's server binaries" >&2; exit 1; }
-psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
 seconds() { echo "${1%s}"; }
 
 step() { printf '\n== %s\n' "$*" >&2; }
@@ -65,28 +64,12 @@ go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
 step "database $db on $pg_host:$pg_port"
-psql_db -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-psql_db -d postgres -c "CREATE DATABASE $db"
-bin/edihub migrate 2>/dev/null
-bin/edihub tenant create bench >/dev/null
-bin/edihub env create --tenant bench production >/dev/null
-api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
-mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
+fresh_database "$db"
+bench_tenant
 read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
   "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
 
-server_pid=""
-start_server() { # log file
-  LISTEN_ADDR=127.0.0.1:0 bin/edihub serve 2>"$1" &
-  server_pid=$!
-  url="http://$(edihub_address "$1")" || exit 1
-}
-stop_server() {
-  kill -TERM "$server_pid"
-  wait "$server_pid" || true
-  server_pid=""
-}
-trap '[ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true' EXIT
+trap stop_server_quietly EXIT
 
 step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"
 start_server "$out/server.log"

@@ -38,3 +38,46 @@ edihub_address() {
   cat "$1" >&2
   return 1
 }
+
+# psql_db runs psql as postgres on $pg_host:$pg_port (127.0.0.1:5432 when
+# unset), quietly, unaligned, stopping at the first error.
+psql_db() { psql -h "${pg_host:-127.0.0.1}" -p "${pg_port:-5432}" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
+
+# fresh_database drops database $1 if it exists and creates it empty.
+fresh_database() {
+  psql_db -d postgres -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)"
+  psql_db -d postgres -c "CREATE DATABASE $1"
+}
+
+# bench_tenant migrates the database DATABASE_URL names and gives it the
+# tenant bench with the environment production, an API key (into api_key)
+# and the type ORDERS05 keyed by its order number (its id into mt_id): what
+# the benchmarks send their load to.
+bench_tenant() {
+  bin/edihub migrate 2>/dev/null
+  bin/edihub tenant create bench >/dev/null
+  bin/edihub env create --tenant bench production >/dev/null
+  api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
+  mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
+}
+
+# start_server starts `edihub serve` on a free local port, logging to file
+# $1, with the environment assignments that follow (NAME=value ...); it
+# sets server_pid and url once the server answers. stop_server stops it
+# and waits; stop_server_quietly is for an EXIT trap.
+server_pid=""
+start_server() {
+  local log="$1"
+  shift
+  env "$@" LISTEN_ADDR=127.0.0.1:0 bin/edihub serve 2>"$log" &
+  server_pid=$!
+  url="http://$(edihub_address "$log")" || exit 1
+}
+stop_server() {
+  kill -TERM "$server_pid"
+  wait "$server_pid" || true
+  server_pid=""
+}
+stop_server_quietly() {
+  [ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true
+}

@@ -48,28 +48,21 @@ as_postgres "$bin/pg_ctl" -D "$pg_data" -l "$out/postgres.log" -w -o "-p $port -
   -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements \
   -c autovacuum=on -c shared_buffers=512MB -c max_connections=200 -c pg_stat_statements.track=all" start >/dev/null
 
-server_pid=""
 cleanup() {
-  [ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true
+  stop_server_quietly
   as_postgres "$bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 
-psql_db() { psql -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
+pg_port="$port"
 psql_db -d postgres -c "CREATE DATABASE edihub"
 psql_db -d edihub -c "CREATE EXTENSION pg_stat_statements"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$port/edihub?sslmode=disable"
-bin/edihub migrate 2>/dev/null
-bin/edihub tenant create bench >/dev/null
-bin/edihub env create --tenant bench production >/dev/null
-api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
-bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' >/dev/null
+bench_tenant
 
 step "edihub with PROFILING=true"
 metrics_addr="127.0.0.1:$((port + 1))"
-LISTEN_ADDR=127.0.0.1:0 METRICS_ADDR="$metrics_addr" PROFILING=true bin/edihub serve 2>"$out/server.log" &
-server_pid=$!
-addr="$(edihub_address "$out/server.log")"
+start_server "$out/server.log" METRICS_ADDR="$metrics_addr" PROFILING=true
 
 # One row a mix: name, then edihub-load's flags.
 mixes=(
@@ -123,7 +116,7 @@ for row in "${mixes[@]}"; do
   (sleep "${warmup%s}" && curl -fsS "http://$metrics_addr/debug/pprof/profile?seconds=$seconds" \
     -o "$out/cpu-$name.pprof") &
   profiler=$!
-  bin/edihub-load run -url "http://$addr" -key "$api_key" "${flags[@]}" -clients "$clients" \
+  bin/edihub-load run -url "$url" -key "$api_key" "${flags[@]}" -clients "$clients" \
     -warmup "$warmup" -duration "$duration" -payload-size "$payload_size" >"$out/load-$name.json"
   wait "$profiler"
   curl -fsS "http://$metrics_addr/debug/pprof/allocs" -o "$out/allocs-$name.pprof"

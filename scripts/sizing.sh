@@ -14,18 +14,17 @@ set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+. scripts/lib.sh
 
 pg_host="${PGHOST:-127.0.0.1}"
 pg_port="${PGPORT:-5432}"
 db=edihub_sizing
 n="${SIZING_ROWS:-100000}"
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
-psql_db() { psql -h "$pg_host" -p "$pg_port" -U postgres -v ON_ERROR_STOP=1 -qtA "$@"; }
 
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
-psql_db -d postgres -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
-psql_db -d postgres -c "CREATE DATABASE $db"
+fresh_database "$db"
 bin/edihub migrate 2>/dev/null
 bin/edihub tenant create sizing >/dev/null
 bin/edihub env create --tenant sizing production >/dev/null
