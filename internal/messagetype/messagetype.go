@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/lefia/edihub/internal/apperr"
@@ -27,6 +28,12 @@ const MaxCodeLength = 64
 
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// reservedCodes are the message_type labels the metrics give requests of
+// no single configured type (metrics.UnknownMessageType and
+// metrics.MixedMessageTypes): a type of that code would be counted
+// together with them.
+var reservedCodes = []string{"unknown", "mixed"}
+
 // ValidateCode checks a message type code such as ORDERS05. The answer
 // repeats the code only when it is short enough to read.
 func ValidateCode(code string) error {
@@ -37,6 +44,10 @@ func ValidateCode(code string) error {
 		}
 		return apperr.New(apperr.Invalid, "invalid-field",
 			"message type code%s is not valid: use 1 to %d letters, digits, '_', '.' or '-'", shown, MaxCodeLength)
+	}
+	if slices.Contains(reservedCodes, code) {
+		return apperr.New(apperr.Invalid, "invalid-field",
+			"message type code %q is reserved: the metrics use it for requests of no single configured type", code)
 	}
 	return nil
 }

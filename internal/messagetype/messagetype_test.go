@@ -64,6 +64,9 @@ func TestValidateCode(t *testing.T) {
 	require.Error(t, ValidateCode(""))
 	require.Error(t, ValidateCode("ORDERS 05"))
 	require.Error(t, ValidateCode("<script>"))
+	require.ErrorContains(t, ValidateCode("mixed"), "reserved")
+	require.ErrorContains(t, ValidateCode("unknown"), "reserved")
+	require.NoError(t, ValidateCode("UNKNOWN"), "codes are case-sensitive, and so are labels")
 }
 
 func TestPathProblemsReportsEachPath(t *testing.T) {
