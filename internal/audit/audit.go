@@ -51,8 +51,9 @@ type Event struct {
 	// longer.
 	MessageExpired bool
 	MatchKey       string
-	Duplicate      *Duplicate                  // set for message.duplicate_blocked events
-	Released       *auditevent.ReleasedDetails // set for message.duplicate_released events
+	Duplicate      *Duplicate                   // set for message.duplicate_blocked events
+	Released       *auditevent.ReleasedDetails  // set for message.duplicate_released events
+	Dismissed      *auditevent.DismissedDetails // set for message.duplicate_dismissed events
 	// Fields are the details of any other event, by name, for the table.
 	Fields []Field
 }
@@ -240,6 +241,9 @@ func event(r db.AuditEventListRow) (Event, error) {
 	case auditevent.DuplicateReleased:
 		e.Released = &auditevent.ReleasedDetails{}
 		err = json.Unmarshal(r.Details, e.Released)
+	case auditevent.DuplicateDismissed:
+		e.Dismissed = &auditevent.DismissedDetails{}
+		err = json.Unmarshal(r.Details, e.Dismissed)
 	default:
 		e.Fields, err = fields(r.Details)
 	}

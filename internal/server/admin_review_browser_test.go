@@ -90,6 +90,11 @@ func TestBrowserReviewQueueDismiss(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`tr.event`)),
 	)
 	require.Contains(t, eval[string](t, b, `document.querySelector('tr.event').textContent`), "repeat output with a new date only")
+	require.Equal(t, fmt.Sprintf("/admin/blocked/%d", site.copyID), eval[string](t, b, `document.querySelector('tr.event a.copy').getAttribute('href')`),
+		"the dismissal links to the copy it left blocked")
+	require.True(t, eval[bool](t, b, `document.querySelector('tr.event a.original') !== null`))
+	b.requireFitsWidth(t)
+	b.screenshot(t, "admin_audit_dismissed")
 	require.Zero(t, b.dialogs.Load())
 
 	// Another tenant's admin.
