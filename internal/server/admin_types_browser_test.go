@@ -39,6 +39,8 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin/message-types", email)
+	b.requireFitsWidth(t)
+	b.screenshot(t, "admin_message_types")
 	b.do(t,
 		chromedp.Click(chromedp.CSS(`tr.type[data-tenant="acme"] a.edit-type`)),
 		chromedp.WaitVisible(chromedp.CSS(`#preview-fingerprint`)),
