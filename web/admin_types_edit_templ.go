@@ -1786,7 +1786,7 @@ func impactReport(im typeeditor.Impact) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						var templ_7745c5c3_Var78 = []any{"impact-path", templ.KV("unmatched", path.Of > 0 && path.Matched == 0)}
+						var templ_7745c5c3_Var78 = []any{"impact-path", templ.KV("unmatched", path.Unmatched())}
 						templ_7745c5c3_Err = templ.RenderCSSItems(ctx, templ_7745c5c3_ElementWriter, templ_7745c5c3_Var78...)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

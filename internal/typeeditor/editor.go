@@ -32,7 +32,7 @@ func (ed Editor) Unmatched(i int) (PathShare, bool) {
 		return PathShare{}, false
 	}
 	p := ed.Impact.Paths[i]
-	return p, p.Of > 0 && p.Matched == 0
+	return p, p.Unmatched()
 }
 
 // Editor works out the page of form f for type t (nil: a new type) as u

@@ -46,7 +46,7 @@ type Impact struct {
 func (im Impact) Unmatched() []PathShare {
 	var list []PathShare
 	for _, p := range im.Paths {
-		if p.Of > 0 && p.Matched == 0 {
+		if p.Unmatched() {
 			list = append(list, p)
 		}
 	}
@@ -76,6 +76,10 @@ type PathShare struct {
 	Matched int // messages where the value was present, not null and not ""
 	Of      int // messages whose values could be read
 }
+
+// Unmatched reports whether the path had no value in any replayed message
+// whose values could be read: a misspelt path, most likely.
+func (p PathShare) Unmatched() bool { return p.Of > 0 && p.Matched == 0 }
 
 // sampled is one replayed message.
 type sampled struct {
