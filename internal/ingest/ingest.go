@@ -38,6 +38,9 @@ type Service struct {
 	// payload: sixteen 5 MiB messages canonicalised side by side would hold
 	// sixteen such buffers instead of two.
 	canonicalising chan struct{}
+	// group commits single messages decided by fingerprint in shared
+	// transactions (see groupcommit.go); nil when that is turned off.
+	group *committer
 }
 
 // Deliveries writes the deliveries of new messages, in the transaction
@@ -47,9 +50,46 @@ type Deliveries interface {
 }
 
 // New returns a Service; keyTTL is how long an Idempotency-Key is kept, and
-// deliveries writes the deliveries of every message it stores.
-func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries) *Service {
-	return &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
+// deliveries writes the deliveries of every message it stores. Group
+// commit is on, with DefaultGroupLanes lanes, unless an option says
+// otherwise.
+func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts ...Option) *Service {
+	s := &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.lanes > 0 {
+		s.group = &committer{s: s, lanes: o.lanes, observe: o.observe}
+	}
+	return s
+}
+
+// Option changes a default of New.
+type Option func(*options)
+
+type options struct {
+	lanes   int
+	observe func(size int, failed bool)
+}
+
+// DefaultGroupLanes is how many group transactions may be in flight at
+// once by default (docs/performance.md, "Group commit", has the
+// measurements behind it).
+const DefaultGroupLanes = 2
+
+// WithGroupLanes sets how many group transactions may be in flight at
+// once; 0 turns group commit off, so that every single message has a
+// transaction of its own.
+func WithGroupLanes(lanes int) Option {
+	return func(o *options) { o.lanes = lanes }
+}
+
+// WithGroupObserver has observe told of every group committed: its size,
+// and whether its transaction failed, leaving each member to be decided
+// alone.
+func WithGroupObserver(observe func(size int, failed bool)) Option {
+	return func(o *options) { o.observe = observe }
 }
 
 // ContentKeyPrefix starts the idempotency key of a request whose key is its
@@ -213,13 +253,22 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
-	if m.IdempotencyKey != "" {
+	switch {
+	case m.IdempotencyKey != "":
 		res, err = s.receiveWithKey(ctx, m)
-	} else {
-		res, err = s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
+	case s.group != nil && m.fingerprint != nil:
+		res, err = s.group.receive(ctx, m)
+	default:
+		res, err = s.receiveAlone(ctx, m)
 	}
 	res.MessageType = m.MessageType.Code
 	return res, err
+}
+
+// receiveAlone decides m, which carries no Idempotency-Key, in a
+// transaction of its own.
+func (s *Service) receiveAlone(ctx context.Context, m message) (Result, error) {
+	return s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
 }
 
 // prepare loads the message type and does the CPU work (canonical form,
