@@ -57,6 +57,12 @@ type Config struct {
 	// browsers send them over HTTPS only. edihub itself serves plain HTTP
 	// (TLS ends at a proxy in front of it), so it cannot tell on its own.
 	CookieSecure bool
+	// GroupCommitOff gives every single message a transaction of its own;
+	// otherwise single messages decided by fingerprint that arrive while a
+	// transaction is in flight share the next one, in at most
+	// GroupCommitLanes transactions at once (0: ingest's default).
+	GroupCommitOff   bool
+	GroupCommitLanes int
 	// Delivery holds the settings of the delivery workers.
 	Delivery Delivery
 	// Retention is how long each kind of stored data is kept.
@@ -123,6 +129,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if cfg.Profiling && cfg.MetricsAddr == "" {
 		errs = append(errs, errors.New("PROFILING=true needs METRICS_ADDR: the profiles are served on that listener, never on the API's"))
 	}
+	cfg.GroupCommitOff, cfg.GroupCommitLanes = groupCommit(getenv, &errs)
 	cfg.Delivery = delivery(getenv, &errs)
 	cfg.Retention = retention(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
@@ -152,6 +159,28 @@ func delivery(getenv func(string) string, errs *[]error) Delivery {
 	}
 	d.Egress = policy
 	return d
+}
+
+// maxGroupCommitLanes bounds GROUP_COMMIT: more lanes than the pool has
+// connections would only queue for them.
+const maxGroupCommitLanes = 64
+
+// groupCommit reads GROUP_COMMIT: on (the default lanes), off, or a number
+// of lanes.
+func groupCommit(getenv func(string) string, errs *[]error) (off bool, lanes int) {
+	switch v := getenv("GROUP_COMMIT"); v {
+	case "", "on":
+		return false, 0
+	case "off":
+		return true, 0
+	default:
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxGroupCommitLanes {
+			*errs = append(*errs, fmt.Errorf("GROUP_COMMIT=%q: want on, off or a number of lanes from 1 to %d", v, maxGroupCommitLanes))
+			return false, 0
+		}
+		return false, n
+	}
 }
 
 func retention(getenv func(string) string, errs *[]error) Retention {

@@ -69,6 +69,13 @@ type Metrics struct {
 	// large posts arrive faster than the server can store them.
 	BodyBytesInProcess prometheus.Gauge
 	BodiesWaiting      prometheus.Gauge
+	// IngestGroupSize is how many single messages each group commit
+	// decided in one transaction, and IngestGroupFallbacks counts the
+	// groups whose transaction failed, so that each member was decided
+	// again alone: groups of one mean little concurrency, and fallbacks
+	// that keep coming mean a member that fails every time it is tried.
+	IngestGroupSize      prometheus.Histogram
+	IngestGroupFallbacks prometheus.Counter
 }
 
 // New creates the metrics and registers the pool's statistics, the Go
@@ -118,9 +125,18 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_request_bodies_waiting",
 			Help: "API requests waiting, unread, for room under MAX_BODY_BYTES_IN_PROCESS.",
 		}),
+		IngestGroupSize: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "edihub_ingest_group_size",
+			Help:    "Single messages decided together in one group commit transaction.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 100},
+		}),
+		IngestGroupFallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_ingest_group_fallbacks_total",
+			Help: "Group commit transactions that failed, after which each of their messages was decided alone.",
+		}),
 	}
 	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
-		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, newPoolCollector(pool), newDeliveryQueueCollector(pool),
+		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, m.IngestGroupSize, m.IngestGroupFallbacks, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -129,6 +145,15 @@ func New(pool *pgxpool.Pool) *Metrics {
 // Handler serves the metrics in the Prometheus exposition format.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// ObserveGroup counts one group commit of size messages, and whether its
+// transaction failed.
+func (m *Metrics) ObserveGroup(size int, failed bool) {
+	m.IngestGroupSize.Observe(float64(size))
+	if failed {
+		m.IngestGroupFallbacks.Inc()
+	}
 }
 
 // ObserveDelivery counts one delivery attempt.

@@ -87,7 +87,6 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		cfg:     cfg,
 		pool:    pool,
 		log:     log,
-		ingest:  ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries),
 		senders: sender.New(pool),
 		echo:    echo.New(),
 		now:     time.Now,
@@ -111,6 +110,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	if s.metrics == nil {
 		s.metrics = metrics.New(pool)
 	}
+	s.ingest = ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries, groupCommitOptions(cfg, s.metrics)...)
 	s.bodies = newBodyBudget(cfg.MaxBodyBytesInProcess, s.metrics)
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
@@ -118,6 +118,18 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	s.echo.IPExtractor = clientAddress(cfg.TrustedProxies)
 	s.routes()
 	return s
+}
+
+// groupCommitOptions are the ingest options GROUP_COMMIT asks for, with
+// each group's size counted in m.
+func groupCommitOptions(cfg config.Config, m *metrics.Metrics) []ingest.Option {
+	switch {
+	case cfg.GroupCommitOff:
+		return []ingest.Option{ingest.WithGroupLanes(0)}
+	case cfg.GroupCommitLanes > 0:
+		return []ingest.Option{ingest.WithGroupLanes(cfg.GroupCommitLanes), ingest.WithGroupObserver(m.ObserveGroup)}
+	}
+	return []ingest.Option{ingest.WithGroupObserver(m.ObserveGroup)}
 }
 
 // clientAddress tells who sent a request: the peer's own address, unless
