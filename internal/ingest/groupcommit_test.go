@@ -1,0 +1,355 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/testfactory"
+)
+
+// groupSite is a tenant with an order type keyed by the order id, a
+// second type whose row a test can lock to hold a transaction up, and an
+// ingest service with one group lane, so that the requests a test sends
+// while that lane is held form the next group together.
+type groupSite struct {
+	pool          *pgxpool.Pool
+	in            *ingest.Service
+	tenant, env   int64
+	orders, gated db.MessageType
+
+	mu     sync.Mutex
+	groups []observedGroup
+}
+
+type observedGroup struct {
+	size   int
+	failed bool
+}
+
+func newGroupSite(t *testing.T) *groupSite {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+	s := &groupSite{pool: pool, tenant: tenant.ID, env: env.ID,
+		orders: testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}}),
+		gated:  testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "GATED", Fields: []string{"id"}}),
+	}
+	s.in = ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(1),
+		ingest.WithGroupObserver(func(size int, failed bool) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.groups = append(s.groups, observedGroup{size, failed})
+		}))
+	return s
+}
+
+func (s *groupSite) req(mt db.MessageType, payload string) ingest.Request {
+	return ingest.Request{
+		TenantID: s.tenant, EnvironmentID: s.env, MessageType: mt, Payload: []byte(payload),
+		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+	}
+}
+
+// answer is what Receive returned.
+type answer struct {
+	res ingest.Result
+	err error
+}
+
+func (s *groupSite) send(ctx context.Context, req ingest.Request) <-chan answer {
+	done := make(chan answer, 1)
+	go func() {
+		res, err := s.in.Receive(ctx, req)
+		done <- answer{res, err}
+	}()
+	return done
+}
+
+// hold locks message type mt's row until the returned function is called:
+// a transaction storing a message of that type waits for it at its
+// foreign key check, holding its lane.
+func (s *groupSite) hold(t *testing.T, mt db.MessageType) (release func()) {
+	t.Helper()
+	tx, err := s.pool.Begin(context.Background())
+	require.NoError(t, err)
+	_, err = tx.Exec(context.Background(), `SELECT FROM message_types WHERE id = $1 FOR UPDATE`, mt.ID)
+	require.NoError(t, err)
+	var once sync.Once
+	release = func() { once.Do(func() { require.NoError(t, tx.Rollback(context.Background())) }) }
+	t.Cleanup(release)
+	return release
+}
+
+// waitForLockWaits waits until n statements of this database wait for a lock.
+func (s *groupSite) waitForLockWaits(t *testing.T, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		return pgtest.Count(t, s.pool, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`) >= n
+	}, 10*time.Second, 5*time.Millisecond)
+}
+
+// group sends reqs while the only lane is held by a message of the gated
+// type, lets the lane go once all of them wait, and returns their answers
+// in the order of reqs; they are then decided as one group (of those whose
+// context is still live). ctxs, when given, are the requests' contexts.
+func (s *groupSite) group(t *testing.T, reqs []ingest.Request, ctxs ...context.Context) []answer {
+	t.Helper()
+	release := s.hold(t, s.gated)
+	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
+	s.waitForLockWaits(t, 1)
+	pending := make([]<-chan answer, len(reqs))
+	for i, req := range reqs {
+		ctx := context.Background()
+		if i < len(ctxs) {
+			ctx = ctxs[i]
+		}
+		pending[i] = s.send(ctx, req)
+	}
+	require.Eventually(t, func() bool { return ingest.Waiting(s.in) == len(reqs) }, 10*time.Second, time.Millisecond)
+	release()
+	require.NoError(t, (<-leader).err)
+	answers := make([]answer, len(reqs))
+	for i, p := range pending {
+		answers[i] = <-p
+	}
+	return answers
+}
+
+func (s *groupSite) observed() []observedGroup {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]observedGroup(nil), s.groups...)
+}
+
+func (s *groupSite) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	return pgtest.Count(t, s.pool, query, args...)
+}
+
+// When the shared transaction fails, no member is answered with its
+// failure: each is decided again alone, so the one bad member fails by
+// itself and every other one is stored, once.
+func TestGroupCommitIsolatesAFailingMember(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// bad returns a request that fails in any transaction.
+		bad func(t *testing.T, s *groupSite) ingest.Request
+	}{
+		{"its statement fails: its tenant has no such message type", func(t *testing.T, s *groupSite) ingest.Request {
+			// As if the type had been deleted since the request read it
+			// (audit events keep a type from being deleted in a test): the
+			// message's foreign key to its tenant's types fails.
+			testfactory.Tenant(t, s.pool, &testfactory.TenantOpts{Slug: "elsewhere"})
+			foreign := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Tenant: "elsewhere", Fields: []string{"id"}})
+			return s.req(foreign, `{"id": "bad"}`)
+		}},
+		{"the commit fails: a deferred constraint refuses it", func(t *testing.T, s *groupSite) ingest.Request {
+			_, err := s.pool.Exec(context.Background(), `
+				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					IF NEW.payload->>'id' = 'poison' THEN RAISE EXCEPTION 'poisoned message'; END IF;
+					RETURN NULL;
+				END $$;
+				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON messages
+					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
+			require.NoError(t, err)
+			return s.req(s.orders, `{"id": "poison"}`)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newGroupSite(t)
+			const good = 20
+			var reqs []ingest.Request
+			for i := range good {
+				reqs = append(reqs, s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+			}
+			bad := good / 2
+			reqs = append(reqs[:bad], append([]ingest.Request{tc.bad(t, s)}, reqs[bad:]...)...)
+
+			answers := s.group(t, reqs)
+			require.Contains(t, s.observed(), observedGroup{size: good + 1, failed: true}, "the members shared a transaction, which failed")
+			for i, a := range answers {
+				if i == bad {
+					require.Error(t, a.err, "the bad member fails")
+					continue
+				}
+				require.NoError(t, a.err, "member %d", i)
+				require.Equal(t, ingest.Created, a.res.Outcome, "member %d", i)
+			}
+			require.Equal(t, good, s.count(t, `SELECT count(*) FROM messages WHERE message_type_id = $1`, s.orders.ID))
+			require.Equal(t, good, s.count(t, `SELECT count(DISTINCT payload->>'id') FROM messages WHERE message_type_id = $1`, s.orders.ID))
+			require.Zero(t, s.count(t, `SELECT count(*) FROM messages WHERE payload->>'id' IN ('bad', 'poison')`))
+			require.Zero(t, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+		})
+	}
+}
+
+// Two copies in one group are one stored message and one blocked duplicate
+// with its audit event, as one after the other would be; the same order in
+// another tenant, in the same group, is that tenant's own new message.
+func TestGroupCommitDecidesCopiesAndTenantsAsAlone(t *testing.T) {
+	t.Parallel()
+	s := newGroupSite(t)
+	other, otherEnv := testfactory.TenantWithEnvironment(t, s.pool, "globex")
+	otherOrders := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Tenant: other.Slug, Fields: []string{"id"}})
+	otherReq := s.req(otherOrders, `{"id": "A"}`)
+	otherReq.TenantID, otherReq.EnvironmentID = other.ID, otherEnv.ID
+
+	answers := s.group(t, []ingest.Request{
+		s.req(s.orders, `{"id": "A"}`), s.req(s.orders, `{"id": "B"}`), otherReq,
+		s.req(s.orders, `{"id": "A", "note": "changed"}`), s.req(s.orders, `{"id": "A"}`),
+	})
+	require.Contains(t, s.observed(), observedGroup{size: 5})
+	for _, a := range answers {
+		require.NoError(t, a.err)
+	}
+	// The group decides in arrival order, which the test does not fix:
+	// one of the three copies of A is stored and names the other two.
+	created, blocked := 0, 0
+	var holder int64
+	for _, i := range []int{0, 3, 4} {
+		switch answers[i].res.Outcome {
+		case ingest.Created:
+			created++
+			holder = answers[i].res.MessageID
+		case ingest.DuplicateFingerprint:
+			blocked++
+		}
+	}
+	require.Equal(t, 1, created)
+	require.Equal(t, 2, blocked)
+	for _, i := range []int{0, 3, 4} {
+		require.Equal(t, holder, answers[i].res.MessageID)
+	}
+	require.Equal(t, ingest.Created, answers[1].res.Outcome)
+	require.Equal(t, ingest.Created, answers[2].res.Outcome, "the other tenant's A is its own")
+	require.NotEqual(t, holder, answers[2].res.MessageID)
+
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM messages WHERE tenant_id = $1 AND message_type_id = $2`, s.tenant, s.orders.ID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE tenant_id = $1 AND id = $2`, other.ID, answers[2].res.MessageID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE tenant_id = $1`, other.ID))
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM audit_events
+		WHERE action = 'message.duplicate_blocked' AND tenant_id = $1 AND message_id = $2`, s.tenant, holder))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked' AND tenant_id = $1`, other.ID))
+}
+
+// A member whose client left before its group started is left out; one
+// whose client leaves while its group commits cancels nothing: the others,
+// and its own message, are stored.
+func TestGroupCommitOutlivesItsMembersClients(t *testing.T) {
+	t.Parallel()
+	s := newGroupSite(t)
+	// The group's first member is of a type of its own, whose row the test
+	// locks so that the group's transaction waits until that member's
+	// client has left.
+	held := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Code: "HELD", Fields: []string{"id"}})
+	reqs := []ingest.Request{s.req(held, `{"id": "leaves during"}`), s.req(s.orders, `{"id": "left before"}`)}
+	for i := range 10 {
+		reqs = append(reqs, s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+	}
+	leaving, leaveDuring := context.WithCancel(context.Background())
+	defer leaveDuring()
+	left, leaveBefore := context.WithCancel(context.Background())
+	defer leaveBefore()
+	ctxs := []context.Context{leaving, left}
+
+	release := s.hold(t, s.gated)
+	gate := s.hold(t, held)
+	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
+	s.waitForLockWaits(t, 1)
+	pending := make([]<-chan answer, len(reqs))
+	for i, req := range reqs {
+		ctx := context.Background()
+		if i < len(ctxs) {
+			ctx = ctxs[i]
+		}
+		pending[i] = s.send(ctx, req)
+	}
+	require.Eventually(t, func() bool { return ingest.Waiting(s.in) == len(reqs) }, 10*time.Second, time.Millisecond)
+	leaveBefore()
+	release()
+	require.NoError(t, (<-leader).err)
+	s.waitForLockWaits(t, 1) // the group, at the held type's row
+	leaveDuring()
+	time.Sleep(50 * time.Millisecond) // a group on the member's context would be cancelled by now
+	gate()
+
+	first := <-pending[0]
+	require.NoError(t, first.err, "the member whose client left during the commit was stored all the same")
+	require.Equal(t, ingest.Created, first.res.Outcome)
+	require.ErrorIs(t, (<-pending[1]).err, context.Canceled)
+	for i, p := range pending[2:] {
+		a := <-p
+		require.NoError(t, a.err, "member %d", i+2)
+		require.Equal(t, ingest.Created, a.res.Outcome)
+	}
+	require.Contains(t, s.observed(), observedGroup{size: len(reqs) - 1})
+	require.Zero(t, s.count(t, `SELECT count(*) FROM messages WHERE payload->>'id' = 'left before'`))
+	require.Equal(t, len(reqs), s.count(t, `SELECT count(*) FROM messages`), "the leader and every member but the one that left before")
+}
+
+// Many single messages at once, half of them copies of one order, through
+// several lanes and with group commit off: each order is stored exactly
+// once, every copy is blocked with its audit event, and nothing waits for
+// ever on another group.
+func TestGroupCommitUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, lanes := range []int{0, 1, 2, 4} {
+		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.Pool(t)
+			tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+			mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}})
+			in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(lanes))
+			const distinct, copies = 100, 100
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			outcomes := make(chan ingest.Outcome, distinct+copies)
+			errs := make(chan error, distinct+copies)
+			for i := range distinct + copies {
+				id := fmt.Sprintf("order-%d", i)
+				if i >= distinct {
+					id = "the copied order"
+				}
+				wg.Go(func() {
+					<-start
+					res, err := in.Receive(context.Background(), ingest.Request{
+						TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: fmt.Appendf(nil, `{"id": %q}`, id),
+						Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+					})
+					errs <- err
+					outcomes <- res.Outcome
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			close(outcomes)
+			for err := range errs {
+				require.NoError(t, err)
+			}
+			n := map[ingest.Outcome]int{}
+			for o := range outcomes {
+				n[o]++
+			}
+			require.Equal(t, map[ingest.Outcome]int{ingest.Created: distinct + 1, ingest.DuplicateFingerprint: copies - 1}, n)
+			require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
+			require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(DISTINCT fingerprint) FROM messages`))
+			require.Equal(t, copies-1, pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
+				WHERE action = 'message.duplicate_blocked' AND message_id = (SELECT id FROM messages WHERE payload->>'id' = 'the copied order')`))
+		})
+	}
+}
