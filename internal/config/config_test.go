@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -127,4 +128,21 @@ func TestRetention(t *testing.T) {
 	require.ErrorContains(t, err, "RETENTION_BLOCKED_COPIES (60d) must not be longer than RETENTION_AUDIT_EVENTS (30d)")
 	_, err = Load(env(map[string]string{"RETENTION_AUDIT_EVENTS": "30d", "RETENTION_BLOCKED_COPIES": "off"}))
 	require.ErrorContains(t, err, "RETENTION_BLOCKED_COPIES (off)")
+}
+
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[string]struct {
+		off   bool
+		lanes int
+	}{"": {}, "on": {}, "off": {off: true}, "3": {lanes: 3}, "64": {lanes: 64}} {
+		cfg, err := Load(env(map[string]string{"GROUP_COMMIT": v}))
+		require.NoError(t, err, v)
+		require.Equal(t, want.off, cfg.GroupCommitOff, v)
+		require.Equal(t, want.lanes, cfg.GroupCommitLanes, v)
+	}
+	for _, v := range []string{"0", "65", "true", "-1"} {
+		_, err := Load(env(map[string]string{"GROUP_COMMIT": v}))
+		require.ErrorContains(t, err, fmt.Sprintf("GROUP_COMMIT=%q: want on, off or a number of lanes from 1 to 64", v))
+	}
 }
