@@ -107,6 +107,21 @@ func (s *groupSite) group(t *testing.T, reqs []ingest.Request, ctxs ...context.C
 	t.Helper()
 	release := s.hold(t, s.gated)
 	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
+	pending := s.queue(t, reqs, ctxs...)
+	release()
+	require.NoError(t, (<-leader).err)
+	answers := make([]answer, len(reqs))
+	for i, p := range pending {
+		answers[i] = <-p
+	}
+	return answers
+}
+
+// queue sends reqs, once the lane's transaction waits for a lock, and
+// returns when all of them wait for the next group. ctxs, when given, are
+// the requests' contexts.
+func (s *groupSite) queue(t *testing.T, reqs []ingest.Request, ctxs ...context.Context) []<-chan answer {
+	t.Helper()
 	s.waitForLockWaits(t, 1)
 	pending := make([]<-chan answer, len(reqs))
 	for i, req := range reqs {
@@ -117,13 +132,7 @@ func (s *groupSite) group(t *testing.T, reqs []ingest.Request, ctxs ...context.C
 		pending[i] = s.send(ctx, req)
 	}
 	require.Eventually(t, func() bool { return ingest.Waiting(s.in) == len(reqs) }, 10*time.Second, time.Millisecond)
-	release()
-	require.NoError(t, (<-leader).err)
-	answers := make([]answer, len(reqs))
-	for i, p := range pending {
-		answers[i] = <-p
-	}
-	return answers
+	return pending
 }
 
 func (s *groupSite) observed() []observedGroup {
@@ -264,21 +273,11 @@ func TestGroupCommitOutlivesItsMembersClients(t *testing.T) {
 	defer leaveDuring()
 	left, leaveBefore := context.WithCancel(context.Background())
 	defer leaveBefore()
-	ctxs := []context.Context{leaving, left}
 
 	release := s.hold(t, s.gated)
 	gate := s.hold(t, held)
 	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
-	s.waitForLockWaits(t, 1)
-	pending := make([]<-chan answer, len(reqs))
-	for i, req := range reqs {
-		ctx := context.Background()
-		if i < len(ctxs) {
-			ctx = ctxs[i]
-		}
-		pending[i] = s.send(ctx, req)
-	}
-	require.Eventually(t, func() bool { return ingest.Waiting(s.in) == len(reqs) }, 10*time.Second, time.Millisecond)
+	pending := s.queue(t, reqs, leaving, left)
 	leaveBefore()
 	release()
 	require.NoError(t, (<-leader).err)
