@@ -101,13 +101,12 @@ func (s *groupSite) waitForLockWaits(t *testing.T, n int) {
 
 // group sends reqs while the only lane is held by a message of the gated
 // type, lets the lane go once all of them wait, and returns their answers
-// in the order of reqs; they are then decided as one group (of those whose
-// context is still live). ctxs, when given, are the requests' contexts.
-func (s *groupSite) group(t *testing.T, reqs []ingest.Request, ctxs ...context.Context) []answer {
+// in the order of reqs; they are then decided as one group.
+func (s *groupSite) group(t *testing.T, reqs []ingest.Request) []answer {
 	t.Helper()
 	release := s.hold(t, s.gated)
 	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
-	pending := s.queue(t, reqs, ctxs...)
+	pending := s.queue(t, reqs)
 	release()
 	require.NoError(t, (<-leader).err)
 	answers := make([]answer, len(reqs))
