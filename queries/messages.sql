@@ -92,6 +92,138 @@ FROM (VALUES (1)) AS one (x)
 LEFT JOIN inserted i ON true
 LEFT JOIN holder h ON true;
 
+-- MessageStoreOrBlockAll is MessageStoreOrBlock for several messages at
+-- once, one row of each parameter array per message (unnest, in order):
+-- one statement decides a whole pipeline of a batch or packet, with the
+-- same decision and the same rows for each message as MessageStoreOrBlock
+-- run for each in turn. The statement sees one snapshot, and its CTEs do
+-- not see the rows it inserts, so a message repeating an earlier one of the
+-- same call (tenant, environment and fingerprint) is settled here: only the
+-- first of them is offered to the insert, and each later one is judged
+-- against the row that then holds the fingerprint, the one inserted now or
+-- the one the snapshot sees, as a statement of its own would have judged it.
+-- The partial unique index still settles concurrent inserts. A message whose
+-- holder the snapshot does not see (committed meanwhile), or whose holder is
+-- outside its window, gets neither inserted_id nor an event, as from
+-- MessageStoreOrBlock, and the caller decides it alone. The events of the
+-- blocked messages take their ids from audit_events' sequence first, in the
+-- messages' order, so that each changed copy names its own event although
+-- several copies may block against one holder. Array elements cannot be
+-- NULL here (sqlc passes Go slices of values), so the nullable columns are
+-- sent as a value that no message has: '' for no docnum, the nil UUID for
+-- no integration, 0 for no packet position and size; received_bytes is NULL
+-- for a nil slice. key_values are all messages' values in one array, each
+-- with the ordinal (1 for the first message) of its message in key_ords.
+-- name: MessageStoreOrBlockAll :many
+WITH arg AS (
+    SELECT u.ord,
+           (@tenant_ids::bigint[])[u.ord] AS tenant_id,
+           (@environment_ids::bigint[])[u.ord] AS environment_id,
+           (@message_type_ids::bigint[])[u.ord] AS message_type_id,
+           (@docnums::text[])[u.ord] AS docnum,
+           (@payloads::json[])[u.ord] AS payload,
+           (@content_hashes::bytea[])[u.ord] AS content_hash,
+           (@shape_hashes::bytea[])[u.ord] AS shape_hash,
+           (@fingerprints::text[])[u.ord] AS fingerprint,
+           (@source_endpoints::text[])[u.ord] AS source_endpoint,
+           (@integration_ids::uuid[])[u.ord] AS integration_id,
+           (@remote_addrs::text[])[u.ord] AS remote_addr,
+           (@actors::text[])[u.ord] AS actor,
+           (@content_types::text[])[u.ord] AS content_type,
+           (@received_bytes::bytea[])[u.ord] AS received_bytes,
+           (@packet_positions::int[])[u.ord] AS packet_position,
+           (@packet_sizes::int[])[u.ord] AS packet_size,
+           (@window_hours::int[])[u.ord] AS window_hours,
+           (@details::jsonb[])[u.ord] AS details,
+           (@senders::jsonb[])[u.ord] AS sender
+    FROM generate_subscripts(@tenant_ids::bigint[], 1) AS u (ord)
+), input AS (
+    SELECT a.*,
+           row_number() OVER (PARTITION BY a.tenant_id, a.environment_id, a.fingerprint ORDER BY a.ord) = 1 AS offered,
+           (SELECT array_agg((@key_values::text[])[k] ORDER BY k)
+            FROM generate_subscripts(@key_ords::int[], 1) AS k
+            WHERE (@key_ords::int[])[k] = a.ord) AS key_values
+    FROM arg a
+), inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size, shape_hash
+    )
+    SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
+           i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
+           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           nullif(i.shape_hash, i.content_hash)
+    FROM input i
+    WHERE i.offered
+    ORDER BY i.ord
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at, tenant_id, environment_id, fingerprint, docnum, content_hash, shape_hash
+), judged AS (
+    SELECT i.*, n.id IS NOT NULL AND i.offered AS stored,
+           coalesce(n.id, h.id) AS holder_id, coalesce(n.docnum, h.docnum) AS holder_docnum,
+           coalesce(n.received_at, h.received_at) AS holder_received_at,
+           coalesce(n.received_at, h.received_at) > now() - make_interval(hours => i.window_hours) AS within_window,
+           CASE WHEN coalesce(n.content_hash, h.content_hash) = i.content_hash THEN 'identical'
+                WHEN coalesce(n.shape_hash, n.content_hash, h.shape_hash, h.content_hash) = i.shape_hash THEN 'shape_only'
+                ELSE 'changed' END AS content
+    FROM input i
+    LEFT JOIN inserted n
+           ON n.tenant_id = i.tenant_id AND n.environment_id = i.environment_id AND n.fingerprint = i.fingerprint
+    LEFT JOIN LATERAL (
+        SELECT m.id, m.docnum, m.received_at, m.content_hash, m.shape_hash
+        FROM messages m
+        WHERE m.tenant_id = i.tenant_id AND m.environment_id = i.environment_id AND m.fingerprint = i.fingerprint
+          AND n.id IS NULL
+    ) h ON true
+), event AS (
+    SELECT j.ord, nextval(pg_get_serial_sequence('audit_events', 'id')) AS id
+    FROM judged j
+    WHERE NOT j.stored AND j.within_window
+    ORDER BY j.ord
+), blocked AS (
+    INSERT INTO audit_events (id, tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    OVERRIDING SYSTEM VALUE
+    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, @action, j.actor, j.fingerprint,
+           j.details || jsonb_build_object(
+               'original', jsonb_build_object('id', j.holder_id, 'docnum', j.holder_docnum),
+               'content', j.content)
+    FROM event e
+    JOIN judged j ON j.ord = e.ord
+    ORDER BY e.id
+    RETURNING id, created_at
+), kept AS (
+    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
+                                original_message_id, docnum, payload, content_hash, sender,
+                                content_type, received_bytes, packet_position, packet_size, key_values)
+    SELECT j.tenant_id, j.environment_id, j.message_type_id, b.id, b.created_at,
+           j.holder_id, nullif(j.docnum, ''), j.payload, j.content_hash, j.sender,
+           j.content_type, j.received_bytes, nullif(j.packet_position, 0), nullif(j.packet_size, 0), j.key_values
+    FROM blocked b
+    JOIN event e ON e.id = b.id
+    JOIN judged j ON j.ord = e.ord
+    WHERE j.content = 'changed'
+    ORDER BY j.ord
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT j.tenant_id, j.holder_id, v
+    FROM judged j, unnest(j.key_values) v
+    WHERE j.stored
+), stored AS (
+    SELECT j.ord, j.holder_id::bigint AS id, j.holder_received_at::timestamptz AS received_at
+    FROM judged j WHERE j.stored
+), held AS (
+    SELECT j.ord, j.holder_id::bigint AS id, j.holder_docnum::text AS docnum,
+           j.holder_received_at::timestamptz AS received_at, j.within_window::boolean AS within_window
+    FROM judged j WHERE NOT j.stored AND j.holder_id IS NOT NULL
+)
+SELECT s.id AS inserted_id, s.received_at AS inserted_at,
+       h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
+FROM judged j
+LEFT JOIN stored s ON s.ord = j.ord
+LEFT JOIN held h ON h.ord = j.ord
+ORDER BY j.ord;
+
 -- MessageClaimLocks takes, until the transaction ends, an advisory lock on
 -- each claim a batch is about to make (fingerprints and idempotency keys,
 -- hashed to bigints by the caller), in the order given. Batches that sort

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
@@ -91,28 +93,55 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 	return rows, nil
 }
 
-// storeOrBlockPipeline runs MessageStoreOrBlock for each of ms in one
-// pipeline and puts the answers in rows.
+// storeOrBlockPipeline decides all of ms with one MessageStoreOrBlockAll
+// statement and puts the answers in rows, in order.
 func storeOrBlockPipeline(ctx context.Context, q *db.Queries, ms []message, rows []db.MessageStoreOrBlockRow) error {
-	params := make([]db.MessageStoreOrBlockParams, len(ms))
+	answers, err := q.MessageStoreOrBlockAll(ctx, storeOrBlockAllParams(ms))
+	if err != nil {
+		return fmt.Errorf("store messages: %w", err)
+	}
+	if len(answers) != len(ms) {
+		return fmt.Errorf("store messages: %d answers for %d messages", len(answers), len(ms))
+	}
+	for i, a := range answers {
+		rows[i] = db.MessageStoreOrBlockRow(a)
+	}
+	return nil
+}
+
+// storeOrBlockAllParams lays ms out as MessageStoreOrBlockAll's arrays, one
+// element per message, with the values that stand for NULL there.
+func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
+	n := len(ms)
+	p := db.MessageStoreOrBlockAllParams{
+		TenantIds: make([]int64, n), EnvironmentIds: make([]int64, n), MessageTypeIds: make([]int64, n),
+		Docnums: make([]string, n), Payloads: make([][]byte, n), ContentHashes: make([][]byte, n),
+		ShapeHashes: make([][]byte, n), Fingerprints: make([]string, n), SourceEndpoints: make([]string, n),
+		IntegrationIds: make([]uuid.UUID, n), RemoteAddrs: make([]string, n), Actors: make([]string, n),
+		ContentTypes: make([]string, n), ReceivedBytes: make([][]byte, n), PacketPositions: make([]int32, n),
+		PacketSizes: make([]int32, n), WindowHours: make([]int32, n), Details: make([][]byte, n),
+		Senders: make([][]byte, n), Action: auditevent.DuplicateBlocked,
+	}
 	for i, m := range ms {
-		params[i] = db.MessageStoreOrBlockParams{
-			TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
-			Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ShapeHash: m.shapeHash[:],
-			Fingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
-			WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
-			Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
-			PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
+		p.TenantIds[i], p.EnvironmentIds[i], p.MessageTypeIds[i] = m.TenantID, m.EnvironmentID, m.MessageType.ID
+		p.Docnums[i] = m.Docnum // "" when m has none, as docnumOrNull says
+		p.Payloads[i], p.ContentHashes[i], p.ShapeHashes[i] = m.Payload, m.contentHash[:], m.shapeHash[:]
+		p.Fingerprints[i], p.SourceEndpoints[i] = *m.fingerprint, m.Source.Endpoint
+		if m.Source.IntegrationID != nil {
+			p.IntegrationIds[i] = *m.Source.IntegrationID
+		}
+		p.RemoteAddrs[i], p.Actors[i] = m.Source.RemoteAddr, m.Source.Actor
+		p.ContentTypes[i], p.ReceivedBytes[i] = m.stored.contentType, m.stored.bytes
+		if m.stored.packetPosition != nil {
+			p.PacketPositions[i], p.PacketSizes[i] = *m.stored.packetPosition, *m.stored.packetSize
+		}
+		p.WindowHours[i], p.Details[i], p.Senders[i] = m.windowHours, m.blocked, m.sender
+		for _, v := range m.keyValues {
+			p.KeyOrds = append(p.KeyOrds, int32(i+1))
+			p.KeyValues = append(p.KeyValues, v)
 		}
 	}
-	var firstErr error
-	q.MessageStoreOrBlock(ctx, params).QueryRow(func(i int, row db.MessageStoreOrBlockRow, err error) {
-		if err != nil && firstErr == nil {
-			firstErr = fmt.Errorf("store message: %w", err)
-		}
-		rows[i] = row
-	})
-	return firstErr
+	return p
 }
 
 // decided reads MessageStoreOrBlock's answer for m: stored, or blocked as
