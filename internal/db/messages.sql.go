@@ -976,6 +976,7 @@ WITH arg AS (
         FROM messages m
         WHERE m.tenant_id = i.tenant_id AND m.environment_id = i.environment_id AND m.fingerprint = i.fingerprint
           AND n.id IS NULL
+        OFFSET 0
     ) h ON true
 ), event AS (
     SELECT j.ord, nextval(pg_get_serial_sequence('audit_events', 'id')) AS id

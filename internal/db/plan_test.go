@@ -78,6 +78,7 @@ var hotStatements = []struct {
 	{"IntegrationSecretsCurrent", integrationSecretsCurrent, []lookup{{"integration_secrets", "integration_id"}}},
 	{"MessageInsert", messageInsert, nil},
 	{"MessageStoreOrBlock", messageStoreOrBlock, []lookup{{"messages", "fingerprint"}}},
+	{"MessageStoreOrBlockAll", messageStoreOrBlockAll, []lookup{{"messages", "fingerprint"}}},
 	{"MessageReleaseFingerprint", messageReleaseFingerprint, []lookup{{"messages", "id or fingerprint"}}},
 	{"MessageClaimLocks", messageClaimLocks, nil},
 	{"IdempotencyKeyClaimAndStore", idempotencyKeyClaimAndStore, nil},
