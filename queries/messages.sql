@@ -41,7 +41,7 @@ SELECT id, received_at FROM inserted;
 -- event, whose content says "identical" or "shape_only". A stored message's
 -- business key values go to message_keys, and its shape hash to shape_hash
 -- when it differs from its content hash.
--- name: MessageStoreOrBlock :batchone
+-- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,

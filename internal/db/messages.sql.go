@@ -915,6 +915,146 @@ func (q *Queries) MessageSearchPage(ctx context.Context, arg MessageSearchPagePa
 	return items, nil
 }
 
+const messageStoreOrBlock = `-- name: MessageStoreOrBlock :one
+WITH inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size, shape_hash
+    ) VALUES (
+        $1, $2, $3, $4, $5, $6,
+        $7, $7, $8, $9, $10,
+        $11, $12, $13, $14,
+        nullif($15::bytea, $6::bytea)
+    )
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT $1, inserted.id, v FROM inserted, unnest($16::text[]) v
+), holder AS (
+    SELECT m.id, m.docnum, m.received_at,
+           m.received_at > now() - make_interval(hours => $17::int) AS within_window,
+           CASE WHEN m.content_hash = $6::bytea THEN 'identical'
+                WHEN coalesce(m.shape_hash, m.content_hash) = $15::bytea THEN 'shape_only'
+                ELSE 'changed' END AS content
+    FROM messages m
+    WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
+      AND NOT EXISTS (SELECT FROM inserted)
+), blocked AS (
+    INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    SELECT $1, $2, $3, holder.id, $18, $19, $7,
+           $20::jsonb || jsonb_build_object(
+               'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
+               'content', holder.content)
+    FROM holder
+    WHERE holder.within_window
+    RETURNING id, created_at
+), kept AS (
+    INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
+                                original_message_id, docnum, payload, content_hash, sender,
+                                content_type, received_bytes, packet_position, packet_size, key_values)
+    SELECT $1, $2, $3, blocked.id, blocked.created_at,
+           holder.id, $4, $5, $6, $21::jsonb,
+           $11, $12, $13, $14, $16::text[]
+    FROM blocked, holder
+    WHERE holder.content = 'changed'
+)
+SELECT i.id AS inserted_id, i.received_at AS inserted_at,
+       h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
+FROM (VALUES (1)) AS one (x)
+LEFT JOIN inserted i ON true
+LEFT JOIN holder h ON true
+`
+
+type MessageStoreOrBlockParams struct {
+	TenantID       int64
+	EnvironmentID  int64
+	MessageTypeID  int64
+	Docnum         *string
+	Payload        []byte
+	ContentHash    []byte
+	Fingerprint    *string
+	SourceEndpoint string
+	IntegrationID  *uuid.UUID
+	RemoteAddr     string
+	ContentType    string
+	ReceivedBytes  []byte
+	PacketPosition *int32
+	PacketSize     *int32
+	ShapeHash      []byte
+	KeyValues      []string
+	WindowHours    int32
+	Action         string
+	Actor          string
+	Details        []byte
+	Sender         []byte
+}
+
+type MessageStoreOrBlockRow struct {
+	InsertedID       *int64
+	InsertedAt       *time.Time
+	HolderID         *int64
+	HolderDocnum     *string
+	HolderReceivedAt *time.Time
+	WithinWindow     *bool
+}
+
+// MessageStoreOrBlock is the whole fingerprint decision in one statement,
+// and so in one round trip and one transaction: it stores the message unless
+// another one holds its fingerprint; then it returns that holder and, when
+// the holder is inside the window (judged by the database clock now), writes
+// the message.duplicate_blocked audit event in the same statement. The
+// partial unique index settles concurrent inserts. A holder that committed
+// after this statement's snapshot was taken is not seen: then neither
+// inserted_id nor holder_id is set, and the caller runs the statement again.
+// details is the event's details object without "original" and "content",
+// which depend on the holder and are added here (see auditevent.BlockedDetails).
+// A blocked copy whose content differs from the holder's is kept in
+// blocked_copies with its sender, the form it arrived in and its key values,
+// beside its event, received when the event was created (the two name each
+// other by it: migration 015); an identical copy, or one that differs only in shape
+// (the same shape hash: a segment as an object in one and as a one-item
+// array in the other, see canon.ShapeHash), stores nothing more than the
+// event, whose content says "identical" or "shape_only". A stored message's
+// business key values go to message_keys, and its shape hash to shape_hash
+// when it differs from its content hash.
+func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
+	row := q.db.QueryRow(ctx, messageStoreOrBlock,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Docnum,
+		arg.Payload,
+		arg.ContentHash,
+		arg.Fingerprint,
+		arg.SourceEndpoint,
+		arg.IntegrationID,
+		arg.RemoteAddr,
+		arg.ContentType,
+		arg.ReceivedBytes,
+		arg.PacketPosition,
+		arg.PacketSize,
+		arg.ShapeHash,
+		arg.KeyValues,
+		arg.WindowHours,
+		arg.Action,
+		arg.Actor,
+		arg.Details,
+		arg.Sender,
+	)
+	var i MessageStoreOrBlockRow
+	err := row.Scan(
+		&i.InsertedID,
+		&i.InsertedAt,
+		&i.HolderID,
+		&i.HolderDocnum,
+		&i.HolderReceivedAt,
+		&i.WithinWindow,
+	)
+	return i, err
+}
+
 const messageStoreOrBlockAll = `-- name: MessageStoreOrBlockAll :many
 WITH arg AS (
     SELECT u.ord,

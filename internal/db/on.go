@@ -14,22 +14,13 @@ import (
 func On(conn DBTX) *Queries { return New(notFoundAsSentinel{conn}) }
 
 // notFoundAsSentinel is conn with the one driver error that means "no
-// row" replaced by ErrNotFound. Only a read of one row can report it, alone
-// (QueryRow) or in a batch (:batchone): Query returns an empty set and Exec
-// a count.
+// row" replaced by ErrNotFound. Only a read of one row (QueryRow) can
+// report it: Query returns an empty set and Exec a count.
 type notFoundAsSentinel struct{ DBTX }
 
 func (c notFoundAsSentinel) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	return notFoundRow{c.DBTX.QueryRow(ctx, sql, args...)}
 }
-
-func (c notFoundAsSentinel) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	return notFoundBatch{c.DBTX.SendBatch(ctx, b)}
-}
-
-type notFoundBatch struct{ pgx.BatchResults }
-
-func (b notFoundBatch) QueryRow() pgx.Row { return notFoundRow{b.BatchResults.QueryRow()} }
 
 type notFoundRow struct{ pgx.Row }
 

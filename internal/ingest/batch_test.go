@@ -64,15 +64,15 @@ func (s *batchSite) count(t *testing.T, query string) int {
 	return n
 }
 
-// A batch larger than one pipeline's bytes goes in several, in order, in
-// the one transaction: a copy in a later pipeline is the duplicate of its
+// A batch larger than one statement's bytes goes in several, in order, in
+// the one transaction: a copy in a later statement is the duplicate of its
 // original in an earlier one, and the results keep the batch's order.
-func TestBatchBeyondOnePipeline(t *testing.T) {
+func TestBatchBeyondOneStatement(t *testing.T) {
 	t.Parallel()
 	s := newBatchSite(t)
 	filler := strings.Repeat("x", 200<<10)
 	var payloads []string
-	for i := range 12 { // 2.4 MiB: three pipelines
+	for i := range 12 { // 2.4 MiB: three statements
 		payloads = append(payloads, fmt.Sprintf(`{"id": "%d", "filler": %q}`, i, filler))
 	}
 	payloads = append(payloads, payloads[0], fmt.Sprintf(`{"id": "11", "filler": %q}`, filler+"changed"))
@@ -271,7 +271,7 @@ func TestConcurrentBatchesWithRepeatsStoreEachMessageOnce(t *testing.T) {
 // A batch decides every message as the same messages sent one at a time
 // decide them: on random streams of repeats (identical, differing only in
 // shape, changed), of messages already stored and of one whose holder is
-// past its window, large enough to need several pipelines, the outcomes and
+// past its window, large enough to need several statements, the outcomes and
 // every row written (messages, their keys, audit events, blocked copies)
 // are the same, up to ids and the message type's id in fingerprints.
 func TestBatchAgreesWithOneAtATime(t *testing.T) {
@@ -359,9 +359,9 @@ func TestBatchAgreesWithOneAtATime(t *testing.T) {
 // by the key values of their messages, and events by the position of the
 // message they block, so that two databases compare. Ids themselves are
 // not compared: a batch decides a message whose holder is past its window
-// after the rest of its pipeline (as it did when each message was its own
-// statement), so that message and its event get later ids than one at a
-// time gives them.
+// alone, after the rest (as it did when each message was a statement of its
+// own, sent in one pipeline), so that message and its event get later ids
+// than one at a time gives them.
 func (s *batchSite) dump(t *testing.T, ids map[int64]string) []string {
 	t.Helper()
 	ctx := context.Background()

@@ -26,11 +26,11 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		return created(m, row.ID, row.ReceivedAt)
 	}
 	for range maxAttempts {
-		rows, err := storeOrBlock(ctx, q, []message{m})
+		row, err := q.MessageStoreOrBlock(ctx, storeOrBlockParams(m))
 		if err != nil {
-			return Result{}, err
+			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		res, again, err := decided(ctx, q, m, rows[0])
+		res, again, err := decided(ctx, q, m, row)
 		if !again {
 			return res, err
 		}
@@ -39,17 +39,22 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 }
 
 // receiveAllByFingerprint is receiveByFingerprint for every message of one
-// request, each of which has a fingerprint, in order: it sends all their
-// statements at once, so that a packet or batch of 100 costs one round trip
-// instead of 100. Statements run one after the other in the transaction,
-// each seeing what the earlier ones stored, so a message repeating an
-// earlier one of the request is blocked as its duplicate, as it would be
-// one at a time. A statement that must run again (see decided) changed
-// nothing, so running it again afterwards decides that message as if it
-// had come alone; only when a concurrent request releases an expired holder
-// in between can a later message of the request take the fingerprint first,
-// and then the earlier one is blocked as its duplicate: one of the two is
-// stored either way.
+// request, each of which has a fingerprint, in order: one statement
+// (MessageStoreOrBlockAll) decides up to statementBytes of them, so that
+// a packet or batch of 100 costs one statement and one round trip instead
+// of 100, with the decisions one message at a time would make: a message
+// repeating an earlier one of the request is blocked as its duplicate. A
+// message that must be decided again (see decided) changed nothing, so
+// deciding it alone afterwards decides it as if it had come alone; only
+// when a concurrent request releases an expired holder in between can a
+// later message of the request take the fingerprint first, and then the
+// earlier one is blocked as its duplicate: one of the two is stored either
+// way.
+//
+// A single message keeps MessageStoreOrBlock, the same decision for one
+// row: the set-based statement's extra steps (the arrays, the in-request
+// repeats, the event ids) cost one message more than they save
+// (docs/performance.md, "After: one statement per batch or packet").
 func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) ([]Result, error) {
 	rows, err := storeOrBlock(ctx, q, ms)
 	if err != nil {
@@ -69,23 +74,24 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) (
 	return results, nil
 }
 
-// pipelineBytes bounds the payload bytes of the statements one pipeline
-// sends: pgx holds every statement of a pipeline, encoded, until it is
-// sent, twice over, so a 10 MiB packet in one pipeline held 20 MiB more.
+// statementBytes bounds the payload bytes of one MessageStoreOrBlockAll
+// statement: pgx holds a statement's arguments, encoded, until it is sent,
+// twice over, so a 10 MiB packet in one statement would hold 20 MiB more.
 // A batch of a hundred 2 KiB messages still goes in one.
-const pipelineBytes = 1 << 20
+const statementBytes = 1 << 20
 
-// storeOrBlock runs MessageStoreOrBlock for each of ms, sent in pipelines
-// of up to pipelineBytes of payload.
+// storeOrBlock decides ms with one MessageStoreOrBlockAll statement for
+// each run of up to statementBytes of payload, in order; each statement
+// sees what the earlier ones stored.
 func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.MessageStoreOrBlockRow, error) {
 	rows := make([]db.MessageStoreOrBlockRow, len(ms))
 	for start := 0; start < len(ms); {
 		end, size := start+1, ms[start].size()
-		for end < len(ms) && size+ms[end].size() <= pipelineBytes {
+		for end < len(ms) && size+ms[end].size() <= statementBytes {
 			size += ms[end].size()
 			end++
 		}
-		if err := storeOrBlockPipeline(ctx, q, ms[start:end], rows[start:end]); err != nil {
+		if err := storeOrBlockAll(ctx, q, ms[start:end], rows[start:end]); err != nil {
 			return nil, err
 		}
 		start = end
@@ -93,9 +99,9 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 	return rows, nil
 }
 
-// storeOrBlockPipeline decides all of ms with one MessageStoreOrBlockAll
+// storeOrBlockAll decides all of ms with one MessageStoreOrBlockAll
 // statement and puts the answers in rows, in order.
-func storeOrBlockPipeline(ctx context.Context, q *db.Queries, ms []message, rows []db.MessageStoreOrBlockRow) error {
+func storeOrBlockAll(ctx context.Context, q *db.Queries, ms []message, rows []db.MessageStoreOrBlockRow) error {
 	answers, err := q.MessageStoreOrBlockAll(ctx, storeOrBlockAllParams(ms))
 	if err != nil {
 		return fmt.Errorf("store messages: %w", err)
@@ -144,7 +150,19 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 	return p
 }
 
-// decided reads MessageStoreOrBlock's answer for m: stored, or blocked as
+// storeOrBlockParams is MessageStoreOrBlock's parameters for m.
+func storeOrBlockParams(m message) db.MessageStoreOrBlockParams {
+	return db.MessageStoreOrBlockParams{
+		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
+		Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ShapeHash: m.shapeHash[:],
+		Fingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
+		WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
+		Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
+		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
+	}
+}
+
+// decided reads MessageStoreOrBlock's (or MessageStoreOrBlockAll's) answer for m: stored, or blocked as
 // a duplicate of the holder, or again when the statement must run again
 // (having changed nothing).
 func decided(ctx context.Context, q *db.Queries, m message, row db.MessageStoreOrBlockRow) (res Result, again bool, err error) {
