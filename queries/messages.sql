@@ -93,27 +93,33 @@ LEFT JOIN inserted i ON true
 LEFT JOIN holder h ON true;
 
 -- MessageStoreOrBlockAll is MessageStoreOrBlock for several messages at
--- once, one row of each parameter array per message (unnest, in order):
--- one statement decides a whole pipeline of a batch or packet, with the
--- same decision and the same rows for each message as MessageStoreOrBlock
--- run for each in turn. The statement sees one snapshot, and its CTEs do
--- not see the rows it inserts, so a message repeating an earlier one of the
--- same call (tenant, environment and fingerprint) is settled here: only the
--- first of them is offered to the insert, and each later one is judged
--- against the row that then holds the fingerprint, the one inserted now or
--- the one the snapshot sees, as a statement of its own would have judged it.
--- The partial unique index still settles concurrent inserts. A message whose
--- holder the snapshot does not see (committed meanwhile), or whose holder is
--- outside its window, gets neither inserted_id nor an event, as from
--- MessageStoreOrBlock, and the caller decides it alone. The events of the
--- blocked messages take their ids from audit_events' sequence first, in the
--- messages' order, so that each changed copy names its own event although
--- several copies may block against one holder. Array elements cannot be
+-- once, one element of each parameter array per message, in order: one
+-- statement decides a batch or packet (up to 1 MiB of its payload), with
+-- the same decision and the same rows for each message as
+-- MessageStoreOrBlock run for each in turn. The statement sees one
+-- snapshot, and its CTEs do not see the rows it inserts, so a message
+-- repeating an earlier one of the same call (tenant, environment and
+-- fingerprint) is settled here: only the first of them is offered to the
+-- insert, and each later one is judged against the row that then holds the
+-- fingerprint, the one inserted now or the one the snapshot sees, as a
+-- statement of its own would have judged it. The partial unique index still
+-- settles concurrent inserts. A message whose holder the snapshot does not
+-- see (committed meanwhile), or whose holder is outside its window, gets
+-- neither inserted_id nor an event, as from MessageStoreOrBlock, and the
+-- caller decides it alone. The events of the blocked messages take their
+-- ids from audit_events' sequence first, in the messages' order, so that
+-- each changed copy names its own event although several copies may block
+-- against one holder. The holder is looked up in a subquery kept apart by
+-- OFFSET 0, so that every plan probes uq_messages_fingerprint per message:
+-- joined directly, a generic plan made while messages was empty reads the
+-- whole table (docs/performance.md, "Plans"). Array elements cannot be
 -- NULL here (sqlc passes Go slices of values), so the nullable columns are
 -- sent as a value that no message has: '' for no docnum, the nil UUID for
--- no integration, 0 for no packet position and size; received_bytes is NULL
--- for a nil slice. key_values are all messages' values in one array, each
--- with the ordinal (1 for the first message) of its message in key_ords.
+-- no integration, 0 for no packet position and size; received_bytes is
+-- NULL for a nil slice. key_values are all messages' values in one array,
+-- each with the ordinal (1 for the first message) of its message in
+-- key_ords. The arrays are read by subscript, not unnest: sqlc knows no
+-- unnest of several arrays.
 -- name: MessageStoreOrBlockAll :many
 WITH arg AS (
     SELECT u.ord,
@@ -160,6 +166,9 @@ WITH arg AS (
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, fingerprint, docnum, content_hash, shape_hash
 ), judged AS (
+    -- Each message with the row it is judged against: its own when it was
+    -- inserted, the one inserted now for an earlier copy of it, else the
+    -- holder the snapshot sees (none when that committed meanwhile).
     SELECT i.*, n.id IS NOT NULL AND i.offered AS stored,
            coalesce(n.id, h.id) AS holder_id, coalesce(n.docnum, h.docnum) AS holder_docnum,
            coalesce(n.received_at, h.received_at) AS holder_received_at,
@@ -211,6 +220,8 @@ WITH arg AS (
     FROM judged j, unnest(j.key_values) v
     WHERE j.stored
 ), stored AS (
+    -- stored and held are the answer's two halves, joined to every
+    -- message below: the left joins are how sqlc knows they may be NULL.
     SELECT j.ord, j.holder_id::bigint AS id, j.holder_received_at::timestamptz AS received_at
     FROM judged j WHERE j.stored
 ), held AS (
