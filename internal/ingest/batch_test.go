@@ -131,25 +131,7 @@ func TestConcurrentBatchesStoreEachMessageOnce(t *testing.T) {
 	t.Parallel()
 	s := newBatchSite(t)
 	const batches, orders = 16, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, batches)
-	for i := range batches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := ingest.Batch{}
-			for _, n := range rand.Perm(orders) {
-				b.Items = append(b.Items, s.req(fmt.Sprintf(`{"id": "order-%d", "batch": %d}`, n, i)))
-			}
-			_, err := s.in.ReceiveBatch(context.Background(), b)
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	s.concurrentBatches(t, batches, orders, 1)
 	require.Equal(t, orders, s.count(t, `SELECT count(*) FROM messages`))
 	require.Equal(t, orders, s.count(t, `SELECT count(DISTINCT fingerprint) FROM messages`))
 	require.Equal(t, (batches-1)*orders, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
@@ -240,25 +222,7 @@ func TestConcurrentBatchesWithRepeatsStoreEachMessageOnce(t *testing.T) {
 	t.Parallel()
 	s := newBatchSite(t)
 	const batches, orders = 24, 15
-	var wg sync.WaitGroup
-	errs := make(chan error, batches)
-	for i := range batches {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := ingest.Batch{}
-			for _, n := range rand.Perm(2 * orders) {
-				b.Items = append(b.Items, s.req(fmt.Sprintf(`{"id": "order-%d", "batch": %d}`, n%orders, i)))
-			}
-			_, err := s.in.ReceiveBatch(context.Background(), b)
-			errs <- err
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
-	}
+	s.concurrentBatches(t, batches, orders, 2)
 	require.Equal(t, orders, s.count(t, `SELECT count(*) FROM messages`))
 	require.Equal(t, orders, s.count(t, `SELECT count(DISTINCT fingerprint) FROM messages`))
 	require.Equal(t, 2*batches*orders-orders, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
@@ -431,4 +395,30 @@ func (s *batchSite) dump(t *testing.T, ids map[int64]string) []string {
 	require.NoError(t, rows.Err())
 	slices.Sort(out)
 	return out
+}
+
+// concurrentBatches sends batches batches at once, each carrying orders
+// orders copies times over, in an order of its own; a copy's payload names
+// its batch, so copies of different batches differ.
+func (s *batchSite) concurrentBatches(t *testing.T, batches, orders, copies int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, batches)
+	for i := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := ingest.Batch{}
+			for _, n := range rand.Perm(copies * orders) {
+				b.Items = append(b.Items, s.req(fmt.Sprintf(`{"id": "order-%d", "batch": %d}`, n%orders, i)))
+			}
+			_, err := s.in.ReceiveBatch(context.Background(), b)
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }
