@@ -39,11 +39,12 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 }
 
 // receiveAllByFingerprint is receiveByFingerprint for every message of one
-// request, each of which has a fingerprint, in order: one statement
-// (MessageStoreOrBlockAll) decides up to statementBytes of them, so that
-// a packet or batch of 100 costs one statement and one round trip instead
-// of 100, with the decisions one message at a time would make: a message
-// repeating an earlier one of the request is blocked as its duplicate. A
+// request, or of one group of single requests (groupcommit.go), each of
+// which has a fingerprint, in order: one statement (MessageStoreOrBlockAll)
+// decides up to statementBytes of them, so that a packet or batch of 100
+// costs one statement and one round trip instead of 100, with the
+// decisions one message at a time would make: a message repeating an
+// earlier one is blocked as its duplicate. A
 // message that must be decided again (see decided) changed nothing, so
 // deciding it alone afterwards decides it as if it had come alone; only
 // when a concurrent request releases an expired holder in between can a
@@ -51,10 +52,11 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 // earlier one is blocked as its duplicate: one of the two is stored either
 // way.
 //
-// A single message keeps MessageStoreOrBlock, the same decision for one
-// row: the set-based statement's extra steps (the arrays, the in-request
-// repeats, the event ids) cost one message more than they save
-// (docs/performance.md, "After: one statement per batch or packet").
+// A message decided alone (a single request, a group of one, a message
+// decided again) keeps MessageStoreOrBlock, the same decision for one row:
+// the set-based statement's extra steps (the arrays, the repeats, the event
+// ids) cost one message more than they save (docs/performance.md, "After:
+// one statement per batch or packet").
 func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) ([]Result, error) {
 	rows, err := storeOrBlock(ctx, q, ms)
 	if err != nil {

@@ -31,22 +31,22 @@ import (
 //     lasts as long as the member who waits longest (groupTimeout when one
 //     has no deadline). A member who left before its group started is
 //     dropped from it.
-//   - Members are decided in arrival order by receiveAllByFingerprint, each
-//     statement seeing the earlier ones, so two copies in one group are one
-//     stored message and one blocked duplicate with its audit event, as one
-//     after the other. Every statement carries its member's own tenant and
+//   - Members are decided in arrival order by receiveAllByFingerprint, with
+//     the decisions one after the other would make, so two copies in one
+//     group are one stored message and one blocked duplicate with its audit
+//     event. Every member's row of the statement carries its own tenant and
 //     environment.
 //   - Groups running side by side take their claims' advisory locks in one
 //     sorted order first (claimLocks, as batches do), so they wait for each
 //     other rather than deadlock.
 
 // Bounds of one group: as many messages as the largest batch a bench
-// sends, and no more payload than one pipeline carries (pipelineBytes), so
-// that a group is one pipeline and holds no more memory than a batch. A
-// member larger than that is a group of its own.
+// sends, and no more payload than one statement carries (statementBytes),
+// so that a group is one statement and holds no more memory than a batch.
+// A member larger than that is a group of its own.
 const (
 	maxGroupMessages = 100
-	maxGroupBytes    = pipelineBytes
+	maxGroupBytes    = statementBytes
 )
 
 // groupTimeout bounds a group's transaction when one of its members has no
