@@ -14,11 +14,11 @@ WHERE key_hash = @key_hash AND (revoked_at IS NULL OR revoked_at > now());
 -- APIKeyGetWithMessageTypes finds a live key and, in the same round trip,
 -- every message type of its tenant, one row each (one row with NULL type
 -- columns when the tenant has none). receive-message authenticates before
--- it reads the body that names the type, and must read the type afresh for
--- every message (a changed window applies at once), so fetching a tenant's
--- few types with its key saves a round trip per message.
+-- it reads the body that names the type, so fetching a tenant's few types
+-- with its key saves a round trip; package sender keeps the answer for a
+-- few seconds (API_KEY_CACHE_TTL), never past the key's revoked_at.
 -- name: APIKeyGetWithMessageTypes :many
-SELECT k.id, k.tenant_id, k.environment_id,
+SELECT k.id, k.tenant_id, k.environment_id, k.revoked_at,
        mt.id AS message_type_id, mt.code AS message_type_code,
        mt.duplicate_key_fields, mt.duplicate_window_hours
 FROM api_keys k

@@ -31,7 +31,12 @@ type Config struct {
 	// believed; a client anywhere else is known by its own address.
 	TrustedProxies    []*net.IPNet
 	IdempotencyKeyTTL time.Duration
-	MaxBodyBytes      int64
+	// APIKeyCacheTTL is how long an API key's lookup (the key and its
+	// tenant's message types) is reused before it is read again; 0 reads
+	// it for every request. It bounds how long a change made outside this
+	// process may take to apply if the change notifications fail.
+	APIKeyCacheTTL time.Duration
+	MaxBodyBytes   int64
 	// MaxBodyBytesInProcess bounds the request bodies the API holds at once,
 	// by their announced length: a request whose body would pass it waits
 	// before reading, within its time limit. Each byte held costs about
@@ -111,6 +116,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	var errs []error
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
+	cfg.APIKeyCacheTTL = duration(getenv, "API_KEY_CACHE_TTL", 5*time.Second, true, &errs)
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
 	cfg.AdminRequestTimeout = positiveDuration(getenv, "ADMIN_REQUEST_TIMEOUT", 60*time.Second, &errs)
@@ -268,16 +274,26 @@ func boolean(getenv func(string) string, name string, errs *[]error) bool {
 }
 
 func positiveDuration(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
+	return duration(getenv, name, def, false, errs)
+}
+
+// duration reads a Go duration, which must be positive, or may be 0 (then
+// meaning none) when zeroAllowed.
+func duration(getenv func(string) string, name string, def time.Duration, zeroAllowed bool, errs *[]error) time.Duration {
 	v := getenv(name)
 	if v == "" {
 		return def
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d <= 0 {
+	switch {
+	case err == nil && (d > 0 || d == 0 && zeroAllowed):
+		return d
+	case zeroAllowed:
+		*errs = append(*errs, fmt.Errorf("%s=%q: want a Go duration such as 5s, or 0 for none", name, v))
+	default:
 		*errs = append(*errs, fmt.Errorf("%s=%q: want a positive Go duration such as 168h or 30s", name, v))
-		return def
 	}
-	return d
+	return def
 }
 
 // networks reads a comma-separated list of CIDR ranges; "none" means an

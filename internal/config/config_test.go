@@ -19,6 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultDatabaseURL, cfg.DatabaseURL)
 	require.Equal(t, ":8080", cfg.ListenAddr)
 	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
+	require.Equal(t, 5*time.Second, cfg.APIKeyCacheTTL)
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
 	require.Equal(t, int64(20<<20), cfg.MaxBodyBytesInProcess, "two bodies of the largest size")
 	require.Equal(t, "text", cfg.LogFormat)
@@ -38,8 +39,10 @@ func TestLoadValues(t *testing.T) {
 		"COOKIE_SECURE":       "true",
 		"METRICS_ADDR":        "127.0.0.1:9090",
 		"PROFILING":           "true",
+		"API_KEY_CACHE_TTL":   "0",
 	}))
 	require.NoError(t, err)
+	require.Zero(t, cfg.APIKeyCacheTTL, "0 turns the cache off")
 	require.True(t, cfg.Profiling)
 	require.Equal(t, "postgres://x@db/edihub", cfg.DatabaseURL)
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
@@ -68,9 +71,10 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"SWEEP_BATCH_SIZE":    "many",
 		"TRUSTED_PROXIES":     "10.0.0.0/8,proxy.internal",
 		"COOKIE_SECURE":       "yes please",
+		"API_KEY_CACHE_TTL":   "-1s",
 	}))
 	require.Error(t, err)
-	for _, name := range []string{"IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
+	for _, name := range []string{"API_KEY_CACHE_TTL", "IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -25,6 +25,13 @@ func UniqueViolation(err error) (constraint string, ok bool) {
 	return "", false
 }
 
+// IsForeignKeyViolation reports whether err is a foreign-key violation
+// (SQLSTATE 23503): a row refers to one that does not exist (any more).
+func IsForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
 // IsUnavailable reports whether err means the database could not be reached
 // or could not serve the request right now, as opposed to rejecting it. Such
 // failures are worth a retry by the client: the server answers 503.

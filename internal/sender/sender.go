@@ -7,9 +7,11 @@ package sender
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -21,10 +23,20 @@ import (
 // Service looks senders up.
 type Service struct {
 	pool *pgxpool.Pool
+	// callers remembers recent API key lookups; nil when API_KEY_CACHE_TTL
+	// is 0, and then every request looks its key up.
+	callers *callerCache
 }
 
-// New returns a Service reading from pool.
-func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+// New returns a Service reading from pool that keeps the answer of an API
+// key's lookup for cacheTTL (0: not at all).
+func New(pool *pgxpool.Pool, cacheTTL time.Duration) *Service {
+	s := &Service{pool: pool}
+	if cacheTTL > 0 {
+		s.callers = newCallerCache(cacheTTL)
+	}
+	return s
+}
 
 // ErrBadAPIKey answers a request whose API key is missing, malformed,
 // unknown or revoked: which of these it was is not said.
@@ -47,20 +59,62 @@ func (c Caller) Actor() string { return fmt.Sprintf("api_key:%d", c.APIKeyID) }
 type Typed struct {
 	Caller
 	types []db.MessageType
+	// reread looks the key up again, past the cache; nil when types were
+	// just read from the database.
+	reread func(context.Context) (Typed, error)
 }
 
-// MessageType is the tenant's type with code.
-func (t Typed) MessageType(code string) (db.MessageType, error) {
+// MessageType is the tenant's type with code. Types that came from the
+// cache may lack one created since by another process (`edihub
+// message-type create`, another replica): then the key and types are read
+// once more, past the cache, before code is called unknown, so that a new
+// type works at once everywhere. The error is then that of the lookup (a
+// revoked key, an unreachable database) if it failed.
+func (t *Typed) MessageType(ctx context.Context, code string) (db.MessageType, error) {
+	if mt, ok := t.find(code); ok {
+		return mt, nil
+	}
+	if t.reread != nil {
+		fresh, err := t.reread(ctx)
+		if err != nil {
+			return db.MessageType{}, err
+		}
+		*t = fresh
+		if mt, ok := t.find(code); ok {
+			return mt, nil
+		}
+	}
+	return db.MessageType{}, errUnknownType(code)
+}
+
+func (t *Typed) find(code string) (db.MessageType, bool) {
 	i := slices.IndexFunc(t.types, func(mt db.MessageType) bool { return mt.Code == code })
 	if i < 0 {
-		return db.MessageType{}, apperr.New(apperr.Unprocessable, "unknown-message-type",
-			"message type %q is not configured for this tenant", code)
+		return db.MessageType{}, false
 	}
-	return t.types[i], nil
+	return t.types[i], true
+}
+
+func errUnknownType(code string) error {
+	return apperr.New(apperr.Unprocessable, unknownType, "message type %q is not configured for this tenant", code)
+}
+
+// unknownType is the problem type of a message type the tenant does not have.
+const unknownType = "unknown-message-type"
+
+// IsUnknownType reports whether err says that a message's type is not
+// one of the tenant's.
+func IsUnknownType(err error) bool {
+	ae, ok := apperr.As(err)
+	return ok && ae.Type == unknownType
 }
 
 // APIKey authenticates key.
 func (s *Service) APIKey(ctx context.Context, key string) (Caller, error) {
+	if s.callers != nil {
+		who, err := s.APIKeyWithTypes(ctx, key)
+		return who.Caller, err
+	}
 	hash := apikey.Hash(key)
 	row, err := db.On(s.pool).APIKeyGetByHash(ctx, hash[:])
 	if errors.Is(err, db.ErrNotFound) {
@@ -74,15 +128,36 @@ func (s *Service) APIKey(ctx context.Context, key string) (Caller, error) {
 
 // APIKeyWithTypes authenticates key and returns, from the same query, the
 // message types of the key's tenant, so that receive-message needs one
-// round trip for both (see APIKeyGetWithMessageTypes).
+// round trip for both (see APIKeyGetWithMessageTypes), or none while the
+// answer is cached.
 func (s *Service) APIKeyWithTypes(ctx context.Context, key string) (Typed, error) {
 	hash := apikey.Hash(key)
+	if s.callers == nil {
+		who, _, err := s.lookUp(ctx, hash)
+		return who, err
+	}
+	load := func(ctx context.Context) (Typed, *time.Time, error) { return s.lookUp(ctx, hash) }
+	who, cached, err := s.callers.get(ctx, hash, load)
+	if err != nil || !cached {
+		return who, err
+	}
+	who.reread = func(ctx context.Context) (Typed, error) {
+		s.callers.drop(hash)
+		who, _, err := s.callers.get(ctx, hash, load)
+		return who, err
+	}
+	return who, nil
+}
+
+// lookUp reads the key with hash and its tenant's types from the database,
+// and when the key stops working (nil: when it is revoked).
+func (s *Service) lookUp(ctx context.Context, hash [sha256.Size]byte) (Typed, *time.Time, error) {
 	rows, err := db.On(s.pool).APIKeyGetWithMessageTypes(ctx, hash[:])
 	if err != nil {
-		return Typed{}, fmt.Errorf("look up api key: %w", err)
+		return Typed{}, nil, fmt.Errorf("look up api key: %w", err)
 	}
 	if len(rows) == 0 {
-		return Typed{}, ErrBadAPIKey
+		return Typed{}, nil, ErrBadAPIKey
 	}
 	t := Typed{Caller: Caller{APIKeyID: rows[0].ID, TenantID: rows[0].TenantID, EnvironmentID: rows[0].EnvironmentID}}
 	for _, r := range rows {
@@ -90,5 +165,29 @@ func (s *Service) APIKeyWithTypes(ctx context.Context, key string) (Typed, error
 			t.types = append(t.types, mt)
 		}
 	}
-	return t, nil
+	return t, rows[0].RevokedAt, nil
+}
+
+// Forget makes every key be looked up afresh by its next request: this
+// process changed a key or a message type, and the change applies at once.
+func (s *Service) Forget() {
+	if s.callers != nil {
+		s.callers.forgetAll()
+	}
+}
+
+// Refused is the error of storing a message for who. A foreign-key
+// violation there means a message type or environment that the cached
+// lookup vouched for was deleted meanwhile: the tenant's entries are
+// forgotten, so that the next request is looked up afresh (and answered
+// 401 or 422 as the database now says), and this one is answered as of an
+// unknown type, instead of failing with the same error until the entry
+// expires.
+func (s *Service) Refused(who Caller, err error) error {
+	if s.callers == nil || !db.IsForeignKeyViolation(err) {
+		return err
+	}
+	s.callers.forgetTenant(who.TenantID)
+	return &apperr.Error{Kind: apperr.Unprocessable, Type: unknownType, Err: err,
+		Detail: "the message type or environment of this request was removed while it was received; send it again"}
 }

@@ -35,17 +35,17 @@ func TestAPIKeyWithTypesNamesTheTenantsTypes(t *testing.T) {
 	testfactory.TenantWithEnvironment(t, pool, "globex")
 	testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Tenant: "globex", Code: "INVOIC02"})
 	key := testfactory.APIKey(t, pool, nil)
-	senders := sender.New(pool)
+	senders := sender.New(pool, 0)
 
 	who, err := senders.APIKeyWithTypes(ctx, key)
 	require.NoError(t, err)
 	require.Equal(t, env.TenantID, who.TenantID)
 	require.Equal(t, env.ID, who.EnvironmentID)
 	require.Equal(t, "api_key:"+strconv.FormatInt(who.APIKeyID, 10), who.Actor())
-	got, err := who.MessageType(mt.Code)
+	got, err := who.MessageType(ctx, mt.Code)
 	require.NoError(t, err)
 	require.Equal(t, mt.ID, got.ID)
-	_, err = who.MessageType("INVOIC02")
+	_, err = who.MessageType(ctx, "INVOIC02")
 	requireProblem(t, err, apperr.Unprocessable, "unknown-message-type")
 
 	_, err = senders.APIKeyWithTypes(ctx, key+"x")
@@ -62,7 +62,7 @@ func TestIntegrationComesWithItsTypeAndKeysItsDeliveries(t *testing.T) {
 	testfactory.Environment(t, pool, &testfactory.EnvironmentOpts{Slug: "sandbox"})
 	mt := testfactory.MessageType(t, pool, nil)
 	id, _ := testfactory.Integration(t, pool, testfactory.IntegrationOpts{Scheme: "bearer"})
-	senders := sender.New(pool)
+	senders := sender.New(pool, 0)
 
 	for _, unknown := range []string{"not-a-uuid", "7d5c2a8e-8f1e-4a57-9b1a-3d6f0c2b1e4f"} {
 		_, err := senders.Integration(ctx, unknown)
@@ -92,7 +92,7 @@ func TestVerifyKeysBySignedIDOrContent(t *testing.T) {
 	testfactory.TenantWithEnvironment(t, pool, "acme")
 	testfactory.MessageType(t, pool, nil)
 	id, secret := testfactory.Integration(t, pool, testfactory.IntegrationOpts{Scheme: string(signature.StandardWebhooks)})
-	senders := sender.New(pool)
+	senders := sender.New(pool, 0)
 	in, err := senders.Integration(ctx, id)
 	require.NoError(t, err)
 

@@ -41,7 +41,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 		return err
 	}
 	reportOf(c).messageType = env.MessageType
-	mt, err := who.MessageType(env.MessageType)
+	mt, err := who.MessageType(c.Request().Context(), env.MessageType)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	req.IdempotencyKey = key
 	res, err := s.ingest.Receive(c.Request().Context(), req)
 	if err != nil {
-		return err
+		return s.senders.Refused(who.Caller, err)
 	}
 	return writeResult(c, res)
 }

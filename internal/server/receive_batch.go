@@ -30,9 +30,12 @@ func (s *Server) receiveMessages(c echo.Context) error {
 	items := make([]ingest.Request, len(parsed))
 	var refused []ingest.ItemError
 	for i, item := range parsed {
-		req, err := batchItem(c, who, key, item)
+		req, refusal, err := batchItem(c, &who, key, item)
 		if err != nil {
-			refused = append(refused, ingest.ItemError{Index: i, Err: err})
+			return err
+		}
+		if refusal != nil {
+			refused = append(refused, ingest.ItemError{Index: i, Err: refusal})
 			continue
 		}
 		req.Source.Position = i + 1
@@ -44,33 +47,39 @@ func (s *Server) receiveMessages(c echo.Context) error {
 	res, err := s.ingest.ReceiveBatch(c.Request().Context(),
 		ingest.Batch{Items: items, IdempotencyKey: key, Refused: refused})
 	if err != nil {
-		return err
+		return s.senders.Refused(who.Caller, err)
 	}
 	return writeBatchResult(c, res)
 }
 
 // batchItem checks one item of a batch and makes its ingest request.
-func batchItem(c echo.Context, who sender.Typed, requestKey string, item envelope.BatchItem) (ingest.Request, *apperr.Error) {
+// An item that cannot be accepted is a refusal; err is a failure that
+// refuses the whole request (the key's lookup, made again for a type the
+// cached one lacked, failed).
+func batchItem(c echo.Context, who *sender.Typed, requestKey string, item envelope.BatchItem) (req ingest.Request, refusal *apperr.Error, err error) {
 	if item.Err != nil {
-		return ingest.Request{}, item.Err
+		return ingest.Request{}, item.Err, nil
 	}
 	if item.HasKey {
 		if requestKey != "" {
 			return ingest.Request{}, apperr.New(apperr.Invalid, "invalid-idempotency-key",
-				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well")
+				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well"), nil
 		}
 		if err := ingest.CheckKey(item.IdempotencyKey); err != nil {
 			ae, _ := apperr.As(err)
-			return ingest.Request{}, ae
+			return ingest.Request{}, ae, nil
 		}
 	}
-	mt, err := who.MessageType(item.MessageType)
-	if err != nil {
+	mt, err := who.MessageType(c.Request().Context(), item.MessageType)
+	if sender.IsUnknownType(err) {
 		ae, _ := apperr.As(err)
-		return ingest.Request{}, ae
+		return ingest.Request{}, ae, nil
 	}
-	req := envelopeRequest(c, who.Caller, mt, item.Envelope)
+	if err != nil {
+		return ingest.Request{}, nil, err
+	}
+	req = envelopeRequest(c, who.Caller, mt, item.Envelope)
 	req.Source.Endpoint = ingest.EndpointReceiveMessages
 	req.IdempotencyKey = item.IdempotencyKey
-	return req, nil
+	return req, nil, nil
 }

@@ -40,10 +40,13 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 				"%s: the control record has no IDOCTYP; name the message type with ?message_type=", idocName(doc, idoc))
 		}
 		reportOf(c).messageType = code
-		mt, err := who.MessageType(code)
-		if err != nil {
+		mt, err := who.MessageType(c.Request().Context(), code)
+		switch {
+		case sender.IsUnknownType(err):
 			return apperr.New(apperr.Unprocessable, "unknown-message-type",
 				"%s: message type %q is not configured for this tenant", idocName(doc, idoc), code)
+		case err != nil:
+			return err
 		}
 		reportOf(c).typeKnown = true
 		if err := envelope.CheckDocnum(fmt.Sprintf("the DOCNUM of IDoc %d", idoc.Position), idoc.Docnum); err != nil {
@@ -67,7 +70,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 		items[0].IdempotencyKey = key
 		res, err := s.ingest.Receive(ctx, items[0])
 		if err != nil {
-			return err
+			return s.senders.Refused(who.Caller, err)
 		}
 		return writeResult(c, res)
 	}
@@ -80,7 +83,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 			Detail: idocName(doc, doc.IDocs[first.Index]) + ": " + first.Err.Detail}
 	}
 	if err != nil {
-		return err
+		return s.senders.Refused(who.Caller, err)
 	}
 	return writeBatchResult(c, res)
 }

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
@@ -288,19 +290,40 @@ func TestFingerprintWindowEdges(t *testing.T) {
 	require.Nil(t, claim)
 }
 
+// A window saved in the type editor applies to the very next message,
+// although the key's lookup is cached; with the cache off
+// (API_KEY_CACHE_TTL=0), so does a window changed by SQL, as before the
+// cache existed.
 func TestChangedWindowAppliesAtOnce(t *testing.T) {
 	t.Parallel()
-	b := setup(t)
-	mtID := b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
-	ctx := context.Background()
-	require.Equal(t, http.StatusCreated, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status)
-	_, err := b.pool.Exec(ctx, `UPDATE messages SET received_at = now() - interval '3 hours'`)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status, "inside the default 168 h")
+	for name, tc := range map[string]struct {
+		ttl    string
+		change func(t *testing.T, b *testBundle, id int64)
+	}{
+		"type editor": {ttl: "", change: func(t *testing.T, b *testBundle, id int64) {
+			c := b.signedIn(t, "admin@acme.example", auth.RoleAdmin, "acme")
+			c.get(pagePath(id))
+			saved := c.submit(pagePath(id), url.Values{"path": {"*.IDOC.E1EDK01.BELNR"}, "window": {"2"}, "op": {"save"}, "version": {"1"}})
+			require.Equal(t, http.StatusSeeOther, saved.status, "%s", saved.body)
+		}},
+		"no cache, SQL": {ttl: "0", change: func(t *testing.T, b *testBundle, id int64) {
+			_, err := b.pool.Exec(t.Context(), `UPDATE message_types SET duplicate_window_hours = 2 WHERE id = $1`, id)
+			require.NoError(t, err)
+		}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := setupCacheTTL(t, tc.ttl)
+			mtID := b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
+			require.Equal(t, http.StatusCreated, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status)
+			_, err := b.pool.Exec(t.Context(), `UPDATE messages SET received_at = now() - interval '3 hours'`)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status, "inside the default 168 h")
 
-	_, err = b.pool.Exec(ctx, `UPDATE message_types SET duplicate_window_hours = 2 WHERE id = $1`, mtID)
-	require.NoError(t, err)
-	require.Equal(t, http.StatusCreated, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status, "outside the new 2 h")
+			tc.change(t, b, mtID)
+			require.Equal(t, http.StatusCreated, b.post(t, envelopeFor(t, "ORDERS05", "orders05.json")).status, "outside the new 2 h")
+		})
+	}
 }
 
 func TestEnvironmentsAndTenantsAreIsolated(t *testing.T) {

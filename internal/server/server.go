@@ -87,7 +87,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		cfg:     cfg,
 		pool:    pool,
 		log:     log,
-		senders: sender.New(pool),
+		senders: sender.New(pool, cfg.APIKeyCacheTTL),
 		echo:    echo.New(),
 		now:     time.Now,
 
@@ -169,6 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	go s.expireSessions(ctx)
+	go s.senders.Listen(ctx, s.log)
 
 	select {
 	case err := <-served:
