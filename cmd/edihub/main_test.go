@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -61,7 +63,28 @@ func TestBinary(t *testing.T) {
 	require.Equal(t, 0, exitCode("tenant", "create", "acme"))
 	require.Equal(t, 1, exitCode("tenant", "create", "acme"), "already exists")
 
-	serve := edihub(url, []string{"serve"}, "LISTEN_ADDR=127.0.0.1:0")
+	serve, addr := startServe(t, url)
+	resp, err := http.Get("http://" + addr + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	require.NoError(t, serve.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- serve.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "serve exits 0 after SIGTERM")
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not exit after SIGTERM")
+	}
+}
+
+// startServe runs `edihub serve` against databaseURL on a free port, with
+// the extra environment variables vars, and returns it with its address.
+func startServe(t *testing.T, databaseURL string, vars ...string) (*exec.Cmd, string) {
+	t.Helper()
+	serve := edihub(databaseURL, []string{"serve"}, append([]string{"LISTEN_ADDR=127.0.0.1:0"}, vars...)...)
 	stderr, err := serve.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, serve.Start())
@@ -80,19 +103,46 @@ func TestBinary(t *testing.T) {
 		for lines.Scan() { // keep draining so the server never blocks on logging
 		}
 	}()
+	return serve, addr
+}
 
-	resp, err := http.Get("http://" + addr + "/readyz")
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-
-	require.NoError(t, serve.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- serve.Wait() }()
-	select {
-	case err := <-done:
-		require.NoError(t, err, "serve exits 0 after SIGTERM")
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not exit after SIGTERM")
+// Changes made with the CLI, another process, reach a running server
+// that caches API key lookups for an hour: a new message type is usable
+// at once, and a revoked key is refused as soon as the revocation's
+// notification arrives, long before the cache's TTL.
+func TestCLIChangesReachARunningServer(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	cli := func(args ...string) string {
+		t.Helper()
+		out, err := edihub(url, args).Output()
+		require.NoError(t, err, "edihub %v", args)
+		return strings.TrimSpace(string(out))
 	}
+	cli("tenant", "create", "acme")
+	cli("env", "create", "--tenant", "acme", "production")
+	key := strings.Split(cli("apikey", "create", "--tenant", "acme", "--env", "production"), "\n")[0]
+	cli("message-type", "create", "--tenant", "acme", "ORDERS05")
+	_, addr := startServe(t, url, "API_KEY_CACHE_TTL=1h")
+
+	send := func(code string, docnum int) int {
+		t.Helper()
+		body := fmt.Sprintf(`{"message_type":%q,"docnum":"%d","payload":{"n":%d}}`, code, docnum, docnum)
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/edi-hub/receive-message", strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusCreated, send("ORDERS05", 1), "the key's lookup is cached from here on")
+	cli("message-type", "create", "--tenant", "acme", "INVOIC02")
+	require.Equal(t, http.StatusCreated, send("INVOIC02", 2), "a type created elsewhere is found at once")
+
+	id := strings.Fields(cli("apikey", "list"))[0]
+	cli("apikey", "revoke", id)
+	require.Eventually(t, func() bool { return send("ORDERS05", 3) == http.StatusUnauthorized },
+		5*time.Second, 10*time.Millisecond, "the revocation's notification ends the cached lookup")
 }

@@ -42,7 +42,7 @@ commands:
   env create --tenant SLUG NAME
   apikey create --tenant SLUG --env NAME
   apikey list                 one key a line: id, tenant, environment, prefix, state, created, revoked
-  apikey revoke ID            the key stops working at once
+  apikey revoke ID            the key stops working at once (within API_KEY_CACHE_TTL if a server misses the notice)
   apikey rotate ID [--grace 24h]   prints a new key of the same environment; the old one works for the grace period
   message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
   integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
