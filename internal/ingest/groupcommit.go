@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -172,7 +173,11 @@ func (c *committer) commit(group []*member) {
 	case 0:
 		return
 	case 1:
-		res, err := c.s.receiveAlone(group[0].ctx, group[0].m)
+		var res Result
+		_, err := unpanicked(func() (_ []Result, err error) {
+			res, err = c.s.receiveAlone(group[0].ctx, group[0].m)
+			return nil, err
+		})
 		group[0].done <- memberAnswer{res: res, err: err}
 		c.observe(1, false)
 		return
@@ -183,11 +188,13 @@ func (c *committer) commit(group []*member) {
 	for i, w := range group {
 		ms[i] = w.m
 	}
-	results, err := c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-		if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
-			return nil, fmt.Errorf("lock the group's claims: %w", err)
-		}
-		return receiveAllByFingerprint(ctx, q, ms)
+	results, err := unpanicked(func() ([]Result, error) {
+		return c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
+			if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
+				return nil, fmt.Errorf("lock the group's claims: %w", err)
+			}
+			return receiveAllByFingerprint(ctx, q, ms)
+		})
 	})
 	c.observe(len(group), err != nil)
 	for i, w := range group {
@@ -197,6 +204,21 @@ func (c *committer) commit(group []*member) {
 			w.done <- memberAnswer{res: results[i]}
 		}
 	}
+}
+
+// unpanicked runs decide and turns a panic in it into an error. A lane may
+// lead on a goroutine of its own (lead), where a panic would end the
+// process, and the members it has taken would never be answered; as an
+// error, a failed group's members are decided alone, like after any other
+// failure, and the lane is freed. A panic is a bug, so the error keeps the
+// stack for the log.
+func unpanicked(decide func() ([]Result, error)) (results []Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("group commit: panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return decide()
 }
 
 // groupContext is the context of a group's transaction: detached from

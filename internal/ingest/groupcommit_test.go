@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -36,15 +38,21 @@ type observedGroup struct {
 	failed bool
 }
 
-func newGroupSite(t *testing.T) *groupSite {
+// newGroupSite returns the site; wrap, when given, stands between the
+// service and the deliveries it writes.
+func newGroupSite(t *testing.T, wrap ...func(ingest.Deliveries) ingest.Deliveries) *groupSite {
 	t.Helper()
 	pool := pgtest.Pool(t)
+	var deliveries ingest.Deliveries = delivery.NewService(pool, 3)
+	for _, w := range wrap {
+		deliveries = w(deliveries)
+	}
 	tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
 	s := &groupSite{pool: pool, tenant: tenant.ID, env: env.ID,
 		orders: testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}}),
 		gated:  testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "GATED", Fields: []string{"id"}}),
 	}
-	s.in = ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(1),
+	s.in = ingest.New(pool, time.Hour, deliveries, ingest.WithGroupLanes(1),
 		ingest.WithGroupObserver(func(size int, failed bool) {
 			s.mu.Lock()
 			defer s.mu.Unlock()
@@ -297,6 +305,45 @@ func TestGroupCommitOutlivesItsMembersClients(t *testing.T) {
 	require.Contains(t, s.observed(), observedGroup{size: len(reqs) - 1})
 	require.Zero(t, s.count(t, `SELECT count(*) FROM messages WHERE payload->>'id' = 'left before'`))
 	require.Equal(t, len(reqs), s.count(t, `SELECT count(*) FROM messages`), "the leader and every member but the one that left before")
+}
+
+// panicOnce writes deliveries, except that the first time it is asked for
+// several messages' at once (a group's) it panics, as a bug would.
+type panicOnce struct {
+	ingest.Deliveries
+	panicked atomic.Bool
+}
+
+func (p *panicOnce) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64) (int, error) {
+	if len(messageIDs) > 1 && p.panicked.CompareAndSwap(false, true) {
+		panic("a bug while writing deliveries")
+	}
+	return p.Deliveries.EnqueueTx(ctx, tx, messageIDs...)
+}
+
+// A panic while a group commits fails that group like any other failure:
+// it is rolled back, its members are decided alone and stored, and the lane
+// goes on forming groups. The group runs on a goroutine of its own, so
+// without that the panic would end the process.
+func TestGroupCommitSurvivesAPanic(t *testing.T) {
+	t.Parallel()
+	s := newGroupSite(t, func(d ingest.Deliveries) ingest.Deliveries { return &panicOnce{Deliveries: d} })
+	orders := func(from int) []ingest.Request {
+		var reqs []ingest.Request
+		for i := from; i < from+10; i++ {
+			reqs = append(reqs, s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+		}
+		return reqs
+	}
+	for round, failed := range []bool{true, false} {
+		for i, a := range s.group(t, orders(10*round)) {
+			require.NoError(t, a.err, "round %d, member %d", round, i)
+			require.Equal(t, ingest.Created, a.res.Outcome, "round %d, member %d", round, i)
+		}
+		require.Contains(t, s.observed(), observedGroup{size: 10, failed: failed})
+	}
+	require.Equal(t, 20, s.count(t, `SELECT count(*) FROM messages WHERE message_type_id = $1`, s.orders.ID))
+	require.Equal(t, 20, s.count(t, `SELECT count(DISTINCT payload->>'id') FROM messages WHERE message_type_id = $1`, s.orders.ID))
 }
 
 // Many single messages at once, half of them copies of one order, through
