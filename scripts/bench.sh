@@ -11,7 +11,9 @@
 #     (receive-messages) and IDoc-XML packets (receive-message) of 1, 10
 #     and 100 messages, at 16 clients, measured in messages per second;
 #  4. runs pgbench with scripts/bench/insert.sql, the same insert, at the
-#     same client counts against the same server;
+#     same client counts against the same server, and with
+#     scripts/bench/insert-rows.sql, that insert for as many rows in one
+#     statement as each batch size, at the batch client count;
 #  5. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
 #  6. runs the Go micro benchmarks of the fingerprint and the content hash
@@ -77,7 +79,7 @@ for mix in new duplicate replay; do
   for c in $clients; do
     bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" \
       -warmup "$warmup" -duration "$duration" -payload-size "$payload_size" \
-      -server-pid "$server_pid" >>"$out/rows.jsonl"
+      -server-pid "$server_pid" -postgres-database "$db" >>"$out/rows.jsonl"
   done
 done
 
@@ -86,7 +88,7 @@ for form in batch packet; do
   for n in $batch_sizes; do
     bin/edihub-load run -url "$url" -key "$api_key" -mix new -form "$form" -per-request "$n" \
       -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size" \
-      -server-pid "$server_pid" >>"$out/rows.jsonl"
+      -server-pid "$server_pid" -postgres-database "$db" >>"$out/rows.jsonl"
   done
 done
 stop_server
@@ -108,10 +110,27 @@ for c in $pg_clients; do
   printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
 done
 
+step "pgbench: scripts/bench/insert-rows.sql, rows $batch_sizes a statement, at $batch_clients clients"
+# What the rows of batches and packets are measured against as well: the
+# same insert for as many messages in one statement, which is as fast as
+# PostgreSQL can store them here with nothing else to do.
+for n in $batch_sizes; do
+  [ "$n" -gt 1 ] || continue
+  args=(-h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$batch_clients" -j 2
+    -f scripts/bench/insert-rows.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id"
+    -D "payload=$payload" -D "hash=$hash" -D "rows=$n" "$db")
+  "$pgbench" "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+  "$pgbench" "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/pgbench-rows-$n.txt" 2>"$out/pgbench-rows-$n.log"
+  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
+  failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
+  printf '{"clients":%d,"rows":%d,"tps":%s,"failed":%s}\n' "$batch_clients" "$n" "${tps:-0}" "${failed:-0}" >>"$out/pgbench.jsonl"
+  printf '  pgbench c=%-3d rows=%-3d %s tps\n' "$batch_clients" "$n" "${tps:-?}" >&2
+done
+
 step "memory: 16 clients × $large_requests posts of 5 MiB on a fresh server"
 start_server "$out/server-large.log"
 bin/edihub-load run -url "$url" -key "$api_key" -mix new -clients 16 -requests "$large_requests" \
-  -payload-size $((5 << 20)) -server-pid "$server_pid" >"$out/memory.json"
+  -payload-size $((5 << 20)) -server-pid "$server_pid" -postgres-database "$db" >"$out/memory.json"
 stop_server
 
 step "Go micro benchmarks"

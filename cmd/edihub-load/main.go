@@ -68,7 +68,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")
 	fs.IntVar(&cfg.Requests, "requests", 0, "requests per client instead of a duration")
 	fs.IntVar(&cfg.PayloadSize, "payload-size", 2048, "bytes of each message's payload")
-	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "process whose memory to sample (0: none)")
+	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "process whose memory to sample and CPU time to measure, with PostgreSQL's (0: none)")
+	fs.StringVar(&cfg.PostgresDatabase, "postgres-database", "", "count the CPU time of this database's PostgreSQL backends only (\"\": of every database)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second of all clients together, on a fixed schedule (0: as fast as answers come)")
 	if err := fs.Parse(args); err != nil {
 		return err

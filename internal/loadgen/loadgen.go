@@ -59,8 +59,12 @@ type Config struct {
 	// measured with MixNew only.
 	Form       Form
 	PerRequest int
-	// ServerPID, when not 0, is the server process whose memory is sampled.
-	ServerPID int
+	// ServerPID, when not 0, is the server process whose memory is sampled
+	// and whose CPU time is measured, with PostgreSQL's: the backends of
+	// PostgresDatabase (of every database when that is "") and the
+	// server's own processes.
+	ServerPID        int
+	PostgresDatabase string
 	// Progress receives a status line every second; nil for none.
 	Progress io.Writer
 }
@@ -85,6 +89,12 @@ type Result struct {
 	ServerRSS    int64   `json:"server_rss_bytes,omitempty"`      // the most sampled during the run
 	ServerPeak   int64   `json:"server_peak_rss_bytes,omitempty"` // VmHWM when the run ended
 	InFlightSize int64   `json:"in_flight_bytes"`                 // Clients × BodyBytes
+	// CPU per message over the measured time, in µs, when the server's
+	// process is known: the server's, PostgreSQL's and the load
+	// generator's own.
+	ServerCPU   float64 `json:"server_cpu_us_per_message,omitempty"`
+	PostgresCPU float64 `json:"postgres_cpu_us_per_message,omitempty"`
+	LoadCPU     float64 `json:"load_cpu_us_per_message,omitempty"`
 }
 
 // Run drives the server as cfg says and returns what it measured. A request
@@ -118,6 +128,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.measureFrom, r.until = start, time.Time{}
 	}
 
+	cpuFrom := r.cpuAt(r.measureFrom)
 	latencies := make([][]time.Duration, cfg.Clients)
 	var wg sync.WaitGroup
 	for id := range cfg.Clients {
@@ -142,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	res.RPS = float64(len(all)) / elapsed.Seconds()
 	res.MPS = res.RPS * float64(cfg.PerRequest)
 	summarise(&res, all)
+	if err := r.cpuPerMessage(&res, cpuFrom); err != nil {
+		return res, err
+	}
 	if cfg.ServerPID != 0 {
 		m, err := ReadMemory(cfg.ServerPID)
 		if err != nil {
@@ -379,4 +393,49 @@ func (r *runner) sampleMemory() (stop func() int64) {
 		}
 	})
 	return func() int64 { close(done); wg.Wait(); return peak }
+}
+
+// cpuAt reads the CPU times of the run's parties at the time at, and
+// returns a function that waits for that reading; without a server process
+// to read, there is none.
+func (r *runner) cpuAt(at time.Time) func() (CPU, error) {
+	if r.cfg.ServerPID == 0 {
+		return nil
+	}
+	var (
+		cpu  CPU
+		err  error
+		read = make(chan struct{})
+	)
+	time.AfterFunc(time.Until(at), func() {
+		cpu, err = readCPU(r.cfg.ServerPID, r.cfg.PostgresDatabase)
+		close(read)
+	})
+	return func() (CPU, error) {
+		<-read
+		return cpu, err
+	}
+}
+
+// cpuPerMessage divides the CPU used since the reading from by the
+// messages measured. Requests of the warm-up still in flight when the
+// measured time began add their last part to it: at most one request per
+// client.
+func (r *runner) cpuPerMessage(res *Result, from func() (CPU, error)) error {
+	if from == nil || res.Requests == 0 {
+		return nil
+	}
+	before, err := from()
+	if err != nil {
+		return err
+	}
+	now, err := readCPU(r.cfg.ServerPID, r.cfg.PostgresDatabase)
+	if err != nil {
+		return err
+	}
+	used := now.sub(before)
+	messages := float64(res.Requests * r.cfg.PerRequest)
+	perMessage := func(d time.Duration) float64 { return float64(d.Microseconds()) / messages }
+	res.ServerCPU, res.PostgresCPU, res.LoadCPU = perMessage(used.Server), perMessage(used.Postgres), perMessage(used.Load)
+	return nil
 }

@@ -8,8 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -197,18 +201,19 @@ func TestReportWrite(t *testing.T) {
 	t.Parallel()
 	rep := Report{
 		Rows: []Result{
-			{Mix: MixNew, Clients: 16, RPS: 500, P50: 1, P95: 2, P99: 3, ServerRSS: 20 << 20, ServerPeak: 30 << 20},
+			{Mix: MixNew, Clients: 16, RPS: 500, P50: 1, P95: 2, P99: 3, ServerRSS: 20 << 20, ServerPeak: 30 << 20,
+				ServerCPU: 210.4, PostgresCPU: 330, LoadCPU: 95.6},
 			{Mix: MixReplay, Clients: 64, RPS: 100},
 			{Mix: MixNew, Form: FormPacket, PerRequest: 10, Clients: 16, RPS: 150, MPS: 1500, P50: 9, P99: 30},
 		},
-		Pgbench: []Pgbench{{Clients: 16, TPS: 1000}},
+		Pgbench: []Pgbench{{Clients: 16, TPS: 1000}, {Clients: 16, Rows: 10, TPS: 300}},
 		Memory:  &Result{Mix: MixNew, Clients: 16, Requests: 32, BodyBytes: 5 << 20, InFlightSize: 80 << 20, ServerPeak: 160 << 20},
 	}
 	var out strings.Builder
 	require.NoError(t, rep.Write(&out))
-	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 1000 | 0.50 | 20.0 MiB |")
-	require.Contains(t, out.String(), "| replay | 64 | 100 | 0.00 | 0.00 | 0.00 | 0 | n/a | n/a | n/a |")
-	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | n/a |")
+	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 1000 | 0.50 | 210 / 330 / 96 | 20.0 MiB |")
+	require.Contains(t, out.String(), "| replay | 64 | 100 | 0.00 | 0.00 | 0.00 | 0 | n/a | n/a | n/a | n/a |")
+	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | 3000 | 0.50 | n/a | n/a |")
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")
 }
@@ -226,4 +231,75 @@ func TestRunKeepsTheRate(t *testing.T) {
 	require.Equal(t, 40, res.Requests)
 	// The last of 40 requests at 100 a second is due 390 ms after the first.
 	require.GreaterOrEqual(t, time.Since(start), 390*time.Millisecond)
+}
+
+// With the server's process given, a run splits the CPU it measured per
+// message. The fake server runs in the test's own process and spends at
+// least 5 ms of CPU on each request, so the server's share and the load
+// generator's (the same process here) are at least about that.
+func TestRunSplitsCPUPerMessage(t *testing.T) {
+	t.Parallel()
+	fake := fakeEdihub(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		spendCPU(t, 5*time.Millisecond)
+		proxied, err := http.Post(fake.URL+r.URL.Path, r.Header.Get("Content-Type"), r.Body)
+		require.NoError(t, err)
+		defer proxied.Body.Close()
+		w.WriteHeader(proxied.StatusCode)
+		_, _ = io.Copy(w, proxied.Body)
+	}))
+	t.Cleanup(srv.Close)
+	res, err := Run(context.Background(), Config{
+		URL: srv.URL, APIKey: "k", Mix: MixNew, Clients: 1, Warmup: 20 * time.Millisecond, Duration: 300 * time.Millisecond,
+		PayloadSize: 256, ServerPID: os.Getpid(),
+	})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, res.Requests, 10)
+	// /proc counts whole ticks of 10 ms, so the total may read up to two
+	// ticks short.
+	floor := float64((5*time.Duration(res.Requests)*time.Millisecond - 20*time.Millisecond).Microseconds()) / float64(res.Requests)
+	require.GreaterOrEqual(t, res.ServerCPU, floor)
+	require.GreaterOrEqual(t, res.LoadCPU, floor)
+	require.GreaterOrEqual(t, res.PostgresCPU, 0.0)
+}
+
+// spendCPU keeps its thread busy until the thread has used d of CPU time.
+func spendCPU(t *testing.T, d time.Duration) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	used := func() time.Duration {
+		var u syscall.Rusage
+		require.NoError(t, syscall.Getrusage(syscall.RUSAGE_THREAD, &u))
+		return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	}
+	for start := used(); used()-start < d; {
+	}
+}
+
+func TestProcessCPUReadsUserAndSystemTime(t *testing.T) {
+	_, err := processCPU("0")
+	require.Error(t, err)
+	self, err := processCPU(strconv.Itoa(os.Getpid()))
+	require.NoError(t, err)
+	var usage syscall.Rusage
+	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &usage))
+	// /proc counts in ticks of 10 ms; getrusage is finer, and read a
+	// moment later.
+	require.InDelta(t, time.Duration(usage.Utime.Nano()+usage.Stime.Nano()).Seconds(), self.Seconds(), 0.1)
+}
+
+func TestBackendDatabaseReadsProcessTitles(t *testing.T) {
+	t.Parallel()
+	for title, want := range map[string]string{
+		"postgres: 15/main: postgres edihub_bench 127.0.0.1(39934) idle\x00":    "edihub_bench",
+		"postgres: app orders [local] SELECT":                                   "orders",
+		"postgres: 15/main: postgres test 127.0.0.1(40012) idle in transaction": "test",
+		"postgres: 15/main: walwriter   ":                                       "",
+		"postgres: 15/main: autovacuum worker edihub_bench":                     "",
+		"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main":    "",
+	} {
+		db, isClient := backendDatabase([]byte(title))
+		require.Equal(t, want, db, title)
+		require.Equal(t, want != "", isClient, title)
+	}
 }

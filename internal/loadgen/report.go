@@ -9,9 +9,10 @@ import (
 )
 
 // Pgbench is one pgbench run of the same insert, as scripts/bench.sh records
-// it.
+// it: of one row a transaction, or of Rows rows in one statement.
 type Pgbench struct {
 	Clients    int     `json:"clients"`
+	Rows       int     `json:"rows,omitempty"` // 0: one row
 	TPS        float64 `json:"tps"`
 	LatencyAvg float64 `json:"latency_avg_ms"`
 	Failed     int     `json:"failed"`
@@ -20,7 +21,7 @@ type Pgbench struct {
 // Report is everything one `make bench` measured.
 type Report struct {
 	Rows    []Result  // the load rows, in the order they ran
-	Pgbench []Pgbench // the limit, one per client count
+	Pgbench []Pgbench // the limits: one per client count, and per rows a statement
 	Memory  *Result   // the large-payload memory check, if it ran
 }
 
@@ -53,14 +54,17 @@ func ReadJSONLines[T any](path string) ([]T, error) {
 // ratio of the two; then the rows of batches and packets, in messages per
 // second against the same rate; then the memory figures.
 func (rep Report) Write(w io.Writer) error {
-	limit := map[int]Pgbench{}
+	type run struct{ clients, rows int }
+	limit := map[run]float64{} // rows stored a second
 	for _, p := range rep.Pgbench {
-		limit[p.Clients] = p
+		rows := max(p.Rows, 1)
+		limit[run{p.Clients, rows}] = p.TPS * float64(rows)
 	}
-	// against is the pgbench rate at n clients and rate's ratio to it.
-	against := func(n int, rate float64) (tps, ratio string) {
-		if pg, ok := limit[n]; ok && pg.TPS > 0 {
-			return fmt.Sprintf("%.0f", pg.TPS), fmt.Sprintf("%.2f", rate/pg.TPS)
+	// against is pgbench's rate at n clients storing rows rows a statement,
+	// and rate's ratio to it.
+	against := func(n, rows int, rate float64) (limitRate, ratio string) {
+		if pg := limit[run{n, rows}]; pg > 0 {
+			return fmt.Sprintf("%.0f", pg), fmt.Sprintf("%.2f", rate/pg)
 		}
 		return "n/a", "n/a"
 	}
@@ -73,23 +77,24 @@ func (rep Report) Write(w io.Writer) error {
 		}
 	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | server RSS (max sampled) |")
-	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
+	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var peak int64
 	for _, r := range envelopes {
-		tps, ratio := against(r.Clients, r.RPS)
-		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s |\n",
-			r.Mix, r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, mib(r.ServerRSS))
+		tps, ratio := against(r.Clients, 1, r.RPS)
+		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s | %s |\n",
+			r.Mix, r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, r.cpuSplit(), mib(r.ServerRSS))
 		peak = max(peak, r.ServerPeak)
 	}
 	fmt.Fprintln(bw)
 	if len(multi) > 0 {
-		fmt.Fprintln(bw, "| form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | server RSS (max sampled) |")
-		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(bw, "| form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
+		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range multi {
-			tps, ratio := against(r.Clients, r.MPS)
-			fmt.Fprintf(bw, "| %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
-				r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, mib(r.ServerRSS))
+			tps, ratio := against(r.Clients, 1, r.MPS)
+			rowsRate, rowsRatio := against(r.Clients, max(r.PerRequest, 1), r.MPS)
+			fmt.Fprintf(bw, "| %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s |\n",
+				r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, r.cpuSplit(), mib(r.ServerRSS))
 			peak = max(peak, r.ServerPeak)
 		}
 		fmt.Fprintln(bw)
@@ -109,6 +114,15 @@ func (rep Report) Write(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// cpuSplit is the row's CPU per message: the server's, PostgreSQL's and
+// the load generator's.
+func (r Result) cpuSplit() string {
+	if r.ServerCPU == 0 && r.PostgresCPU == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.0f / %.0f / %.0f", r.ServerCPU, r.PostgresCPU, r.LoadCPU)
 }
 
 func derefAll(r *Result) []Result {
