@@ -384,7 +384,7 @@ const maxAttempts = 5
 // single message does.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
-	err := db.WithPgxTx(ctx, s.pool, func(tx pgx.Tx) error {
+	err := db.WithPgxTx(ctx, db.GenericPlans{Conn: s.pool}, func(tx pgx.Tx) error {
 		var err error
 		if results, err = decide(db.On(tx)); err != nil {
 			return err
