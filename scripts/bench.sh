@@ -73,22 +73,35 @@ read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
 
 trap stop_server_quietly EXIT
 
+# checkpointed prints the buffers PostgreSQL's checkpoints have written so
+# far. A checkpoint writes the data pages that inserts dirtied and then
+# fsyncs them, which can hold up every commit's WAL flush behind it; each
+# row records how many it wrote meanwhile (bin/bench/checkpoints.txt), so
+# that a slow row can be told from a slow edihub.
+checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_bgwriter"; }
+# measured ROW_NAME ARGS... runs edihub-load with ARGS against the server,
+# appending its row to rows.jsonl and the checkpoint writes to checkpoints.txt.
+measured() {
+  local name="$1" before
+  shift
+  before="$(checkpointed)"
+  bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$out/rows.jsonl"
+  printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
+}
+
 step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"
 start_server "$out/server.log"
 for mix in new duplicate replay; do
   for c in $clients; do
-    bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" \
-      -warmup "$warmup" -duration "$duration" -payload-size "$payload_size" \
-      -server-pid "$server_pid" -postgres-database "$db" >>"$out/rows.jsonl"
+    measured "$mix c=$c" -mix "$mix" -clients "$c" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
   done
 done
 
 step "edihub: JSON batches and IDoc-XML packets of $batch_sizes new messages at $batch_clients clients ($warmup warm-up, $batch_duration measured each)"
 for form in batch packet; do
   for n in $batch_sizes; do
-    bin/edihub-load run -url "$url" -key "$api_key" -mix new -form "$form" -per-request "$n" \
-      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size" \
-      -server-pid "$server_pid" -postgres-database "$db" >>"$out/rows.jsonl"
+    measured "$form×$n c=$batch_clients" -mix new -form "$form" -per-request "$n" \
+      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
   done
 done
 stop_server
@@ -152,6 +165,9 @@ step "report"
     "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written (other work on the machine shows here)."
   echo
   bin/edihub-load report -rows "$out/rows.jsonl" -pgbench "$out/pgbench.jsonl" -memory "$out/memory.json"
+  echo
+  checkpoints="$(grep -v ': 0 buffers' "$out/checkpoints.txt" | paste -sd ';' - || true)"
+  echo "Checkpoints writing during the rows (a row with many may be slowed by their fsyncs): ${checkpoints:-none}."
   echo
   echo '```'
   grep -E '^(Benchmark|cpu:)' "$out/micro.txt"
