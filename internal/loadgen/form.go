@@ -114,3 +114,10 @@ func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
 	}
 	return nil
 }
+
+// Packet returns the IDoc-XML packet a run of FormPacket posts: n IDocs of
+// at least idocSize bytes each, numbered first, first+1, …. Benchmarks of
+// the parser read the same bodies the server is measured with.
+func Packet(n, idocSize int, first uint64) []byte {
+	return newBodies(FormPacket, n, idocSize).build(first)
+}
