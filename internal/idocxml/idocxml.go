@@ -177,18 +177,58 @@ func isLatin1(charset string) (bool, error) {
 	return false, fmt.Errorf("%w %q: send UTF-8 or ISO-8859-1", ErrUnsupportedCharset, charset)
 }
 
-// element is an element being read, and once read, a node of the view.
-type element struct {
-	name     string
-	attrs    []xml.Attr
-	children []*element
-	text     []byte
+// node is an element of the IDOC element being read, and once read, a node
+// of its view. The nodes of an IDoc live in one slice and link to each
+// other by index; index 0 is the IDOC element itself, which is no one's
+// child or sibling, so 0 also stands for "none".
+type node struct {
+	name  string
+	attrs []xml.Attr
+	// text[textStart:textEnd] of the parser is the element's text up to
+	// its first child: all of it when it has none.
+	textStart, textEnd int
+	// textAfter says that non-space text follows the first child.
+	textAfter bool
+	// groupHead marks the first of its siblings of its name; nextSame is
+	// the next sibling of the same name. Both are set when the parent's
+	// view is written.
+	groupHead                   bool
+	firstChild, lastChild, next int32
+	nextSame                    int32
 }
 
+// leaf reports whether the node's view is a string rather than an object.
+func (n *node) leaf() bool { return n.firstChild == 0 && len(n.attrs) == 0 }
+
+// binding records a namespace prefix bound by an open element, and what
+// the prefix was bound to before, so that closing the element undoes it.
+type binding struct {
+	prefix, previous string
+	wasBound         bool
+	depth            int
+}
+
+// parser reads raw tokens (encoding/xml's RawToken), which spares the
+// namespace translation and the second copy of every token that Token
+// makes. It does itself what Token would add and this parser relies on:
+// end tags must match their start tags, a document may not end inside an
+// element, and a namespace declaration is recognised under a prefix bound
+// to "xmlns", so the same documents are refused with the same messages.
 type parser struct {
 	limits   Limits
 	elements int
 	dec      *xml.Decoder
+	open     []xml.Name // the open elements' names, as written
+	ns       map[string]string
+	bindings []binding
+
+	// The IDOC element being read; reused from one IDoc to the next.
+	nodes []node
+	stack []int32
+	text  []byte
+	view  []byte
+	key   []byte
+	index map[string]int32
 }
 
 func (p *parser) parse(text []byte) (Document, error) {
@@ -231,22 +271,104 @@ func (p *parser) parse(text []byte) (Document, error) {
 // token returns the next token, refusing document type declarations: with
 // them go entity declarations, which this parser does not expand.
 func (p *parser) token() (xml.Token, error) {
-	tok, err := p.dec.Token()
+	tok, err := p.dec.RawToken()
+	if tok == nil {
+		if err == io.EOF && len(p.open) > 0 {
+			return nil, p.syntaxError("unexpected EOF")
+		}
+		return nil, malformed(err)
+	}
+	switch t := tok.(type) {
+	case xml.Directive:
+		return nil, &InvalidError{Reason: "the document has a DOCTYPE or other <!…> declaration; " +
+			"IDoc-XML needs none and they are not accepted"}
+	case xml.StartElement:
+		p.open = append(p.open, t.Name)
+		for _, a := range t.Attr {
+			if a.Name.Space == "xmlns" {
+				p.bind(a.Name.Local, a.Value)
+			}
+		}
+	case xml.EndElement:
+		if err := p.close(t.Name); err != nil {
+			return nil, err
+		}
+	}
+	return tok, nil
+}
+
+// malformed translates the decoder's errors; io.EOF passes as it is.
+func malformed(err error) error {
 	if err == io.EOF {
-		return nil, err
+		return err
 	}
 	var syntaxErr *xml.SyntaxError
 	if errors.As(err, &syntaxErr) {
-		return nil, &MalformedError{Reason: fmt.Sprintf("line %d: %s", syntaxErr.Line, syntaxErr.Msg)}
+		return &MalformedError{Reason: fmt.Sprintf("line %d: %s", syntaxErr.Line, syntaxErr.Msg)}
 	}
-	if err != nil {
-		return nil, &MalformedError{Reason: err.Error()}
+	return &MalformedError{Reason: err.Error()}
+}
+
+// syntaxError is the error encoding/xml's Token gives for msg at the
+// decoder's current line.
+func (p *parser) syntaxError(msg string) error {
+	line, _ := p.dec.InputPos()
+	return malformed(&xml.SyntaxError{Msg: msg, Line: line})
+}
+
+// close checks that the end tag name closes the innermost open element, as
+// Token does, and undoes the namespace bindings that element made.
+func (p *parser) close(name xml.Name) error {
+	if len(p.open) == 0 {
+		return p.syntaxError("unexpected end element </" + name.Local + ">")
 	}
-	if _, ok := tok.(xml.Directive); ok {
-		return nil, &InvalidError{Reason: "the document has a DOCTYPE or other <!…> declaration; " +
-			"IDoc-XML needs none and they are not accepted"}
+	start := p.open[len(p.open)-1]
+	switch {
+	case start.Local != name.Local:
+		return p.syntaxError("element <" + start.Local + "> closed by </" + name.Local + ">")
+	case start.Space != name.Space:
+		space := name.Space
+		if space == "" {
+			space = `""`
+		}
+		return p.syntaxError("element <" + start.Local + "> in space " + start.Space +
+			" closed by </" + name.Local + "> in space " + space)
 	}
-	return tok, nil
+	p.open = p.open[:len(p.open)-1]
+	for len(p.bindings) > 0 && p.bindings[len(p.bindings)-1].depth > len(p.open) {
+		b := p.bindings[len(p.bindings)-1]
+		if b.wasBound {
+			p.ns[b.prefix] = b.previous
+		} else {
+			delete(p.ns, b.prefix)
+		}
+		p.bindings = p.bindings[:len(p.bindings)-1]
+	}
+	return nil
+}
+
+// bind binds a namespace prefix for the innermost open element.
+func (p *parser) bind(prefix, url string) {
+	if p.ns == nil {
+		p.ns = make(map[string]string)
+	}
+	previous, wasBound := p.ns[prefix]
+	p.bindings = append(p.bindings, binding{prefix: prefix, previous: previous, wasBound: wasBound, depth: len(p.open)})
+	p.ns[prefix] = url
+}
+
+// isNamespaceDeclaration reports whether a is a namespace declaration, by
+// the name Token would have given it: xmlns, xmlns:…, or a prefix bound to
+// the namespace named "xmlns".
+func (p *parser) isNamespaceDeclaration(a xml.Attr) bool {
+	switch a.Name.Space {
+	case "xmlns":
+		return true
+	case "", "xml":
+		return a.Name.Local == "xmlns"
+	}
+	url, bound := p.ns[a.Name.Space]
+	return (bound && url == "xmlns") || a.Name.Local == "xmlns"
 }
 
 // root reads the root element, whose children must all be IDOC elements.
@@ -258,9 +380,6 @@ func (p *parser) root(start xml.StartElement, doc *Document) error {
 	for {
 		offset := int(p.dec.InputOffset())
 		tok, err := p.token()
-		if err == io.EOF {
-			return &MalformedError{Reason: "the document ends inside the root element"}
-		}
 		if err != nil {
 			return err
 		}
@@ -271,11 +390,10 @@ func (p *parser) root(start xml.StartElement, doc *Document) error {
 				return &InvalidError{Reason: fmt.Sprintf("the root element %s holds an element %s; "+
 					"an IDoc document holds IDOC elements only", doc.Root, t.Name.Local)}
 			}
-			e, err := p.element(t, 2)
-			if err != nil {
+			if err := p.element(t, 2); err != nil {
 				return err
 			}
-			idoc, err := newIDoc(doc.Root, e, position)
+			idoc, err := p.newIDoc(doc.Root, position)
 			if err != nil {
 				return err
 			}
@@ -306,72 +424,93 @@ func (p *parser) count(n int) error {
 	return nil
 }
 
-// element reads the element that start opens, at the given depth, with
-// everything inside it. It works with an explicit stack, so that a deep
-// document costs memory in proportion to its depth and never Go stack.
-func (p *parser) element(start xml.StartElement, depth int) (*element, error) {
-	newElement := func(s xml.StartElement) (*element, error) {
-		if err := p.count(1); err != nil {
-			return nil, err
-		}
-		attrs := make([]xml.Attr, 0, len(s.Attr))
-		for _, a := range s.Attr {
-			if a.Name.Space == "xmlns" || a.Name.Local == "xmlns" {
-				continue // namespace declarations are syntax, not content
-			}
-			for _, b := range attrs {
-				if b.Name.Local == a.Name.Local {
-					return nil, &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.Name.Local, a.Name.Local)}
-				}
-			}
-			attrs = append(attrs, a)
-		}
-		return &element{name: s.Name.Local, attrs: attrs}, nil
+// newNode adds the element s opens to the nodes, keeping its attributes
+// other than namespace declarations.
+func (p *parser) newNode(s xml.StartElement) error {
+	if err := p.count(1); err != nil {
+		return err
 	}
-	top, err := newElement(start)
-	if err != nil {
-		return nil, err
-	}
-	stack := []*element{top}
-	for len(stack) > 0 {
-		tok, err := p.token()
-		if err == io.EOF {
-			return nil, &MalformedError{Reason: "the document ends inside an element"}
+	// The decoder gives every start tag attributes of its own, so they are
+	// kept in place.
+	attrs := s.Attr[:0]
+	for _, a := range s.Attr {
+		if p.isNamespaceDeclaration(a) {
+			continue // namespace declarations are syntax, not content
 		}
-		if err != nil {
-			return nil, err
-		}
-		current := stack[len(stack)-1]
-		switch t := tok.(type) {
-		case xml.StartElement:
-			if depth+len(stack) > p.limits.MaxDepth {
-				return nil, &InvalidError{Reason: fmt.Sprintf("elements are nested deeper than %d levels", p.limits.MaxDepth)}
+		for _, b := range attrs {
+			if b.Name.Local == a.Name.Local {
+				return &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.Name.Local, a.Name.Local)}
 			}
-			child, err := newElement(t)
-			if err != nil {
-				return nil, err
-			}
-			current.children = append(current.children, child)
-			stack = append(stack, child)
-		case xml.CharData:
-			current.text = append(current.text, t...)
-		case xml.EndElement:
-			stack = stack[:len(stack)-1]
 		}
+		attrs = append(attrs, a)
 	}
-	return top, nil
+	p.nodes = append(p.nodes, node{name: s.Name.Local, attrs: attrs, textStart: len(p.text), textEnd: len(p.text)})
+	return nil
 }
 
-// isLeaf reports whether e's view is a string rather than an object.
-func (e *element) isLeaf() bool { return len(e.children) == 0 && len(e.attrs) == 0 }
+// element reads the IDOC element that start opens, at the given depth,
+// with everything inside it, into p.nodes. It works with an explicit
+// stack, so that a deep document costs memory in proportion to its depth
+// and never Go stack.
+func (p *parser) element(start xml.StartElement, depth int) error {
+	p.nodes, p.text = p.nodes[:0], p.text[:0]
+	if err := p.newNode(start); err != nil {
+		return err
+	}
+	p.stack = append(p.stack[:0], 0)
+	for len(p.stack) > 0 {
+		tok, err := p.token()
+		if err != nil {
+			return err
+		}
+		current := &p.nodes[p.stack[len(p.stack)-1]]
+		switch t := tok.(type) {
+		case xml.StartElement:
+			if depth+len(p.stack) > p.limits.MaxDepth {
+				return &InvalidError{Reason: fmt.Sprintf("elements are nested deeper than %d levels", p.limits.MaxDepth)}
+			}
+			parent := p.stack[len(p.stack)-1]
+			if err := p.newNode(t); err != nil {
+				return err
+			}
+			child := int32(len(p.nodes) - 1)
+			if current := &p.nodes[parent]; current.firstChild == 0 {
+				current.firstChild = child
+			} else {
+				p.nodes[current.lastChild].next = child
+			}
+			p.nodes[parent].lastChild = child
+			p.stack = append(p.stack, child)
+		case xml.CharData:
+			// Until the first child, the text of the innermost element is
+			// the last thing written to p.text, and so stays in one piece.
+			if current.firstChild == 0 {
+				p.text = append(p.text, t...)
+				current.textEnd = len(p.text)
+			} else if !current.textAfter && len(bytes.TrimSpace(t)) > 0 {
+				current.textAfter = true
+			}
+		case xml.EndElement:
+			p.stack = p.stack[:len(p.stack)-1]
+		}
+	}
+	return nil
+}
 
-// child returns e's only child named name; more than one is an error.
-func (e *element) child(name string) (*element, error) {
-	var found *element
-	for _, c := range e.children {
-		if c.name == name {
-			if found != nil {
-				return nil, fmt.Errorf("%s holds %s more than once", e.name, name)
+// text returns the node's text (see node).
+func (p *parser) textOf(i int32) []byte {
+	n := &p.nodes[i]
+	return p.text[n.textStart:n.textEnd]
+}
+
+// child returns the only child named name of node i (0 when there is
+// none); more than one is an error.
+func (p *parser) child(i int32, name string) (int32, error) {
+	var found int32
+	for c := p.nodes[i].firstChild; c != 0; c = p.nodes[c].next {
+		if p.nodes[c].name == name {
+			if found != 0 {
+				return 0, fmt.Errorf("%s holds %s more than once", p.nodes[i].name, name)
 			}
 			found = c
 		}
@@ -379,36 +518,37 @@ func (e *element) child(name string) (*element, error) {
 	return found, nil
 }
 
-// field returns the text of e's leaf child name, "" when there is none.
-func (e *element) field(name string) (string, error) {
-	c, err := e.child(name)
-	if err != nil || c == nil {
+// field returns the text of node i's leaf child name, "" when there is none.
+func (p *parser) field(i int32, name string) (string, error) {
+	c, err := p.child(i, name)
+	if err != nil || c == 0 {
 		return "", err
 	}
-	if !c.isLeaf() {
-		return "", fmt.Errorf("%s.%s is not a plain field", e.name, name)
+	if !p.nodes[c].leaf() {
+		return "", fmt.Errorf("%s.%s is not a plain field", p.nodes[i].name, name)
 	}
-	return string(c.text), nil
+	return string(p.textOf(c)), nil
 }
 
 // MaxDocnumLength is the longest DOCNUM accepted, as for JSON envelopes
 // (an IDoc's own DOCNUM has 16 characters).
 const MaxDocnumLength = 255
 
-// newIDoc checks an IDOC element's control record and builds its view.
-func newIDoc(root string, e *element, position int) (IDoc, error) {
+// newIDoc checks the control record of the IDOC element just read and
+// builds its view.
+func (p *parser) newIDoc(root string, position int) (IDoc, error) {
 	idoc := IDoc{Position: position}
 	invalid := func(reason string) error {
 		return &InvalidError{Position: position, Docnum: idoc.Docnum, Reason: reason}
 	}
-	control, err := e.child("EDI_DC40")
+	control, err := p.child(0, "EDI_DC40")
 	if err != nil {
 		return idoc, invalid(err.Error())
 	}
-	if control == nil || control.isLeaf() {
+	if control == 0 || p.nodes[control].leaf() {
 		return idoc, invalid("the IDoc has no control record EDI_DC40")
 	}
-	if idoc.Docnum, err = control.field("DOCNUM"); err != nil {
+	if idoc.Docnum, err = p.field(control, "DOCNUM"); err != nil {
 		return idoc, invalid(err.Error())
 	}
 	switch {
@@ -419,10 +559,10 @@ func newIDoc(root string, e *element, position int) (IDoc, error) {
 		idoc.Docnum = ""
 		return idoc, invalid(fmt.Sprintf("DOCNUM is longer than %d bytes", MaxDocnumLength))
 	}
-	if idoc.IDocType, err = control.field("IDOCTYP"); err != nil {
+	if idoc.IDocType, err = p.field(control, "IDOCTYP"); err != nil {
 		return idoc, invalid(err.Error())
 	}
-	if idoc.View, err = view(root, e); err != nil {
+	if idoc.View, err = p.writeView(root); err != nil {
 		return idoc, invalid(err.Error())
 	}
 	return idoc, nil
