@@ -132,11 +132,19 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 	if err != nil || !latin1 {
 		return doc, err
 	}
-	toBody := func(offset int) int { return utf8.RuneCount(text[:offset]) }
-	doc.head, doc.tail = toBody(doc.head), toBody(doc.tail)
+	// The IDocs' offsets only grow, so one pass over the text counts the
+	// characters before each of them; the document's head is where its
+	// first IDoc starts and its tail where the last ends.
+	at, chars := 0, 0
+	toBody := func(offset int) int {
+		chars += utf8.RuneCount(text[at:offset])
+		at = offset
+		return chars
+	}
 	for i := range doc.IDocs {
 		doc.IDocs[i].Start, doc.IDocs[i].End = toBody(doc.IDocs[i].Start), toBody(doc.IDocs[i].End)
 	}
+	doc.head, doc.tail = doc.IDocs[0].Start, doc.IDocs[len(doc.IDocs)-1].End
 	return doc, nil
 }
 
