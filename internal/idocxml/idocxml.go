@@ -127,8 +127,12 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 			return Document{}, &MalformedError{Reason: "the body is not ISO-8859-1"}
 		}
 	}
-	p := parser{limits: limits}
+	p := parser{limits: limits, scan: &scanner{in: text}}
 	doc, err := p.parse(text)
+	if err == errNotPlain {
+		p = parser{limits: limits}
+		doc, err = p.parse(text)
+	}
 	if err != nil || !latin1 {
 		return doc, err
 	}
@@ -190,8 +194,10 @@ func isLatin1(charset string) (bool, error) {
 // other by index; index 0 is the IDOC element itself, which is no one's
 // child or sibling, so 0 also stands for "none".
 type node struct {
-	name  string
-	attrs []xml.Attr
+	name string
+	// p.attrs[attrStart:attrEnd] are the element's attributes, namespace
+	// declarations left out.
+	attrStart, attrEnd int
 	// text[textStart:textEnd] of the parser is the element's text up to
 	// its first child: all of it when it has none.
 	textStart, textEnd int
@@ -206,7 +212,7 @@ type node struct {
 }
 
 // leaf reports whether the node's view is a string rather than an object.
-func (n *node) leaf() bool { return n.firstChild == 0 && len(n.attrs) == 0 }
+func (n *node) leaf() bool { return n.firstChild == 0 && n.attrEnd == n.attrStart }
 
 // binding records a namespace prefix bound by an open element, and what
 // the prefix was bound to before, so that closing the element undoes it.
@@ -216,15 +222,37 @@ type binding struct {
 	depth            int
 }
 
-// parser reads raw tokens (encoding/xml's RawToken), which spares the
-// namespace translation and the second copy of every token that Token
-// makes. It does itself what Token would add and this parser relies on:
-// end tags must match their start tags, a document may not end inside an
-// element, and a namespace declaration is recognised under a prefix bound
-// to "xmlns", so the same documents are refused with the same messages.
+// tokenKind is what a token is; otherToken stands for comments and
+// processing instructions, which hold nothing of the view.
+type tokenKind uint8
+
+const (
+	otherToken tokenKind = iota
+	startToken
+	endToken
+	textToken
+)
+
+// token is a start tag (name, attrs), an end tag (name) or text. Its
+// attrs and text are valid until the next token is read.
+type token struct {
+	kind  tokenKind
+	name  xml.Name
+	attrs []xml.Attr
+	text  []byte
+}
+
+// parser reads a document from the scanner when it is plain XML, else
+// from encoding/xml's raw tokens (RawToken), which spare the namespace
+// translation and the second copy of every token that Token makes. It does
+// itself what Token would add and this parser relies on: end tags must
+// match their start tags, a document may not end inside an element, and a
+// namespace declaration is recognised under a prefix bound to "xmlns", so
+// the same documents are refused with the same messages.
 type parser struct {
 	limits   Limits
 	elements int
+	scan     *scanner // nil: read with dec
 	dec      *xml.Decoder
 	open     []xml.Name // the open elements' names, as written
 	ns       map[string]string
@@ -232,6 +260,7 @@ type parser struct {
 
 	// The IDOC element being read; reused from one IDoc to the next.
 	nodes []node
+	attrs []xml.Attr
 	stack []int32
 	text  []byte
 	view  []byte
@@ -240,10 +269,12 @@ type parser struct {
 }
 
 func (p *parser) parse(text []byte) (Document, error) {
-	p.dec = xml.NewDecoder(bytes.NewReader(text))
-	// The body has already been decoded to UTF-8 by the charset Parse
-	// chose, so whatever the declaration names is read as it is.
-	p.dec.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+	if p.scan == nil {
+		p.dec = xml.NewDecoder(bytes.NewReader(text))
+		// The body has already been decoded to UTF-8 by the charset Parse
+		// chose, so whatever the declaration names is read as it is.
+		p.dec.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+	}
 
 	var doc Document
 	rootSeen := false
@@ -255,17 +286,17 @@ func (p *parser) parse(text []byte) (Document, error) {
 		if err != nil {
 			return doc, err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch tok.kind {
+		case startToken:
 			if rootSeen {
 				return doc, &MalformedError{Reason: "content after the root element"}
 			}
 			rootSeen = true
-			if err := p.root(t, &doc); err != nil {
+			if err := p.root(tok, &doc); err != nil {
 				return doc, err
 			}
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
+		case textToken:
+			if len(bytes.TrimSpace(tok.text)) > 0 {
 				return doc, &MalformedError{Reason: "text outside the root element"}
 			}
 		}
@@ -278,17 +309,20 @@ func (p *parser) parse(text []byte) (Document, error) {
 
 // token returns the next token, refusing document type declarations: with
 // them go entity declarations, which this parser does not expand.
-func (p *parser) token() (xml.Token, error) {
-	tok, err := p.dec.RawToken()
-	if tok == nil {
-		if err == io.EOF && len(p.open) > 0 {
-			return nil, p.syntaxError("unexpected EOF")
-		}
-		return nil, malformed(err)
+func (p *parser) token() (token, error) {
+	if p.scan != nil {
+		return p.plainToken()
 	}
-	switch t := tok.(type) {
+	raw, err := p.dec.RawToken()
+	if raw == nil {
+		if err == io.EOF && len(p.open) > 0 {
+			return token{}, p.syntaxError("unexpected EOF")
+		}
+		return token{}, malformed(err)
+	}
+	switch t := raw.(type) {
 	case xml.Directive:
-		return nil, &InvalidError{Reason: "the document has a DOCTYPE or other <!…> declaration; " +
+		return token{}, &InvalidError{Reason: "the document has a DOCTYPE or other <!…> declaration; " +
 			"IDoc-XML needs none and they are not accepted"}
 	case xml.StartElement:
 		p.open = append(p.open, t.Name)
@@ -297,12 +331,38 @@ func (p *parser) token() (xml.Token, error) {
 				p.bind(a.Name.Local, a.Value)
 			}
 		}
+		return token{kind: startToken, name: t.Name, attrs: t.Attr}, nil
 	case xml.EndElement:
 		if err := p.close(t.Name); err != nil {
-			return nil, err
+			return token{}, err
 		}
+		return token{kind: endToken, name: t.Name}, nil
+	case xml.CharData:
+		return token{kind: textToken, text: t}, nil
 	}
-	return tok, nil
+	return token{kind: otherToken}, nil
+}
+
+// plainToken returns the scanner's next token. Anything that is not plain,
+// an end tag that does not match and the end of input inside an element
+// among them, ends the scanner's reading: encoding/xml reads the document
+// again and says what is wrong.
+func (p *parser) plainToken() (token, error) {
+	t, err := p.scan.next()
+	switch {
+	case err == io.EOF && len(p.open) == 0:
+		return t, err
+	case err != nil:
+		return t, errNotPlain
+	case t.kind == startToken:
+		p.open = append(p.open, t.name)
+	case t.kind == endToken:
+		if len(p.open) == 0 || p.open[len(p.open)-1] != t.name {
+			return t, errNotPlain
+		}
+		p.open = p.open[:len(p.open)-1]
+	}
+	return t, nil
 }
 
 // malformed translates the decoder's errors; io.EOF passes as it is.
@@ -380,48 +440,56 @@ func (p *parser) isNamespaceDeclaration(a xml.Attr) bool {
 }
 
 // root reads the root element, whose children must all be IDOC elements.
-func (p *parser) root(start xml.StartElement, doc *Document) error {
-	doc.Root = start.Name.Local
+func (p *parser) root(start token, doc *Document) error {
+	doc.Root = start.name.Local
 	if err := p.count(1); err != nil {
 		return err
 	}
 	for {
-		offset := int(p.dec.InputOffset())
+		offset := p.offset()
 		tok, err := p.token()
 		if err != nil {
 			return err
 		}
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch tok.kind {
+		case startToken:
 			position := len(doc.IDocs) + 1
-			if t.Name.Local != "IDOC" {
+			if tok.name.Local != "IDOC" {
 				return &InvalidError{Reason: fmt.Sprintf("the root element %s holds an element %s; "+
-					"an IDoc document holds IDOC elements only", doc.Root, t.Name.Local)}
+					"an IDoc document holds IDOC elements only", doc.Root, tok.name.Local)}
 			}
-			if err := p.element(t, 2); err != nil {
+			if err := p.element(tok, 2); err != nil {
 				return err
 			}
 			idoc, err := p.newIDoc(doc.Root, position)
 			if err != nil {
 				return err
 			}
-			idoc.Start, idoc.End = offset, int(p.dec.InputOffset())
+			idoc.Start, idoc.End = offset, p.offset()
 			if position == 1 {
 				doc.head = offset
 			}
 			doc.tail = idoc.End
 			doc.IDocs = append(doc.IDocs, idoc)
-		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
+		case textToken:
+			if len(bytes.TrimSpace(tok.text)) > 0 {
 				return &InvalidError{Reason: "the root element holds text; an IDoc document holds IDOC elements only"}
 			}
-		case xml.EndElement:
+		case endToken:
 			if len(doc.IDocs) == 0 {
 				return &InvalidError{Reason: fmt.Sprintf("the root element %s holds no IDOC element", doc.Root)}
 			}
 			return nil
 		}
 	}
+}
+
+// offset is the input's offset after the last token.
+func (p *parser) offset() int {
+	if p.scan != nil {
+		return p.scan.pos
+	}
+	return int(p.dec.InputOffset())
 }
 
 func (p *parser) count(n int) error {
@@ -432,27 +500,26 @@ func (p *parser) count(n int) error {
 	return nil
 }
 
-// newNode adds the element s opens to the nodes, keeping its attributes
-// other than namespace declarations.
-func (p *parser) newNode(s xml.StartElement) error {
+// newNode adds the element s opens to the nodes, and its attributes other
+// than namespace declarations to p.attrs.
+func (p *parser) newNode(s token) error {
 	if err := p.count(1); err != nil {
 		return err
 	}
-	// The decoder gives every start tag attributes of its own, so they are
-	// kept in place.
-	attrs := s.Attr[:0]
-	for _, a := range s.Attr {
+	first := len(p.attrs)
+	for _, a := range s.attrs {
 		if p.isNamespaceDeclaration(a) {
 			continue // namespace declarations are syntax, not content
 		}
-		for _, b := range attrs {
+		for _, b := range p.attrs[first:] {
 			if b.Name.Local == a.Name.Local {
-				return &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.Name.Local, a.Name.Local)}
+				return &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.name.Local, a.Name.Local)}
 			}
 		}
-		attrs = append(attrs, a)
+		p.attrs = append(p.attrs, a)
 	}
-	p.nodes = append(p.nodes, node{name: s.Name.Local, attrs: attrs, textStart: len(p.text), textEnd: len(p.text)})
+	p.nodes = append(p.nodes, node{name: s.name.Local, attrStart: first, attrEnd: len(p.attrs),
+		textStart: len(p.text), textEnd: len(p.text)})
 	return nil
 }
 
@@ -460,8 +527,8 @@ func (p *parser) newNode(s xml.StartElement) error {
 // with everything inside it, into p.nodes. It works with an explicit
 // stack, so that a deep document costs memory in proportion to its depth
 // and never Go stack.
-func (p *parser) element(start xml.StartElement, depth int) error {
-	p.nodes, p.text = p.nodes[:0], p.text[:0]
+func (p *parser) element(start token, depth int) error {
+	p.nodes, p.attrs, p.text = p.nodes[:0], p.attrs[:0], p.text[:0]
 	if err := p.newNode(start); err != nil {
 		return err
 	}
@@ -472,13 +539,13 @@ func (p *parser) element(start xml.StartElement, depth int) error {
 			return err
 		}
 		current := &p.nodes[p.stack[len(p.stack)-1]]
-		switch t := tok.(type) {
-		case xml.StartElement:
+		switch tok.kind {
+		case startToken:
 			if depth+len(p.stack) > p.limits.MaxDepth {
 				return &InvalidError{Reason: fmt.Sprintf("elements are nested deeper than %d levels", p.limits.MaxDepth)}
 			}
 			parent := p.stack[len(p.stack)-1]
-			if err := p.newNode(t); err != nil {
+			if err := p.newNode(tok); err != nil {
 				return err
 			}
 			child := int32(len(p.nodes) - 1)
@@ -489,16 +556,16 @@ func (p *parser) element(start xml.StartElement, depth int) error {
 			}
 			p.nodes[parent].lastChild = child
 			p.stack = append(p.stack, child)
-		case xml.CharData:
+		case textToken:
 			// Until the first child, the text of the innermost element is
 			// the last thing written to p.text, and so stays in one piece.
 			if current.firstChild == 0 {
-				p.text = append(p.text, t...)
+				p.text = append(p.text, tok.text...)
 				current.textEnd = len(p.text)
-			} else if !current.textAfter && len(bytes.TrimSpace(t)) > 0 {
+			} else if !current.textAfter && len(bytes.TrimSpace(tok.text)) > 0 {
 				current.textAfter = true
 			}
-		case xml.EndElement:
+		case endToken:
 			p.stack = p.stack[:len(p.stack)-1]
 		}
 	}

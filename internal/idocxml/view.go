@@ -46,7 +46,7 @@ func (p *parser) writeNode(b []byte, i int32) ([]byte, error) {
 	}
 	b = append(b, '{')
 	var err error
-	for k, a := range n.attrs {
+	for k, a := range p.attrs[n.attrStart:n.attrEnd] {
 		if k > 0 {
 			b = append(b, ',')
 		}
@@ -60,7 +60,7 @@ func (p *parser) writeNode(b []byte, i int32) ([]byte, error) {
 		}
 	}
 	p.group(i)
-	members := len(n.attrs)
+	members := n.attrEnd - n.attrStart
 	for c := n.firstChild; c != 0; c = p.nodes[c].next {
 		child := &p.nodes[c]
 		if !child.groupHead {
