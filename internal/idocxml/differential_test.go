@@ -74,6 +74,39 @@ var differentialCases = []string{
 	`<?xml version="1.1"?><R/>`,
 	`<?xml version="1.0" encoding="UTF-16"?><R/>`,
 	"\xef\xbb\xbf<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>",
+	// What the scanner takes and what it leaves to encoding/xml: spaces in
+	// tags, quotes, references, characters, names and declarations.
+	"<R\t>\n<IDOC  BEGIN = '1'\n\tX=\"a\tb\nc\" ><EDI_DC40 ><DOCNUM >1</DOCNUM\n></EDI_DC40\t></IDOC ></R >",
+	`<R><IDOC B="1"C="2"><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC B="&amp;&lt;&gt;&apos;&quot;" C='"' D="'" E="]]>"><EDI_DC40><DOCNUM>&amp;1&lt;</DOCNUM></EDI_DC40><A>&quot;&apos;&gt;</A></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><A>&foo;</A><B>&amp</B><C>&#65;&#x42;</C></IDOC></R>`,
+	`<R><IDOC B="&foo;"><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC B="a<b"><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC B=1><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC B><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC B="1><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1]]>2</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1]]2]>]</DOCNUM></EDI_DC40></IDOC></R>`,
+	"<R><IDOC><EDI_DC40><DOCNUM>1\r\n2\r3</DOCNUM></EDI_DC40><A B=\"x\r\ny\"/></IDOC></R>",
+	"<R><IDOC B=\"\x01\"><EDI_DC40><DOCNUM>1\x7f\u00e4\u20ac\U0001F600\uFFFD</DOCNUM></EDI_DC40><A>\uFFFE</A></IDOC></R>",
+	"<R><IDOC><EDI_DC40><DOCNUM>\xed\xa0\x80</DOCNUM></EDI_DC40><A>\xc3</A></IDOC></R>",
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><Ä>1</Ä><A.b-1_c>2</A.b-1_c><_x/></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><1A/></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><A/ ><B / ></IDOC></R>`,
+	`<R><IDOC xmlns="urn:x" xmlns:p="urn:p"><EDI_DC40 xmlns=""><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<?xml version='1.0' encoding='utf-8' standalone='yes'?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<?xml version="1.0" encoding="windows-1252" standalone="no" ?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<?xml version="1.0' encoding="UTF-8"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<?xml  version="1.0"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	` <?xml version="1.0"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<R><?xml version="1.0"?><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	`<?xml version="2.0"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>`,
+	"\t\n <R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R>\n\t ",
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC><IDOC/></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></R`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC></`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC><`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40></IDOC><A`,
 	"<R><IDOC><EDI_DC40><DOCNUM>\xff</DOCNUM></EDI_DC40></IDOC></R>",
 	"<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><A b=\"\xe9\"/></IDOC></R>",
 }
@@ -169,4 +202,21 @@ func FuzzParseMatchesOracle(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, charset string, limits uint8) {
 		requireSameAsOracle(t, body, charset, differentialLimits[int(limits)%len(differentialLimits)])
 	})
+}
+
+// The scanner reads the samples and the load generator's packets itself,
+// without leaving them to encoding/xml.
+func TestScannerReadsPlainDocuments(t *testing.T) {
+	t.Parallel()
+	bodies := [][]byte{loadgen.Packet(100, 2048, 1)}
+	for _, name := range []string{"orders05.xml", "invoic02.xml", "orders05_packet.xml"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		require.NoError(t, err)
+		bodies = append(bodies, b)
+	}
+	for _, body := range bodies {
+		p := parser{limits: DefaultLimits, scan: &scanner{in: body}}
+		_, err := p.parse(body)
+		require.NoError(t, err)
+	}
 }
