@@ -180,10 +180,10 @@ func TestParseMatchesOracle(t *testing.T) {
 			continue
 		}
 		// Every truncation of the small documents, some of the larger.
-		for n := 0; n < len(body); n += 1 + len(body)/1000 {
+		for n := 0; n < len(body); n += 1 + len(body)/500 {
 			requireSameAsOracle(t, body[:n], "", DefaultLimits)
 		}
-		for range min(len(body), 1000) {
+		for range min(len(body), 500) {
 			corrupt := []byte(string(body))
 			corrupt[rng.IntN(len(corrupt))] = corruptions[rng.IntN(len(corruptions))]
 			requireSameAsOracle(t, corrupt, "", DefaultLimits)

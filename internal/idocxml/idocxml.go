@@ -10,10 +10,12 @@
 // attributes a string, exactly as written.
 //
 // The parser is safe by construction: it is encoding/xml, which expands
-// only the five predefined entities and never fetches anything; a document
-// type declaration (and with it any entity declaration) is refused outright;
-// nesting depth and the number of elements are bounded; and the caller
-// bounds the body's size before it gets here.
+// only the five predefined entities and never fetches anything (or, for
+// plain XML, a scanner that takes those entities only and leaves all else
+// to encoding/xml); a document type declaration (and with it any entity
+// declaration) is refused outright; nesting depth and the number of
+// elements are bounded; and the caller bounds the body's size before it
+// gets here.
 package idocxml
 
 import (
@@ -572,7 +574,7 @@ func (p *parser) element(start token, depth int) error {
 	return nil
 }
 
-// text returns the node's text (see node).
+// textOf returns node i's text (see node).
 func (p *parser) textOf(i int32) []byte {
 	n := &p.nodes[i]
 	return p.text[n.textStart:n.textEnd]

@@ -10,10 +10,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"testing"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/lefia/edihub/internal/loadgen"
 )
 
 // oldParse is Parse as it was, over oldParser.
@@ -379,4 +382,17 @@ func oldSiblingGroups(children []*oldElement) [][]*oldElement {
 		groups[i] = append(groups[i], c)
 	}
 	return groups
+}
+
+// BenchmarkParsePacketOracle is BenchmarkParsePacket with the parser
+// Parse replaced, so that both can be compared on one loaded machine.
+func BenchmarkParsePacketOracle(b *testing.B) {
+	body := loadgen.Packet(100, 2048, 1)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if doc, err := oldParse(body, "", DefaultLimits); err != nil || len(doc.IDocs) != 100 {
+			b.Fatal(len(doc.IDocs), err)
+		}
+	}
 }
