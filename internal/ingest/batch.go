@@ -159,7 +159,7 @@ func claimLocks(ms []message) []int64 {
 // found the key held by a transaction that has since committed is simply
 // run again, and then sees it.
 func (s *Service) decideWithKey(ctx context.Context, q *db.Queries, m message) (Result, error) {
-	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
+	k := m.keyID()
 	for range maxAttempts {
 		res, replayed, err := replay(ctx, q, k, m.requestHash, []message{m})
 		if err != nil || replayed {
@@ -186,7 +186,7 @@ func (s *Service) decideWithKey(ctx context.Context, q *db.Queries, m message) (
 func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchResult, error) {
 	first := ms[0]
 	first.requestHash = batchRequestHash(ms)
-	k := keyID{TenantID: first.TenantID, EnvironmentID: first.EnvironmentID, Key: first.IdempotencyKey}
+	k := first.keyID()
 	replayedAll := func(body []byte) BatchResult {
 		results := make([]Result, len(ms))
 		for i, m := range ms {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -82,10 +83,13 @@ type member struct {
 }
 
 // memberAnswer is what a group did with a member: decided it (res, err),
-// or failed as a whole, leaving the member to be decided alone.
+// found its Idempotency-Key not taken (claim), leaving the member to claim
+// the key on its own, or failed as a whole (alone), leaving the member to
+// be decided alone.
 type memberAnswer struct {
 	res   Result
 	err   error
+	claim bool
 	alone bool
 }
 
@@ -104,8 +108,11 @@ func (c *committer) receive(ctx context.Context, m message) (Result, error) {
 		c.mu.Unlock()
 	}
 	a := <-me.done
-	if a.alone {
-		return c.s.receiveAlone(ctx, m)
+	switch {
+	case a.alone:
+		return c.s.decideAlone(ctx, m)
+	case a.claim:
+		return c.s.storeWithKey(ctx, m, false)
 	}
 	return a.res, a.err
 }
@@ -166,19 +173,21 @@ func (c *committer) take() []*member {
 }
 
 // commit decides a group in one transaction and answers each member after
-// the commit. A group of one is decided exactly as a request alone, on its
-// own context.
+// the commit. A group of one is decided as a request alone, on its own
+// context (alone).
 func (c *committer) commit(group []*member) {
 	switch len(group) {
 	case 0:
 		return
 	case 1:
-		var res Result
-		_, err := unpanicked(func() (_ []Result, err error) {
-			res, err = c.s.receiveAlone(group[0].ctx, group[0].m)
-			return nil, err
-		})
-		group[0].done <- memberAnswer{res: res, err: err}
+		var a memberAnswer
+		if _, err := unpanicked(func() ([]Result, error) {
+			a = c.alone(group[0])
+			return nil, nil
+		}); err != nil {
+			a = memberAnswer{err: err}
+		}
+		group[0].done <- a
 		c.observe(1, false)
 		return
 	}
@@ -188,12 +197,18 @@ func (c *committer) commit(group []*member) {
 	for i, w := range group {
 		ms[i] = w.m
 	}
-	results, err := unpanicked(func() ([]Result, error) {
+	var answers []memberAnswer
+	_, err := unpanicked(func() ([]Result, error) {
 		return c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-			if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
-				return nil, fmt.Errorf("lock the group's claims: %w", err)
+			var err error
+			if answers, err = decideGroup(ctx, q, ms); err != nil {
+				return nil, err
 			}
-			return receiveAllByFingerprint(ctx, q, ms)
+			results := make([]Result, len(answers))
+			for i, a := range answers {
+				results[i] = a.res
+			}
+			return results, nil
 		})
 	})
 	c.observe(len(group), err != nil)
@@ -201,9 +216,80 @@ func (c *committer) commit(group []*member) {
 		if err != nil {
 			w.done <- memberAnswer{alone: true}
 		} else {
-			w.done <- memberAnswer{res: results[i]}
+			w.done <- answers[i]
 		}
 	}
+}
+
+// alone decides the member of a group of one as a request alone: a
+// message by its fingerprint in a transaction of its own, and a message
+// with an Idempotency-Key by replaying the key, on its own (in
+// autocommit). A key that is not taken is left to the member to claim, as
+// in a larger group, so that a lane never waits for another request's
+// claim of a key.
+func (c *committer) alone(w *member) memberAnswer {
+	if w.m.IdempotencyKey == "" {
+		res, err := c.s.receiveAlone(w.ctx, w.m)
+		return memberAnswer{res: res, err: err}
+	}
+	res, replayed, err := replay(w.ctx, db.On(c.s.pool), w.m.keyID(), w.m.requestHash, []message{w.m})
+	return memberAnswer{res: res, err: err, claim: err == nil && !replayed}
+}
+
+// decideGroup decides the members of a group, ms in arrival order, in the
+// group's transaction q. Those decided by their fingerprint are decided by
+// receiveAllByFingerprint, after their claims' locks are taken; those with
+// an Idempotency-Key each have their key replayed by the statement a lone
+// replay runs (IdempotencyKeyReplay), all of them in one round trip
+// (db.Pipeline). A replay claims nothing and waits for no lock, so it
+// needs none. A keyed member whose key is not taken is answered claim; one
+// whose key was used for other content gets its refusal. An error fails
+// the whole transaction.
+func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
+	answers := make([]memberAnswer, len(ms))
+	var byFingerprint, byKey []int
+	for i, m := range ms {
+		if m.IdempotencyKey != "" {
+			byKey = append(byKey, i)
+		} else {
+			byFingerprint = append(byFingerprint, i)
+		}
+	}
+	if len(byFingerprint) > 0 {
+		fms := make([]message, len(byFingerprint))
+		for j, i := range byFingerprint {
+			fms[j] = ms[i]
+		}
+		if err := q.MessageClaimLocks(ctx, claimLocks(fms)); err != nil {
+			return nil, fmt.Errorf("lock the group's claims: %w", err)
+		}
+		results, err := receiveAllByFingerprint(ctx, q, fms)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range byFingerprint {
+			answers[i].res = results[j]
+		}
+	}
+	if len(byKey) == 0 {
+		return answers, nil
+	}
+	params := make([]db.IdempotencyKeyReplayParams, len(byKey))
+	for j, i := range byKey {
+		params[j] = replayParams(ms[i].keyID(), ms[i].requestHash, ms[i:i+1])
+	}
+	rows, errs, err := db.Pipeline(ctx, q, (*db.Queries).IdempotencyKeyReplay, params)
+	if err != nil {
+		return nil, fmt.Errorf("replay idempotency keys: %w", err)
+	}
+	for j, i := range byKey {
+		if errs[j] != nil && !errors.Is(errs[j], db.ErrNotFound) {
+			return nil, fmt.Errorf("replay idempotency key: %w", errs[j])
+		}
+		res, replayed, err := replayAnswer(ms[i].keyID(), 1, rows[j], errs[j])
+		answers[i] = memberAnswer{res: res, err: err, claim: err == nil && !replayed}
+	}
+	return answers, nil
 }
 
 // unpanicked runs decide and turns a panic in it into an error. A lane may

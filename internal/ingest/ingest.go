@@ -38,8 +38,9 @@ type Service struct {
 	// payload: sixteen 5 MiB messages canonicalised side by side would hold
 	// sixteen such buffers instead of two.
 	canonicalising chan struct{}
-	// group commits single messages decided by fingerprint in shared
-	// transactions (see groupcommit.go); nil when that is turned off.
+	// group commits single messages decided by fingerprint, and replays
+	// of single messages' Idempotency-Keys, in shared transactions (see
+	// groupcommit.go); nil when that is turned off.
 	group *committer
 }
 
@@ -246,23 +247,30 @@ func storedFormOf(r *Received) storedForm {
 // Each outcome costs as few round trips as its guarantees allow: the
 // decision is one statement, in the transaction that also writes a new
 // message's deliveries (storeTx); a replayed Idempotency-Key is one
-// statement on its own.
+// statement, in a group's transaction (groupcommit.go) or on its own.
 func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 	m, err := s.prepare(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
-	switch {
-	case m.IdempotencyKey != "":
-		res, err = s.receiveWithKey(ctx, m)
-	case s.group != nil && m.fingerprint != nil:
+	if s.group != nil && (m.IdempotencyKey != "" || m.fingerprint != nil) {
 		res, err = s.group.receive(ctx, m)
-	default:
-		res, err = s.receiveAlone(ctx, m)
+	} else {
+		res, err = s.decideAlone(ctx, m)
 	}
 	res.MessageType = m.MessageType.Code
 	return res, err
+}
+
+// decideAlone decides m as a single request does without group commit: by
+// its Idempotency-Key (receiveWithKey), or else in a transaction of its
+// own.
+func (s *Service) decideAlone(ctx context.Context, m message) (Result, error) {
+	if m.IdempotencyKey != "" {
+		return s.receiveWithKey(ctx, m)
+	}
+	return s.receiveAlone(ctx, m)
 }
 
 // receiveAlone decides m, which carries no Idempotency-Key, in a

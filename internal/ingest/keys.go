@@ -39,13 +39,23 @@ func CheckKey(key string) error {
 // same key waits on that insert until the first transaction ends, and then
 // finds the key taken.
 func (s *Service) receiveWithKey(ctx context.Context, m message) (Result, error) {
-	k := keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
-	for range maxAttempts {
-		res, replayed, err := replay(ctx, db.On(s.pool), k, m.requestHash, []message{m})
-		if err != nil || replayed {
-			return res, err
+	return s.storeWithKey(ctx, m, true)
+}
+
+// storeWithKey is receiveWithKey, which replays first (replayFirst), or
+// its claim path for a request whose group has just found the key not
+// taken: that one claims first, and replays only after losing the claim to
+// a concurrent request, as receiveWithKey does.
+func (s *Service) storeWithKey(ctx context.Context, m message, replayFirst bool) (Result, error) {
+	k := m.keyID()
+	for attempt := range maxAttempts {
+		if replayFirst || attempt > 0 {
+			res, replayed, err := replay(ctx, db.On(s.pool), k, m.requestHash, []message{m})
+			if err != nil || replayed {
+				return res, err
+			}
 		}
-		res, err = s.storeOneTx(ctx, func(q *db.Queries) (Result, error) {
+		res, err := s.storeOneTx(ctx, func(q *db.Queries) (Result, error) {
 			res, err := s.claimAndStore(ctx, q, m, k)
 			if err != nil {
 				return Result{}, err
@@ -70,6 +80,11 @@ func (s *Service) keyLifetime(m message) time.Duration {
 type keyID struct {
 	TenantID, EnvironmentID int64
 	Scope, Key              string
+}
+
+// keyID names the key of m, a single message with an Idempotency-Key.
+func (m message) keyID() keyID {
+	return keyID{TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, Scope: m.KeyScope, Key: m.IdempotencyKey}
 }
 
 // claimAndStore claims k and stores m under it without claiming m's
@@ -113,6 +128,15 @@ func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
 // from what the key was first used for. replayed is false when the key is
 // not taken. res names the message the key points at: the request's first.
 func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, ms []message) (res Result, replayed bool, err error) {
+	row, err := q.IdempotencyKeyReplay(ctx, replayParams(k, requestHash, ms))
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return Result{}, false, fmt.Errorf("replay idempotency key: %w", err)
+	}
+	return replayAnswer(k, len(ms), row, err)
+}
+
+// replayParams is IdempotencyKeyReplay's parameters for replay.
+func replayParams(k keyID, requestHash [32]byte, ms []message) db.IdempotencyKeyReplayParams {
 	p := db.IdempotencyKeyReplayParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
 		RequestHash: requestHash[:], Action: auditevent.DuplicateBlocked, Actor: ms[0].Source.Actor,
@@ -121,12 +145,14 @@ func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, m
 	for i, m := range ms {
 		p.Details[i], p.ContentHashes[i], p.MessageTypeIds[i] = m.blocked, m.contentHash[:], m.MessageType.ID
 	}
-	row, err := q.IdempotencyKeyReplay(ctx, p)
+	return p
+}
+
+// replayAnswer reads IdempotencyKeyReplay's answer (row, or err
+// db.ErrNotFound when the key is not taken) to a request of n messages.
+func replayAnswer(k keyID, n int, row db.IdempotencyKeyReplayRow, err error) (res Result, replayed bool, _ error) {
 	if errors.Is(err, db.ErrNotFound) {
 		return Result{}, false, nil
-	}
-	if err != nil {
-		return Result{}, false, fmt.Errorf("replay idempotency key: %w", err)
 	}
 	if !row.SameRequest {
 		return Result{}, false, apperr.New(apperr.Unprocessable, "idempotency-key-reused",
@@ -136,8 +162,8 @@ func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, m
 	// Claim, store and complete commit together, and a message is never
 	// deleted, so a completed key always has its messages, one per message
 	// of the same request; anything else would be a bug, not a race.
-	if row.OriginalID == nil || row.Blocked != int64(len(ms)) {
-		return Result{}, false, fmt.Errorf("idempotency key %q: %d of %d stored messages found", k.Key, row.Blocked, len(ms))
+	if row.OriginalID == nil || row.Blocked != int64(n) {
+		return Result{}, false, fmt.Errorf("idempotency key %q: %d of %d stored messages found", k.Key, row.Blocked, n)
 	}
 	return Result{Outcome: ReplayedKey, MessageID: *row.OriginalID, Body: row.ResponseBody}, true, nil
 }
