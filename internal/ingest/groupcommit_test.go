@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
@@ -395,6 +396,245 @@ func TestGroupCommitUnderConcurrency(t *testing.T) {
 			require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(DISTINCT fingerprint) FROM messages`))
 			require.Equal(t, copies-1, pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
 				WHERE action = 'message.duplicate_blocked' AND message_id = (SELECT id FROM messages WHERE payload->>'id' = 'the copied order')`))
+		})
+	}
+}
+
+// keyed is s.req sent with an Idempotency-Key.
+func (s *groupSite) keyed(payload, key string) ingest.Request {
+	req := s.req(s.orders, payload)
+	req.IdempotencyKey = key
+	return req
+}
+
+// blockedBy counts the duplicate_blocked events recorded against the
+// message with id.
+func (s *groupSite) blockedBy(t *testing.T, id int64) int {
+	t.Helper()
+	return s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked' AND message_id = $1`, id)
+}
+
+// Replays of Idempotency-Keys share a group with each other and with
+// messages decided by fingerprint: each replay is answered as alone, with
+// the first answer and one audit event like a lone replay's; a key reused
+// for other content is refused; a key not taken yet is claimed by its
+// request alone, after the group, and stored once.
+func TestGroupCommitReplaysKeys(t *testing.T) {
+	t.Parallel()
+	s := newGroupSite(t)
+	first := map[string]ingest.Result{}
+	for _, key := range []string{"key-a", "key-b", "key-c"} {
+		res, err := s.in.Receive(context.Background(), s.keyed(fmt.Sprintf(`{"id": %q}`, key), key))
+		require.NoError(t, err)
+		require.Equal(t, ingest.Created, res.Outcome)
+		first[key] = res
+	}
+	stored, err := s.in.Receive(context.Background(), s.req(s.orders, `{"id": "by fingerprint"}`))
+	require.NoError(t, err)
+	// A replay alone, whose audit event the grouped ones must match.
+	alone, err := s.in.Receive(context.Background(), s.keyed(`{"id": "key-a"}`, "key-a"))
+	require.NoError(t, err)
+	require.Equal(t, ingest.ReplayedKey, alone.Outcome)
+
+	reqs := []ingest.Request{
+		s.keyed(`{"id": "key-a"}`, "key-a"), s.req(s.orders, `{"id": "new by fingerprint"}`),
+		s.keyed(`{"id": "key-b"}`, "key-b"), s.keyed(`{"id": "key-a"}`, "key-a"),
+		s.keyed(`{"id": "key-b", "note": "other content"}`, "key-b"), s.req(s.orders, `{"id": "by fingerprint"}`),
+		s.keyed(`{"id": "key-new"}`, "key-new"), s.keyed(`{"id": "key-c"}`, "key-c"), s.keyed(`{"id": "key-a"}`, "key-a"),
+	}
+	answers := s.group(t, reqs)
+	require.Contains(t, s.observed(), observedGroup{size: len(reqs)}, "the requests shared a transaction")
+	for _, i := range []int{0, 2, 3, 7, 8} {
+		a, key := answers[i], reqs[i].IdempotencyKey
+		require.NoError(t, a.err, "member %d", i)
+		require.Equal(t, ingest.ReplayedKey, a.res.Outcome, "member %d", i)
+		require.Equal(t, first[key].MessageID, a.res.MessageID, "member %d", i)
+		require.JSONEq(t, string(first[key].Body), string(a.res.Body), "member %d", i)
+	}
+	require.NoError(t, answers[1].err)
+	require.Equal(t, ingest.Created, answers[1].res.Outcome)
+	ae, ok := apperr.As(answers[4].err)
+	require.True(t, ok, "the reused key is refused: %v", answers[4].err)
+	require.Equal(t, "idempotency-key-reused", ae.Type)
+	require.NoError(t, answers[5].err)
+	require.Equal(t, ingest.DuplicateFingerprint, answers[5].res.Outcome)
+	require.Equal(t, stored.MessageID, answers[5].res.MessageID)
+	require.NoError(t, answers[6].err)
+	require.Equal(t, ingest.Created, answers[6].res.Outcome, "a key not taken is claimed after the group")
+
+	require.Equal(t, 1+3+1+1+1, s.count(t, `SELECT count(*) FROM messages`), "the leader, three keys, two by fingerprint and the new key")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE idempotency_key = 'key-new'`))
+	require.Equal(t, 1+3, s.blockedBy(t, first["key-a"].MessageID), "the lone replay and three in the group")
+	require.Equal(t, 1, s.blockedBy(t, first["key-b"].MessageID), "the reused key records nothing")
+	require.Equal(t, 1, s.blockedBy(t, first["key-c"].MessageID))
+	require.Equal(t, 1, s.blockedBy(t, stored.MessageID))
+	require.Equal(t, 1+3+1+1+1, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+	require.Equal(t, 1, s.count(t, `SELECT count(DISTINCT (tenant_id, environment_id, message_type_id, actor, match_key, details))
+		FROM audit_events WHERE action = 'message.duplicate_blocked' AND message_id = $1`, first["key-a"].MessageID),
+		"a replay in a group records what a lone one does")
+}
+
+// When a group with replays fails, its audit events roll back with it and
+// every member is decided alone: each replay is recorded exactly once, and
+// only the bad member fails.
+func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		// refuse creates a deferred trigger that fails any transaction in
+		// which the bad request writes, and returns that request.
+		refuse func(t *testing.T, s *groupSite) ingest.Request
+	}{
+		{"a message by fingerprint fails the commit", func(t *testing.T, s *groupSite) ingest.Request {
+			_, err := s.pool.Exec(context.Background(), `
+				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					IF NEW.payload->>'id' = 'poison' THEN RAISE EXCEPTION 'poisoned message'; END IF;
+					RETURN NULL;
+				END $$;
+				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON messages
+					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
+			require.NoError(t, err)
+			return s.req(s.orders, `{"id": "poison"}`)
+		}},
+		{"a replay's audit event fails the commit", func(t *testing.T, s *groupSite) ingest.Request {
+			_, err := s.pool.Exec(context.Background(), `
+				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN
+					IF NEW.actor = 'poison' THEN RAISE EXCEPTION 'poisoned replay'; END IF;
+					RETURN NULL;
+				END $$;
+				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON audit_events
+					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
+			require.NoError(t, err)
+			req := s.keyed(`{"id": "key-1"}`, "key-1")
+			req.Source.Actor = "poison"
+			return req
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newGroupSite(t)
+			const keys = 4
+			originals := make([]int64, keys)
+			for i := range keys {
+				key := fmt.Sprintf("key-%d", i)
+				res, err := s.in.Receive(context.Background(), s.keyed(fmt.Sprintf(`{"id": %q}`, key), key))
+				require.NoError(t, err)
+				originals[i] = res.MessageID
+			}
+			bad := tc.refuse(t, s)
+			var reqs []ingest.Request
+			for i := range keys {
+				key := fmt.Sprintf("key-%d", i)
+				reqs = append(reqs, s.keyed(fmt.Sprintf(`{"id": %q}`, key), key), s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+			}
+			reqs = append(reqs, s.keyed(`{"id": "key-new"}`, "key-new"), bad)
+
+			answers := s.group(t, reqs)
+			require.Contains(t, s.observed(), observedGroup{size: len(reqs), failed: true}, "the members shared a transaction, which failed")
+			require.Error(t, answers[len(reqs)-1].err, "the bad member fails")
+			for i, a := range answers[:len(reqs)-1] {
+				require.NoError(t, a.err, "member %d", i)
+				want := ingest.Created
+				if i%2 == 0 && i < 2*keys {
+					want = ingest.ReplayedKey
+					require.Equal(t, originals[i/2], a.res.MessageID)
+				}
+				require.Equal(t, want, a.res.Outcome, "member %d", i)
+			}
+			for i, id := range originals {
+				require.Equal(t, 1, s.blockedBy(t, id), "key-%d: its replay is recorded once (and a bad one not at all)", i)
+			}
+			require.Equal(t, keys, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+			require.Equal(t, 1+keys+keys+1, s.count(t, `SELECT count(*) FROM messages`), "the leader, the keys' originals, the orders and the new key")
+			require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE idempotency_key = 'key-new'`))
+		})
+	}
+}
+
+// Many requests at once, through several lanes and with group commit off:
+// 32 first uses of one Idempotency-Key, first uses of other keys and
+// messages by fingerprint with copies, and then the same again, now all
+// replays and duplicates. The key's message is stored once and every other
+// use replays it, each key's replays are recorded once each, and nothing
+// is stored twice.
+func TestGroupCommitKeysUnderConcurrency(t *testing.T) {
+	t.Parallel()
+	for _, lanes := range []int{0, 1, 2, 4} {
+		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.Pool(t)
+			tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+			mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}})
+			in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(lanes))
+			const sameKey, otherKeys, distinct, copies = 32, 20, 20, 20
+			var reqs []ingest.Request
+			add := func(n int, id func(i int) string, key func(i int) string) {
+				for i := range n {
+					reqs = append(reqs, ingest.Request{
+						TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt,
+						Payload: fmt.Appendf(nil, `{"id": %q}`, id(i)), IdempotencyKey: key(i),
+						Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
+					})
+				}
+			}
+			add(sameKey, func(int) string { return "the keyed order" }, func(int) string { return "the key" })
+			add(otherKeys, func(i int) string { return fmt.Sprintf("keyed-%d", i) }, func(i int) string { return fmt.Sprintf("key-%d", i) })
+			add(distinct, func(i int) string { return fmt.Sprintf("order-%d", i) }, func(int) string { return "" })
+			add(copies, func(int) string { return "the copied order" }, func(int) string { return "" })
+
+			receiveAll := func() map[ingest.Outcome]int {
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				outcomes := make(chan ingest.Outcome, len(reqs))
+				errs := make(chan error, len(reqs))
+				for _, req := range reqs {
+					wg.Go(func() {
+						<-start
+						res, err := in.Receive(context.Background(), req)
+						errs <- err
+						outcomes <- res.Outcome
+					})
+				}
+				close(start)
+				wg.Wait()
+				close(errs)
+				close(outcomes)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				n := map[ingest.Outcome]int{}
+				for o := range outcomes {
+					n[o]++
+				}
+				return n
+			}
+			blocked := func(where string) int {
+				return pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
+					WHERE action = 'message.duplicate_blocked' AND message_id IN (SELECT id FROM messages WHERE `+where+`)`)
+			}
+			stored := 1 + otherKeys + distinct + 1
+
+			require.Equal(t, map[ingest.Outcome]int{
+				ingest.Created: stored, ingest.ReplayedKey: sameKey - 1, ingest.DuplicateFingerprint: copies - 1,
+			}, receiveAll())
+			require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
+			require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM messages WHERE idempotency_key = 'the key'`))
+			require.Equal(t, sameKey-1, blocked(`idempotency_key = 'the key'`))
+			require.Zero(t, blocked(`idempotency_key LIKE 'key-%'`))
+			require.Equal(t, copies-1, blocked(`payload->>'id' = 'the copied order'`))
+
+			require.Equal(t, map[ingest.Outcome]int{
+				ingest.ReplayedKey: sameKey + otherKeys, ingest.DuplicateFingerprint: distinct + copies,
+			}, receiveAll())
+			require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`), "nothing more is stored")
+			require.Equal(t, 2*sameKey-1, blocked(`idempotency_key = 'the key'`))
+			require.Equal(t, otherKeys, blocked(`idempotency_key LIKE 'key-%'`))
+			require.Equal(t, otherKeys, pgtest.Count(t, pool, `SELECT count(DISTINCT message_id) FROM audit_events
+				WHERE action = 'message.duplicate_blocked' AND match_key LIKE 'key-%'`), "one replay of each key")
+			require.Equal(t, 2*copies-1, blocked(`payload->>'id' = 'the copied order'`))
+			require.Equal(t, distinct, blocked(`payload->>'id' LIKE 'order-%'`))
 		})
 	}
 }
