@@ -15,7 +15,11 @@ import (
 // to PostgreSQL in one round trip and run one after the other, each as it
 // would alone. It returns each call's answer and error, in order, with
 // ErrNotFound for a read of one row that found none; err is set when the
-// batch as a whole failed, and then no answer is to be trusted.
+// batch as a whole failed, and then no answer is to be trusted. On a pool
+// or a connection outside a transaction, the statements are one implicit
+// transaction, which PostgreSQL commits once the last has run, or rolls
+// back when one fails or the commit does (err); Pipeline returns after
+// that end.
 //
 // The statements' text and the scanning of their answers stay the
 // generated ones, so that a pipelined statement is the statement its plan

@@ -199,6 +199,15 @@ func (c *committer) commit(group []*member) {
 	}
 	var answers []memberAnswer
 	_, err := unpanicked(func() ([]Result, error) {
+		if allKeyed(ms) {
+			// Replays store nothing and write no deliveries: their
+			// statements, sent together on the pool, are one implicit
+			// transaction, committed at the end of the round trip
+			// (db.Pipeline), without a BEGIN and a COMMIT of their own.
+			var err error
+			answers, err = replayKeys(ctx, db.On(c.s.pool), ms)
+			return nil, err
+		}
 		return c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
 			var err error
 			if answers, err = decideGroup(ctx, q, ms); err != nil {
@@ -239,57 +248,79 @@ func (c *committer) alone(w *member) memberAnswer {
 // decideGroup decides the members of a group, ms in arrival order, in the
 // group's transaction q. Those decided by their fingerprint are decided by
 // receiveAllByFingerprint, after their claims' locks are taken; those with
-// an Idempotency-Key each have their key replayed by the statement a lone
-// replay runs (IdempotencyKeyReplay), all of them in one round trip
-// (db.Pipeline). A replay claims nothing and waits for no lock, so it
-// needs none. A keyed member whose key is not taken is answered claim; one
-// whose key was used for other content gets its refusal. An error fails
-// the whole transaction.
+// an Idempotency-Key are replayed by replayKeys. An error fails the whole
+// transaction.
 func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
-	answers := make([]memberAnswer, len(ms))
-	var byFingerprint, byKey []int
-	for i, m := range ms {
+	var byFingerprint, byKey []message
+	for _, m := range ms {
 		if m.IdempotencyKey != "" {
-			byKey = append(byKey, i)
+			byKey = append(byKey, m)
 		} else {
-			byFingerprint = append(byFingerprint, i)
+			byFingerprint = append(byFingerprint, m)
 		}
 	}
+	var results []Result
 	if len(byFingerprint) > 0 {
-		fms := make([]message, len(byFingerprint))
-		for j, i := range byFingerprint {
-			fms[j] = ms[i]
-		}
-		if err := q.MessageClaimLocks(ctx, claimLocks(fms)); err != nil {
+		if err := q.MessageClaimLocks(ctx, claimLocks(byFingerprint)); err != nil {
 			return nil, fmt.Errorf("lock the group's claims: %w", err)
 		}
-		results, err := receiveAllByFingerprint(ctx, q, fms)
-		if err != nil {
+		var err error
+		if results, err = receiveAllByFingerprint(ctx, q, byFingerprint); err != nil {
 			return nil, err
 		}
-		for j, i := range byFingerprint {
-			answers[i].res = results[j]
+	}
+	var replayed []memberAnswer
+	if len(byKey) > 0 {
+		var err error
+		if replayed, err = replayKeys(ctx, q, byKey); err != nil {
+			return nil, err
 		}
 	}
-	if len(byKey) == 0 {
-		return answers, nil
+	answers := make([]memberAnswer, 0, len(ms))
+	for _, m := range ms {
+		if m.IdempotencyKey != "" {
+			answers, replayed = append(answers, replayed[0]), replayed[1:]
+		} else {
+			answers, results = append(answers, memberAnswer{res: results[0]}), results[1:]
+		}
 	}
-	params := make([]db.IdempotencyKeyReplayParams, len(byKey))
-	for j, i := range byKey {
-		params[j] = replayParams(ms[i].keyID(), ms[i].requestHash, ms[i:i+1])
+	return answers, nil
+}
+
+// replayKeys replays the Idempotency-Key of each of ms, single messages,
+// each with the statement a lone replay runs (IdempotencyKeyReplay), all
+// of them in one round trip (db.Pipeline). A replay claims nothing and
+// waits for no lock, so it takes no claim locks. A member whose key is not
+// taken is answered claim; one whose key was used for other content gets
+// its refusal. An error is a failure of the statements as a whole.
+func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
+	params := make([]db.IdempotencyKeyReplayParams, len(ms))
+	for i, m := range ms {
+		params[i] = replayParams(m.keyID(), m.requestHash, ms[i:i+1])
 	}
 	rows, errs, err := db.Pipeline(ctx, q, (*db.Queries).IdempotencyKeyReplay, params)
 	if err != nil {
 		return nil, fmt.Errorf("replay idempotency keys: %w", err)
 	}
-	for j, i := range byKey {
-		if errs[j] != nil && !errors.Is(errs[j], db.ErrNotFound) {
-			return nil, fmt.Errorf("replay idempotency key: %w", errs[j])
+	answers := make([]memberAnswer, len(ms))
+	for i, m := range ms {
+		if errs[i] != nil && !errors.Is(errs[i], db.ErrNotFound) {
+			return nil, fmt.Errorf("replay idempotency key: %w", errs[i])
 		}
-		res, replayed, err := replayAnswer(ms[i].keyID(), 1, rows[j], errs[j])
+		res, replayed, err := replayAnswer(m.keyID(), 1, rows[i], errs[i])
 		answers[i] = memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 	}
 	return answers, nil
+}
+
+// allKeyed tells whether every one of ms carries an Idempotency-Key.
+func allKeyed(ms []message) bool {
+	for _, m := range ms {
+		if m.IdempotencyKey == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // unpanicked runs decide and turns a panic in it into an error. A lane may

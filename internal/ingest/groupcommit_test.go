@@ -472,6 +472,28 @@ func TestGroupCommitReplaysKeys(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(DISTINCT (tenant_id, environment_id, message_type_id, actor, match_key, details))
 		FROM audit_events WHERE action = 'message.duplicate_blocked' AND message_id = $1`, first["key-a"].MessageID),
 		"a replay in a group records what a lone one does")
+
+	// A group of keyed requests alone is answered the same way.
+	reqs = []ingest.Request{
+		s.keyed(`{"id": "key-c"}`, "key-c"), s.keyed(`{"id": "key-other"}`, "key-other"),
+		s.keyed(`{"id": "key-a", "note": "other content"}`, "key-a"), s.keyed(`{"id": "key-b"}`, "key-b"),
+	}
+	answers = s.group(t, reqs)
+	require.Contains(t, s.observed(), observedGroup{size: len(reqs)})
+	for _, i := range []int{0, 3} {
+		require.NoError(t, answers[i].err)
+		require.Equal(t, ingest.ReplayedKey, answers[i].res.Outcome)
+		require.JSONEq(t, string(first[reqs[i].IdempotencyKey].Body), string(answers[i].res.Body))
+	}
+	require.NoError(t, answers[1].err)
+	require.Equal(t, ingest.Created, answers[1].res.Outcome)
+	ae, ok = apperr.As(answers[2].err)
+	require.True(t, ok, "the reused key is refused: %v", answers[2].err)
+	require.Equal(t, "idempotency-key-reused", ae.Type)
+	require.Equal(t, 2, s.blockedBy(t, first["key-c"].MessageID))
+	require.Equal(t, 2, s.blockedBy(t, first["key-b"].MessageID))
+	require.Equal(t, 4, s.blockedBy(t, first["key-a"].MessageID))
+	require.Equal(t, 1+3+1+1+2, s.count(t, `SELECT count(*) FROM messages`))
 }
 
 // When a group with replays fails, its audit events roll back with it and
@@ -479,11 +501,27 @@ func TestGroupCommitReplaysKeys(t *testing.T) {
 // only the bad member fails.
 func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 	t.Parallel()
+	refuseReplay := func(t *testing.T, s *groupSite) ingest.Request {
+		_, err := s.pool.Exec(context.Background(), `
+			CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN
+				IF NEW.actor = 'poison' THEN RAISE EXCEPTION 'poisoned replay'; END IF;
+				RETURN NULL;
+			END $$;
+			CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON audit_events
+				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
+		require.NoError(t, err)
+		req := s.keyed(`{"id": "key-1"}`, "key-1")
+		req.Source.Actor = "poison"
+		return req
+	}
 	for _, tc := range []struct {
 		name string
 		// refuse creates a deferred trigger that fails any transaction in
 		// which the bad request writes, and returns that request.
 		refuse func(t *testing.T, s *groupSite) ingest.Request
+		// replaysOnly leaves the messages by fingerprint out of the group.
+		replaysOnly bool
 	}{
 		{"a message by fingerprint fails the commit", func(t *testing.T, s *groupSite) ingest.Request {
 			_, err := s.pool.Exec(context.Background(), `
@@ -496,21 +534,9 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
 			require.NoError(t, err)
 			return s.req(s.orders, `{"id": "poison"}`)
-		}},
-		{"a replay's audit event fails the commit", func(t *testing.T, s *groupSite) ingest.Request {
-			_, err := s.pool.Exec(context.Background(), `
-				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-				BEGIN
-					IF NEW.actor = 'poison' THEN RAISE EXCEPTION 'poisoned replay'; END IF;
-					RETURN NULL;
-				END $$;
-				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON audit_events
-					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
-			require.NoError(t, err)
-			req := s.keyed(`{"id": "key-1"}`, "key-1")
-			req.Source.Actor = "poison"
-			return req
-		}},
+		}, false},
+		{"a replay's audit event fails the commit", refuseReplay, false},
+		{"a replay's audit event fails the commit of a group of replays", refuseReplay, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -527,7 +553,10 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 			var reqs []ingest.Request
 			for i := range keys {
 				key := fmt.Sprintf("key-%d", i)
-				reqs = append(reqs, s.keyed(fmt.Sprintf(`{"id": %q}`, key), key), s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+				reqs = append(reqs, s.keyed(fmt.Sprintf(`{"id": %q}`, key), key))
+				if !tc.replaysOnly {
+					reqs = append(reqs, s.req(s.orders, fmt.Sprintf(`{"id": "order-%d"}`, i)))
+				}
 			}
 			reqs = append(reqs, s.keyed(`{"id": "key-new"}`, "key-new"), bad)
 
@@ -537,9 +566,9 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 			for i, a := range answers[:len(reqs)-1] {
 				require.NoError(t, a.err, "member %d", i)
 				want := ingest.Created
-				if i%2 == 0 && i < 2*keys {
+				if key := reqs[i].IdempotencyKey; key != "key-new" && key != "" {
 					want = ingest.ReplayedKey
-					require.Equal(t, originals[i/2], a.res.MessageID)
+					require.Equal(t, originals[key[len("key-")]-'0'], a.res.MessageID)
 				}
 				require.Equal(t, want, a.res.Outcome, "member %d", i)
 			}
@@ -547,7 +576,11 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 				require.Equal(t, 1, s.blockedBy(t, id), "key-%d: its replay is recorded once (and a bad one not at all)", i)
 			}
 			require.Equal(t, keys, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
-			require.Equal(t, 1+keys+keys+1, s.count(t, `SELECT count(*) FROM messages`), "the leader, the keys' originals, the orders and the new key")
+			orders := keys
+			if tc.replaysOnly {
+				orders = 0
+			}
+			require.Equal(t, 1+keys+orders+1, s.count(t, `SELECT count(*) FROM messages`), "the leader, the keys' originals, the orders and the new key")
 			require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE idempotency_key = 'key-new'`))
 		})
 	}
