@@ -154,6 +154,22 @@ func (s *groupSite) count(t *testing.T, query string, args ...any) int {
 	return pgtest.Count(t, s.pool, query, args...)
 }
 
+// refuseAtCommit makes the commit of any transaction fail that inserted
+// into table a row for which condition holds: a deferred constraint
+// trigger checks it then.
+func (s *groupSite) refuseAtCommit(t *testing.T, table, condition string) {
+	t.Helper()
+	_, err := s.pool.Exec(context.Background(), fmt.Sprintf(`
+		CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF %s THEN RAISE EXCEPTION 'poisoned'; END IF;
+			RETURN NULL;
+		END $$;
+		CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON %s
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`, condition, table))
+	require.NoError(t, err)
+}
+
 // When the shared transaction fails, no member is answered with its
 // failure: each is decided again alone, so the one bad member fails by
 // itself and every other one is stored, once.
@@ -173,15 +189,7 @@ func TestGroupCommitIsolatesAFailingMember(t *testing.T) {
 			return s.req(foreign, `{"id": "bad"}`)
 		}},
 		{"the commit fails: a deferred constraint refuses it", func(t *testing.T, s *groupSite) ingest.Request {
-			_, err := s.pool.Exec(context.Background(), `
-				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-				BEGIN
-					IF NEW.payload->>'id' = 'poison' THEN RAISE EXCEPTION 'poisoned message'; END IF;
-					RETURN NULL;
-				END $$;
-				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON messages
-					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
-			require.NoError(t, err)
+			s.refuseAtCommit(t, "messages", "NEW.payload->>'id' = 'poison'")
 			return s.req(s.orders, `{"id": "poison"}`)
 		}},
 	} {
@@ -347,12 +355,66 @@ func TestGroupCommitSurvivesAPanic(t *testing.T) {
 	require.Equal(t, 20, s.count(t, `SELECT count(DISTINCT payload->>'id') FROM messages WHERE message_type_id = $1`, s.orders.ID))
 }
 
+// receiveAtOnce has in receive every one of reqs at the same moment,
+// requires that none fails, and counts their outcomes.
+func receiveAtOnce(t *testing.T, in *ingest.Service, reqs []ingest.Request) map[ingest.Outcome]int {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	outcomes := make(chan ingest.Outcome, len(reqs))
+	errs := make(chan error, len(reqs))
+	for _, req := range reqs {
+		wg.Go(func() {
+			<-start
+			res, err := in.Receive(context.Background(), req)
+			errs <- err
+			outcomes <- res.Outcome
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	close(outcomes)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	n := map[ingest.Outcome]int{}
+	for o := range outcomes {
+		n[o]++
+	}
+	return n
+}
+
 // Many single messages at once, half of them copies of one order, through
 // several lanes and with group commit off: each order is stored exactly
 // once, every copy is blocked with its audit event, and nothing waits for
 // ever on another group.
 func TestGroupCommitUnderConcurrency(t *testing.T) {
 	t.Parallel()
+	withLanes(t, func(t *testing.T, pool *pgxpool.Pool, in *ingest.Service, order func(id, key string) ingest.Request) {
+		const distinct, copies = 100, 100
+		var reqs []ingest.Request
+		for i := range distinct + copies {
+			id := fmt.Sprintf("order-%d", i)
+			if i >= distinct {
+				id = "the copied order"
+			}
+			reqs = append(reqs, order(id, ""))
+		}
+		n := receiveAtOnce(t, in, reqs)
+		require.Equal(t, map[ingest.Outcome]int{ingest.Created: distinct + 1, ingest.DuplicateFingerprint: copies - 1}, n)
+		require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
+		require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(DISTINCT fingerprint) FROM messages`))
+		require.Equal(t, copies-1, pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
+			WHERE action = 'message.duplicate_blocked' AND message_id = (SELECT id FROM messages WHERE payload->>'id' = 'the copied order')`))
+	})
+}
+
+// withLanes runs test, in parallel, with group commit off (0 lanes) and
+// with 1, 2 and 4 lanes, each on a database of its own with a tenant and
+// an order type keyed by the order's id; order makes a request for the
+// order id, with the Idempotency-Key key unless that is "".
+func withLanes(t *testing.T, test func(t *testing.T, pool *pgxpool.Pool, in *ingest.Service, order func(id, key string) ingest.Request)) {
 	for _, lanes := range []int{0, 1, 2, 4} {
 		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
 			t.Parallel()
@@ -360,42 +422,13 @@ func TestGroupCommitUnderConcurrency(t *testing.T) {
 			tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
 			mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}})
 			in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(lanes))
-			const distinct, copies = 100, 100
-			var wg sync.WaitGroup
-			start := make(chan struct{})
-			outcomes := make(chan ingest.Outcome, distinct+copies)
-			errs := make(chan error, distinct+copies)
-			for i := range distinct + copies {
-				id := fmt.Sprintf("order-%d", i)
-				if i >= distinct {
-					id = "the copied order"
+			test(t, pool, in, func(id, key string) ingest.Request {
+				return ingest.Request{
+					TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt,
+					Payload: fmt.Appendf(nil, `{"id": %q}`, id), IdempotencyKey: key,
+					Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 				}
-				wg.Go(func() {
-					<-start
-					res, err := in.Receive(context.Background(), ingest.Request{
-						TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: fmt.Appendf(nil, `{"id": %q}`, id),
-						Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
-					})
-					errs <- err
-					outcomes <- res.Outcome
-				})
-			}
-			close(start)
-			wg.Wait()
-			close(errs)
-			close(outcomes)
-			for err := range errs {
-				require.NoError(t, err)
-			}
-			n := map[ingest.Outcome]int{}
-			for o := range outcomes {
-				n[o]++
-			}
-			require.Equal(t, map[ingest.Outcome]int{ingest.Created: distinct + 1, ingest.DuplicateFingerprint: copies - 1}, n)
-			require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
-			require.Equal(t, distinct+1, pgtest.Count(t, pool, `SELECT count(DISTINCT fingerprint) FROM messages`))
-			require.Equal(t, copies-1, pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
-				WHERE action = 'message.duplicate_blocked' AND message_id = (SELECT id FROM messages WHERE payload->>'id' = 'the copied order')`))
+			})
 		})
 	}
 }
@@ -502,15 +535,7 @@ func TestGroupCommitReplaysKeys(t *testing.T) {
 func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 	t.Parallel()
 	refuseReplay := func(t *testing.T, s *groupSite) ingest.Request {
-		_, err := s.pool.Exec(context.Background(), `
-			CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-			BEGIN
-				IF NEW.actor = 'poison' THEN RAISE EXCEPTION 'poisoned replay'; END IF;
-				RETURN NULL;
-			END $$;
-			CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON audit_events
-				DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
-		require.NoError(t, err)
+		s.refuseAtCommit(t, "audit_events", "NEW.actor = 'poison'")
 		req := s.keyed(`{"id": "key-1"}`, "key-1")
 		req.Source.Actor = "poison"
 		return req
@@ -524,15 +549,7 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 		replaysOnly bool
 	}{
 		{"a message by fingerprint fails the commit", func(t *testing.T, s *groupSite) ingest.Request {
-			_, err := s.pool.Exec(context.Background(), `
-				CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
-				BEGIN
-					IF NEW.payload->>'id' = 'poison' THEN RAISE EXCEPTION 'poisoned message'; END IF;
-					RETURN NULL;
-				END $$;
-				CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON messages
-					DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_poison();`)
-			require.NoError(t, err)
+			s.refuseAtCommit(t, "messages", "NEW.payload->>'id' = 'poison'")
 			return s.req(s.orders, `{"id": "poison"}`)
 		}, false},
 		{"a replay's audit event fails the commit", refuseReplay, false},
@@ -594,80 +611,43 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 // is stored twice.
 func TestGroupCommitKeysUnderConcurrency(t *testing.T) {
 	t.Parallel()
-	for _, lanes := range []int{0, 1, 2, 4} {
-		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
-			t.Parallel()
-			pool := pgtest.Pool(t)
-			tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
-			mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}})
-			in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(lanes))
-			const sameKey, otherKeys, distinct, copies = 32, 20, 20, 20
-			var reqs []ingest.Request
-			add := func(n int, id func(i int) string, key func(i int) string) {
-				for i := range n {
-					reqs = append(reqs, ingest.Request{
-						TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt,
-						Payload: fmt.Appendf(nil, `{"id": %q}`, id(i)), IdempotencyKey: key(i),
-						Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
-					})
-				}
+	withLanes(t, func(t *testing.T, pool *pgxpool.Pool, in *ingest.Service, order func(id, key string) ingest.Request) {
+		const sameKey, otherKeys, distinct, copies = 32, 20, 20, 20
+		var reqs []ingest.Request
+		add := func(n int, id func(i int) string, key func(i int) string) {
+			for i := range n {
+				reqs = append(reqs, order(id(i), key(i)))
 			}
-			add(sameKey, func(int) string { return "the keyed order" }, func(int) string { return "the key" })
-			add(otherKeys, func(i int) string { return fmt.Sprintf("keyed-%d", i) }, func(i int) string { return fmt.Sprintf("key-%d", i) })
-			add(distinct, func(i int) string { return fmt.Sprintf("order-%d", i) }, func(int) string { return "" })
-			add(copies, func(int) string { return "the copied order" }, func(int) string { return "" })
+		}
+		add(sameKey, func(int) string { return "the keyed order" }, func(int) string { return "the key" })
+		add(otherKeys, func(i int) string { return fmt.Sprintf("keyed-%d", i) }, func(i int) string { return fmt.Sprintf("key-%d", i) })
+		add(distinct, func(i int) string { return fmt.Sprintf("order-%d", i) }, func(int) string { return "" })
+		add(copies, func(int) string { return "the copied order" }, func(int) string { return "" })
 
-			receiveAll := func() map[ingest.Outcome]int {
-				var wg sync.WaitGroup
-				start := make(chan struct{})
-				outcomes := make(chan ingest.Outcome, len(reqs))
-				errs := make(chan error, len(reqs))
-				for _, req := range reqs {
-					wg.Go(func() {
-						<-start
-						res, err := in.Receive(context.Background(), req)
-						errs <- err
-						outcomes <- res.Outcome
-					})
-				}
-				close(start)
-				wg.Wait()
-				close(errs)
-				close(outcomes)
-				for err := range errs {
-					require.NoError(t, err)
-				}
-				n := map[ingest.Outcome]int{}
-				for o := range outcomes {
-					n[o]++
-				}
-				return n
-			}
-			blocked := func(where string) int {
-				return pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
+		blocked := func(where string) int {
+			return pgtest.Count(t, pool, `SELECT count(*) FROM audit_events
 					WHERE action = 'message.duplicate_blocked' AND message_id IN (SELECT id FROM messages WHERE `+where+`)`)
-			}
-			stored := 1 + otherKeys + distinct + 1
+		}
+		stored := 1 + otherKeys + distinct + 1
 
-			require.Equal(t, map[ingest.Outcome]int{
-				ingest.Created: stored, ingest.ReplayedKey: sameKey - 1, ingest.DuplicateFingerprint: copies - 1,
-			}, receiveAll())
-			require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
-			require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM messages WHERE idempotency_key = 'the key'`))
-			require.Equal(t, sameKey-1, blocked(`idempotency_key = 'the key'`))
-			require.Zero(t, blocked(`idempotency_key LIKE 'key-%'`))
-			require.Equal(t, copies-1, blocked(`payload->>'id' = 'the copied order'`))
+		require.Equal(t, map[ingest.Outcome]int{
+			ingest.Created: stored, ingest.ReplayedKey: sameKey - 1, ingest.DuplicateFingerprint: copies - 1,
+		}, receiveAtOnce(t, in, reqs))
+		require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`))
+		require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM messages WHERE idempotency_key = 'the key'`))
+		require.Equal(t, sameKey-1, blocked(`idempotency_key = 'the key'`))
+		require.Zero(t, blocked(`idempotency_key LIKE 'key-%'`))
+		require.Equal(t, copies-1, blocked(`payload->>'id' = 'the copied order'`))
 
-			require.Equal(t, map[ingest.Outcome]int{
-				ingest.ReplayedKey: sameKey + otherKeys, ingest.DuplicateFingerprint: distinct + copies,
-			}, receiveAll())
-			require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`), "nothing more is stored")
-			require.Equal(t, 2*sameKey-1, blocked(`idempotency_key = 'the key'`))
-			require.Equal(t, otherKeys, blocked(`idempotency_key LIKE 'key-%'`))
-			require.Equal(t, otherKeys, pgtest.Count(t, pool, `SELECT count(DISTINCT message_id) FROM audit_events
+		require.Equal(t, map[ingest.Outcome]int{
+			ingest.ReplayedKey: sameKey + otherKeys, ingest.DuplicateFingerprint: distinct + copies,
+		}, receiveAtOnce(t, in, reqs))
+		require.Equal(t, stored, pgtest.Count(t, pool, `SELECT count(*) FROM messages`), "nothing more is stored")
+		require.Equal(t, 2*sameKey-1, blocked(`idempotency_key = 'the key'`))
+		require.Equal(t, otherKeys, blocked(`idempotency_key LIKE 'key-%'`))
+		require.Equal(t, otherKeys, pgtest.Count(t, pool, `SELECT count(DISTINCT message_id) FROM audit_events
 				WHERE action = 'message.duplicate_blocked' AND match_key LIKE 'key-%'`), "one replay of each key")
-			require.Equal(t, 2*copies-1, blocked(`payload->>'id' = 'the copied order'`))
-			require.Equal(t, distinct, blocked(`payload->>'id' LIKE 'order-%'`))
-		})
-	}
+		require.Equal(t, 2*copies-1, blocked(`payload->>'id' = 'the copied order'`))
+		require.Equal(t, distinct, blocked(`payload->>'id' LIKE 'order-%'`))
+	})
 }
