@@ -310,8 +310,8 @@ func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnsw
 
 // replayKeys replays the Idempotency-Key of each of ms, single messages,
 // each with the statement a lone replay runs (IdempotencyKeyReplay), all
-// of them in one round trip (db.Pipeline). A replay claims nothing and
-// waits for no lock, so it takes no claim locks. A member whose key is not
+// of them in one round trip (db.Pipeline). A replay claims nothing, so it
+// takes no claim locks. A member whose key is not
 // taken is answered claim; one whose key was used for other content gets
 // its refusal. An error is a failure of the statements as a whole.
 func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
