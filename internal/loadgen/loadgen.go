@@ -7,7 +7,6 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,6 +117,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, errors.New("batches and packets are measured with the new mix")
 	}
 	r := newRunner(cfg)
+	if _, err := r.connect(""); err != nil {
+		return Result{}, err
+	}
 	stopSampling := r.sampleMemory()
 	stopProgress := r.progress()
 	start := time.Now()
@@ -170,7 +172,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 type runner struct {
 	cfg         Config
 	bodies      bodies
-	http        *http.Client
 	base        uint64        // first document number of this run
 	next        atomic.Uint64 // next new document number, for MixNew
 	start       time.Time     // the schedule of Config.Rate counts from here
@@ -186,14 +187,6 @@ func newRunner(cfg Config) *runner {
 	r := &runner{
 		cfg:    cfg,
 		bodies: newBodies(cfg.Form, cfg.PerRequest, cfg.PayloadSize),
-		http: &http.Client{
-			Timeout: time.Minute,
-			Transport: &http.Transport{
-				MaxIdleConnsPerHost: cfg.Clients,
-				MaxConnsPerHost:     cfg.Clients,
-				DisableCompression:  true,
-			},
-		},
 		// Document numbers start at the current time in microseconds, so
 		// that runs one after the other against the same database never
 		// reuse a number: a run sends far fewer than a million requests a
@@ -214,12 +207,18 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	// sending stores it and is not measured.
 	var fixed []byte
 	key := ""
+	if r.cfg.Mix == MixReplay {
+		key = fmt.Sprintf("bench-%d-%d", r.base, id)
+	}
+	c, err := r.connect(key)
+	if err != nil {
+		r.fail(err)
+		return latencies
+	}
+	defer c.close()
 	if r.cfg.Mix != MixNew {
 		fixed = r.bodies.build(r.base + uint64(id))
-		if r.cfg.Mix == MixReplay {
-			key = fmt.Sprintf("bench-%d-%d", r.base, id)
-		}
-		if err := r.send(ctx, fixed, key, r.bodies.checkNew); err != nil {
+		if err := r.send(ctx, c, fixed, r.bodies.checkNew); err != nil {
 			r.fail(err)
 		}
 	}
@@ -239,7 +238,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 			per := uint64(r.cfg.PerRequest)
 			body, check = r.bodies.build(r.next.Add(per)-per+1), r.bodies.checkNew
 		}
-		err := r.send(ctx, body, key, check)
+		err := r.send(ctx, c, body, check)
 		r.done.Add(1)
 		if started.Before(r.measureFrom) {
 			continue
@@ -277,28 +276,24 @@ func (r *runner) wait(ctx context.Context, id, n int) bool {
 	}
 }
 
-// send posts body and checks the answer with check.
-func (r *runner) send(ctx context.Context, body []byte, key string, check func(status int, answer []byte, header http.Header) error) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.URL+r.bodies.path(), bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+r.cfg.APIKey)
-	req.Header.Set("Content-Type", r.bodies.contentType())
+// connect returns a new connection of client id's, which sends key as
+// the Idempotency-Key of every request when key is not empty.
+func (r *runner) connect(key string) (*conn, error) {
+	headers := [][2]string{{"Authorization", "Bearer " + r.cfg.APIKey}, {"Content-Type", r.bodies.contentType()}}
 	if key != "" {
-		req.Header.Set("Idempotency-Key", key)
+		headers = append(headers, [2]string{"Idempotency-Key", key})
 	}
-	resp, err := r.http.Do(req)
+	return newConn(r.cfg.URL, r.bodies.path(), headers)
+}
+
+// send posts body on c and checks the answer with check.
+func (r *runner) send(ctx context.Context, c *conn, body []byte, check func(status int, answer []byte, header http.Header) error) error {
+	// An answer lists each message in about 250 bytes.
+	status, answer, header, err := c.post(ctx, body, int64(4<<10+r.cfg.PerRequest*512))
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	// An answer lists each message in about 250 bytes.
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, int64(4<<10+r.cfg.PerRequest*512)))
-	if err != nil {
-		return fmt.Errorf("read answer: %w", err)
-	}
-	return check(resp.StatusCode, answer, resp.Header)
+	return check(status, answer, header)
 }
 
 // checkReplayed checks the answer to a duplicate or a replay: 200, marked
