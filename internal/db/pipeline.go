@@ -11,8 +11,8 @@ import (
 
 // Pipeline runs query, a generated query method such as
 // (*Queries).IdempotencyKeyReplay, once for each of params, on q's
-// transaction (or connection or pool), as one pgx.Batch: the statements go
-// to PostgreSQL in one round trip and run one after the other, each as it
+// transaction (or connection or pool), as one Batch: the statements go to
+// PostgreSQL in one round trip and run one after the other, each as it
 // would alone. It returns each call's answer and error, in order, with
 // ErrNotFound for a read of one row that found none; err is set when the
 // batch as a whole failed, and then no answer is to be trusted. On a pool
@@ -20,13 +20,70 @@ import (
 // transaction, which PostgreSQL commits once the last has run, or rolls
 // back when one fails or the commit does (err); Pipeline returns after
 // that end.
+func Pipeline[P, R any](ctx context.Context, q *Queries, query func(*Queries, context.Context, P) (R, error), params []P) (rows []R, errs []error, err error) {
+	if len(params) == 0 {
+		return nil, nil, nil
+	}
+	var b Batch
+	rows, errs = make([]R, len(params)), make([]error, len(params))
+	for i, p := range params {
+		if err := Queue(ctx, &b, query, p, &rows[i], &errs[i]); err != nil {
+			return nil, nil, fmt.Errorf("pipeline: call %d: %w", i+1, err)
+		}
+	}
+	if err := b.Send(ctx, q); err != nil {
+		return nil, nil, err
+	}
+	return rows, errs, nil
+}
+
+// Batch holds calls of generated query methods, of any kinds, to be sent
+// to PostgreSQL in one round trip (a pgx.Batch), where they run one after
+// the other, each as it would alone: a statement that must wait for a lock
+// and the statement that must run after it cost one round trip instead of
+// two. The zero Batch is empty and ready.
 //
 // The statements' text and the scanning of their answers stay the
-// generated ones, so that a pipelined statement is the statement its plan
+// generated ones, so that a batched statement is the statement its plan
 // test checks: each call runs twice, once against a recorder that queues
-// its statement in the batch, and once, after the batch was sent, against
-// that statement's answer.
-func Pipeline[P, R any](ctx context.Context, q *Queries, query func(*Queries, context.Context, P) (R, error), params []P) (rows []R, errs []error, err error) {
+// its statement in the batch (Queue), and once, after the batch was sent,
+// against that statement's answer (Send).
+type Batch struct {
+	rec     recorder
+	answers []func(q *Queries) // each reads its call's answer
+}
+
+// Queue adds the call query(ctx, p) to b. Once b is sent, *row and *err
+// are the call's answer and error, ErrNotFound for a read of one row that
+// found none. An error here means the call did not queue one statement
+// (not a generated query method), and nothing was added.
+func Queue[P, R any](ctx context.Context, b *Batch, query func(*Queries, context.Context, P) (R, error), p P, row *R, err *error) error {
+	queued := b.rec.batch.Len()
+	_, e := query(New(&b.rec), ctx, p)
+	if n := b.rec.batch.Len() - queued; n != 1 || !errors.Is(e, errRecorded) {
+		b.rec.batch.QueuedQueries = b.rec.batch.QueuedQueries[:queued]
+		if n == 0 {
+			return fmt.Errorf("the call did not reach the database: %v", e)
+		}
+		return fmt.Errorf("the call made %d statements, not one", n)
+	}
+	b.answers = append(b.answers, func(q *Queries) { *row, *err = query(q, ctx, p) })
+	return nil
+}
+
+// Exec turns a generated :exec query method, which answers only an error,
+// into one that Queue takes.
+func Exec[P any](query func(*Queries, context.Context, P) error) func(*Queries, context.Context, P) (struct{}, error) {
+	return func(q *Queries, ctx context.Context, p P) (struct{}, error) { return struct{}{}, query(q, ctx, p) }
+}
+
+// Send sends b's statements on q's transaction (or connection or pool) in
+// one round trip and sets every queued call's answer. err is set when the
+// batch as a whole failed; then no answer is to be trusted.
+func (b *Batch) Send(ctx context.Context, q *Queries) (err error) {
+	if len(b.answers) == 0 {
+		return nil
+	}
 	conn := q.db
 	if n, ok := conn.(notFoundAsSentinel); ok {
 		conn = n.DBTX
@@ -35,31 +92,19 @@ func Pipeline[P, R any](ctx context.Context, q *Queries, query func(*Queries, co
 		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
 	})
 	if !ok {
-		return nil, nil, fmt.Errorf("pipeline: %T cannot send a batch", conn)
+		return fmt.Errorf("pipeline: %T cannot send a batch", conn)
 	}
-	rec := &recorder{}
-	for i, p := range params {
-		if _, err := query(New(rec), ctx, p); !errors.Is(err, errRecorded) {
-			return nil, nil, fmt.Errorf("pipeline: call %d did not reach the database: %v", i+1, err)
-		}
-		if rec.batch.Len() != i+1 {
-			return nil, nil, fmt.Errorf("pipeline: call %d made %d statements, not one", i+1, rec.batch.Len()-i)
-		}
-	}
-	if len(params) == 0 {
-		return nil, nil, nil
-	}
-	results := sender.SendBatch(ctx, &rec.batch)
+	results := sender.SendBatch(ctx, &b.rec.batch)
 	defer func() {
 		if closeErr := results.Close(); err == nil && closeErr != nil {
 			err = fmt.Errorf("pipeline: %w", closeErr)
 		}
 	}()
-	rows, errs = make([]R, len(params)), make([]error, len(params))
-	for i, p := range params {
-		rows[i], errs[i] = query(On(answers{results}), ctx, p)
+	answered := On(answers{results})
+	for _, answer := range b.answers {
+		answer(answered)
 	}
-	return rows, errs, nil
+	return nil
 }
 
 // errRecorded is what a recorded statement answers: it has not run yet.

@@ -88,11 +88,11 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 	}
 
 	results, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
+		if allByFingerprint(ms) {
+			return receiveAllByFingerprint(ctx, q, claimLocks(ms), ms)
+		}
 		if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
 			return nil, fmt.Errorf("lock the batch's claims: %w", err)
-		}
-		if allByFingerprint(ms) {
-			return receiveAllByFingerprint(ctx, q, ms)
 		}
 		results := make([]Result, 0, len(ms))
 		for _, m := range ms {

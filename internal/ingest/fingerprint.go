@@ -40,7 +40,9 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 
 // receiveAllByFingerprint is receiveByFingerprint for every message of one
 // request, or of one group of single requests (groupcommit.go), each of
-// which has a fingerprint, in order: one statement (MessageStoreOrBlockAll)
+// which has a fingerprint, in order, after taking the advisory locks of
+// their claims (claimLocks): the locks travel in the round trip of the
+// first statement, ahead of it. One statement (MessageStoreOrBlockAll)
 // decides up to statementBytes of them, so that a packet or batch of 100
 // costs one statement and one round trip instead of 100, with the
 // decisions one message at a time would make: a message repeating an
@@ -57,8 +59,8 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 // the set-based statement's extra steps (the arrays, the repeats, the event
 // ids) cost one message more than they save (docs/performance.md, "After:
 // one statement per batch or packet").
-func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) ([]Result, error) {
-	rows, err := storeOrBlock(ctx, q, ms)
+func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
+	rows, err := storeOrBlock(ctx, q, locks, ms)
 	if err != nil {
 		return nil, err
 	}
@@ -82,10 +84,10 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, ms []message) (
 // A batch of a hundred 2 KiB messages still goes in one.
 const statementBytes = 1 << 20
 
-// storeOrBlock decides ms with one MessageStoreOrBlockAll statement for
-// each run of up to statementBytes of payload, in order; each statement
-// sees what the earlier ones stored.
-func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.MessageStoreOrBlockRow, error) {
+// storeOrBlock takes locks, then decides ms with one
+// MessageStoreOrBlockAll statement for each run of up to statementBytes of
+// payload, in order; each statement sees what the earlier ones stored.
+func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]db.MessageStoreOrBlockRow, error) {
 	rows := make([]db.MessageStoreOrBlockRow, len(ms))
 	for start := 0; start < len(ms); {
 		end, size := start+1, ms[start].size()
@@ -93,20 +95,41 @@ func storeOrBlock(ctx context.Context, q *db.Queries, ms []message) ([]db.Messag
 			size += ms[end].size()
 			end++
 		}
-		if err := storeOrBlockAll(ctx, q, ms[start:end], rows[start:end]); err != nil {
+		if err := storeOrBlockAll(ctx, q, locks, ms[start:end], rows[start:end]); err != nil {
 			return nil, err
 		}
-		start = end
+		start, locks = end, nil
 	}
 	return rows, nil
 }
 
-// storeOrBlockAll decides all of ms with one MessageStoreOrBlockAll
-// statement and puts the answers in rows, in order.
-func storeOrBlockAll(ctx context.Context, q *db.Queries, ms []message, rows []db.MessageStoreOrBlockRow) error {
-	answers, err := q.MessageStoreOrBlockAll(ctx, storeOrBlockAllParams(ms))
-	if err != nil {
+// storeOrBlockAll takes locks, when there are any, and decides all of ms
+// with one MessageStoreOrBlockAll statement, in one round trip, and puts
+// the answers in rows, in order. The statement waits behind the locks in
+// the same transaction, exactly as when each is sent alone.
+func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []db.MessageStoreOrBlockRow) error {
+	var (
+		b                 db.Batch
+		locked            struct{}
+		answers           []db.MessageStoreOrBlockAllRow
+		lockErr, storeErr error
+	)
+	if len(locks) > 0 {
+		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
+			return fmt.Errorf("lock the claims: %w", err)
+		}
+	}
+	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlockAll, storeOrBlockAllParams(ms), &answers, &storeErr); err != nil {
 		return fmt.Errorf("store messages: %w", err)
+	}
+	if err := b.Send(ctx, q); err != nil {
+		return fmt.Errorf("store messages: %w", err)
+	}
+	if lockErr != nil {
+		return fmt.Errorf("lock the claims: %w", lockErr)
+	}
+	if storeErr != nil {
+		return fmt.Errorf("store messages: %w", storeErr)
 	}
 	if len(answers) != len(ms) {
 		return fmt.Errorf("store messages: %d answers for %d messages", len(answers), len(ms))

@@ -282,11 +282,8 @@ func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnsw
 	}
 	var results []Result
 	if len(byFingerprint) > 0 {
-		if err := q.MessageClaimLocks(ctx, claimLocks(byFingerprint)); err != nil {
-			return nil, fmt.Errorf("lock the group's claims: %w", err)
-		}
 		var err error
-		if results, err = receiveAllByFingerprint(ctx, q, byFingerprint); err != nil {
+		if results, err = receiveAllByFingerprint(ctx, q, claimLocks(byFingerprint), byFingerprint); err != nil {
 			return nil, err
 		}
 	}
