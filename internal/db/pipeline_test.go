@@ -20,8 +20,8 @@ func TestBatchRunsCallsOfEveryKindInOrder(t *testing.T) {
 	pool := pgtest.Pool(t)
 
 	var (
-		inserted, found, missing          db.Tenant
-		locked                            struct{}
+		inserted, found, missing           db.Tenant
+		locked                             struct{}
 		lockErr, insertErr, findErr, noErr error
 	)
 	err := db.WithTx(ctx, pool, func(q *db.Queries) error {
