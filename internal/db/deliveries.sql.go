@@ -138,6 +138,76 @@ func (q *Queries) DeliveryCreateForMessages(ctx context.Context, messageIds []in
 	return items, nil
 }
 
+const deliveryCreateForStored = `-- name: DeliveryCreateForStored :many
+INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
+SELECT m.tenant_id, m.environment_id, m.id, d.id, m.message_type_id
+FROM (
+    SELECT DISTINCT ($1::bigint[])[u.ord] AS tenant_id, ($2::bigint[])[u.ord] AS environment_id,
+                    ($3::text[])[u.ord] AS fingerprint
+    FROM generate_subscripts($3::text[], 1) AS u (ord)
+) c
+CROSS JOIN LATERAL (
+    SELECT m.tenant_id, m.environment_id, m.id, m.message_type_id FROM messages m
+    WHERE m.tenant_id = c.tenant_id AND m.environment_id = c.environment_id AND m.fingerprint = c.fingerprint
+      AND m.xmin = pg_current_xact_id_if_assigned()::xid
+    OFFSET 0
+) m
+CROSS JOIN LATERAL (
+    SELECT d.id FROM destinations d
+    WHERE d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
+      AND (cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids))
+    OFFSET 0
+) d
+ORDER BY m.id, d.id
+ON CONFLICT (message_id, destination_id) DO NOTHING
+RETURNING id, destination_id, message_id
+`
+
+type DeliveryCreateForStoredParams struct {
+	TenantIds      []int64
+	EnvironmentIds []int64
+	Fingerprints   []string
+}
+
+type DeliveryCreateForStoredRow struct {
+	ID            int64
+	DestinationID int64
+	MessageID     int64
+}
+
+// DeliveryCreateForStored is DeliveryCreateForMessages for the messages
+// that this transaction has just stored by fingerprint, named by their
+// claims (tenant, environment and fingerprint, one element of each array
+// per message) rather than their ids, so that it can travel in the round
+// trip of the statement that stores them (db.Batch), before their ids are
+// known. A claim's holder counts only when this transaction wrote it (its
+// xmin; ingest stores no message in a subtransaction): an earlier holder,
+// such as a duplicate's original, gets no delivery here. The holder is
+// looked up by the whole key of uq_messages_fingerprint, and its
+// destinations by its environment, each in a subquery kept apart by OFFSET
+// 0, as MessageStoreOrBlockAll does, so that every plan probes an index per
+// message. A claim named twice (copies of one message) names one holder,
+// which gets each delivery once.
+func (q *Queries) DeliveryCreateForStored(ctx context.Context, arg DeliveryCreateForStoredParams) ([]DeliveryCreateForStoredRow, error) {
+	rows, err := q.db.Query(ctx, deliveryCreateForStored, arg.TenantIds, arg.EnvironmentIds, arg.Fingerprints)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryCreateForStoredRow
+	for rows.Next() {
+		var i DeliveryCreateForStoredRow
+		if err := rows.Scan(&i.ID, &i.DestinationID, &i.MessageID); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryGetForAttempt = `-- name: DeliveryGetForAttempt :one
 SELECT dl.id, dl.message_id, dl.destination_id, dl.status,
        COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8'))::bytea AS body, m.content_type, m.docnum,

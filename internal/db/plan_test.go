@@ -86,6 +86,7 @@ var hotStatements = []struct {
 	{"IdempotencyKeyComplete", idempotencyKeyComplete, []lookup{{"idempotency_keys", "key"}}},
 	{"AuditEventInsert", auditEventInsert, nil},
 	{"DeliveryCreateForMessages", deliveryCreateForMessages, []lookup{{"messages", "id"}, {"destinations", "tenant_id"}}},
+	{"DeliveryCreateForStored", deliveryCreateForStored, []lookup{{"messages", "fingerprint"}, {"destinations", "tenant_id"}}},
 }
 
 // Every hot statement reads through the index of its lookup under

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -106,6 +107,66 @@ func TestConcurrentIdenticalMessagesGetDeliveriesOnce(t *testing.T) {
 	require.Equal(t, 1, created)
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages`))
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM deliveries`))
+	requireOneJobPerDelivery(t, b)
+}
+
+// Batches, packets and groups of single messages write their new
+// messages' deliveries in the round trip that stores them
+// (DeliveryCreateForStored): each new message gets one delivery per
+// destination that takes it, a copy in the same request gets none, and a
+// duplicate of a message stored before gets none either, even from a
+// destination created after that message was stored.
+func TestBatchesWriteDeliveriesWithTheirMessages(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.destination(t, "production", "http://127.0.0.1:9/all")
+	b.destination(t, "production", "http://127.0.0.1:9/orders", "ORDERS05")
+	earlier := b.receive(t, "production", "ORDERS05", "EARLIER")
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM deliveries WHERE message_id = $1`, earlier.MessageID))
+	b.destination(t, "production", "http://127.0.0.1:9/late")
+
+	item := func(code, id string) ingest.Request {
+		return ingest.Request{
+			TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: b.types[code], Docnum: "D-" + id,
+			Payload: []byte(`{"id":"` + id + `"}`), Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessages, Actor: "test"},
+		}
+	}
+	res, err := b.ingest.ReceiveBatch(context.Background(), ingest.Batch{Items: []ingest.Request{
+		item("ORDERS05", "X"), item("ORDERS05", "X"), item("ORDERS05", "EARLIER"), item("INVOIC02", "Y"),
+	}})
+	require.NoError(t, err)
+	outcomes := []ingest.Outcome{ingest.Created, ingest.DuplicateFingerprint, ingest.DuplicateFingerprint, ingest.Created}
+	for i, want := range outcomes {
+		require.Equal(t, want, res.Results[i].Outcome, "item %d", i)
+	}
+	deliveriesOf := func(r ingest.Result) int {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE message_id = $1`, r.MessageID)
+	}
+	require.Equal(t, 3, deliveriesOf(res.Results[0]), "the new order: all, orders and late")
+	require.Equal(t, 2, deliveriesOf(res.Results[2]), "the earlier order keeps its two; the late destination is not its")
+	require.Equal(t, 2, deliveriesOf(res.Results[3]), "the new invoice: all and late")
+	require.Equal(t, 7, b.count(t, `SELECT count(*) FROM deliveries`))
+	requireOneJobPerDelivery(t, b)
+}
+
+// Single messages decided in groups, copies among them and in both
+// environments, each get their destinations' deliveries once, with one job
+// each.
+func TestGroupsWriteDeliveriesOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.destination(t, "production", "http://127.0.0.1:9/a")
+	b.destination(t, "production", "http://127.0.0.1:9/b", "ORDERS05")
+	b.destination(t, "sandbox", "http://127.0.0.1:9/sandbox")
+
+	var wg sync.WaitGroup
+	for i := range 80 {
+		env := []string{"production", "sandbox"}[i%2]
+		wg.Go(func() { b.receive(t, env, "ORDERS05", fmt.Sprintf("order-%d", i/4)) })
+	}
+	wg.Wait()
+	require.Equal(t, 40, b.count(t, `SELECT count(*) FROM messages`), "20 orders in each environment")
+	require.Equal(t, 20*2+20, b.count(t, `SELECT count(*) FROM deliveries`))
 	requireOneJobPerDelivery(t, b)
 }
 

@@ -57,6 +57,18 @@ func (s *Service) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64)
 	return s.queueTx(ctx, tx, jobs)
 }
 
+// QueueWrittenTx queues, inside tx, the jobs of deliveries that a
+// statement of tx has already written (DeliveryCreateForStored, which
+// ingest sends in the round trip that stores the messages), and returns
+// how many.
+func (s *Service) QueueWrittenTx(ctx context.Context, tx pgx.Tx, written []db.DeliveryCreateForStoredRow) (int, error) {
+	jobs := make([]river.InsertManyParams, len(written))
+	for i, w := range written {
+		jobs[i] = s.job(w.ID, w.DestinationID)
+	}
+	return s.queueTx(ctx, tx, jobs)
+}
+
 // retryBatch is how many deliveries one transaction of a retry queues, so
 // that retrying a long outage's thousands holds no long transaction.
 const retryBatch = 500

@@ -66,9 +66,11 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 	}
 	results := make([]Result, len(ms))
 	for i, m := range ms {
-		res, again, err := decided(ctx, q, m, rows[i])
+		res, again, err := decided(ctx, q, m, rows[i].MessageStoreOrBlockRow)
 		if again {
 			res, err = receiveByFingerprint(ctx, q, m)
+		} else if res.Outcome == Created {
+			res.deliveriesWritten, res.deliveries = true, rows[i].deliveries
 		}
 		if err != nil {
 			return nil, err
@@ -76,6 +78,13 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		results[i] = res
 	}
 	return results, nil
+}
+
+// storedRow is MessageStoreOrBlockAll's answer for one message with the
+// deliveries written for it, if it was stored, in the same round trip.
+type storedRow struct {
+	db.MessageStoreOrBlockRow
+	deliveries []db.DeliveryCreateForStoredRow
 }
 
 // statementBytes bounds the payload bytes of one MessageStoreOrBlockAll
@@ -87,8 +96,8 @@ const statementBytes = 1 << 20
 // storeOrBlock takes locks, then decides ms with one
 // MessageStoreOrBlockAll statement for each run of up to statementBytes of
 // payload, in order; each statement sees what the earlier ones stored.
-func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]db.MessageStoreOrBlockRow, error) {
-	rows := make([]db.MessageStoreOrBlockRow, len(ms))
+func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]storedRow, error) {
+	rows := make([]storedRow, len(ms))
 	for start := 0; start < len(ms); {
 		end, size := start+1, ms[start].size()
 		for end < len(ms) && size+ms[end].size() <= statementBytes {
@@ -103,16 +112,19 @@ func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []messag
 	return rows, nil
 }
 
-// storeOrBlockAll takes locks, when there are any, and decides all of ms
-// with one MessageStoreOrBlockAll statement, in one round trip, and puts
-// the answers in rows, in order. The statement waits behind the locks in
-// the same transaction, exactly as when each is sent alone.
-func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []db.MessageStoreOrBlockRow) error {
+// storeOrBlockAll decides all of ms with one MessageStoreOrBlockAll
+// statement and puts the answers in rows, in order. The statement travels
+// in one round trip (db.Batch) behind locks, when there are any, and ahead
+// of DeliveryCreateForStored, which writes the deliveries of the messages
+// it stored: each statement runs in the same transaction, and sees the
+// same, as it would sent alone.
+func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []storedRow) error {
 	var (
-		b                 db.Batch
-		locked            struct{}
-		answers           []db.MessageStoreOrBlockAllRow
-		lockErr, storeErr error
+		b                           db.Batch
+		locked                      struct{}
+		answers                     []db.MessageStoreOrBlockAllRow
+		written                     []db.DeliveryCreateForStoredRow
+		lockErr, storeErr, writeErr error
 	)
 	if len(locks) > 0 {
 		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
@@ -122,22 +134,51 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlockAll, storeOrBlockAllParams(ms), &answers, &storeErr); err != nil {
 		return fmt.Errorf("store messages: %w", err)
 	}
+	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryCreateForStored, claimsOf(ms), &written, &writeErr); err != nil {
+		return fmt.Errorf("write deliveries: %w", err)
+	}
 	if err := b.Send(ctx, q); err != nil {
 		return fmt.Errorf("store messages: %w", err)
 	}
-	if lockErr != nil {
+	switch {
+	case lockErr != nil:
 		return fmt.Errorf("lock the claims: %w", lockErr)
-	}
-	if storeErr != nil {
+	case storeErr != nil:
 		return fmt.Errorf("store messages: %w", storeErr)
-	}
-	if len(answers) != len(ms) {
+	case writeErr != nil:
+		return fmt.Errorf("write deliveries: %w", writeErr)
+	case len(answers) != len(ms):
 		return fmt.Errorf("store messages: %d answers for %d messages", len(answers), len(ms))
 	}
+	stored := make(map[int64]int, len(answers))
 	for i, a := range answers {
-		rows[i] = db.MessageStoreOrBlockRow(a)
+		rows[i].MessageStoreOrBlockRow = db.MessageStoreOrBlockRow(a)
+		if a.InsertedID != nil {
+			stored[*a.InsertedID] = i
+		}
+	}
+	for _, w := range written {
+		i, ok := stored[w.MessageID]
+		if !ok {
+			// A delivery whose job would never be queued: refuse the
+			// transaction rather than commit it.
+			return fmt.Errorf("write deliveries: delivery %d is of message %d, which this statement did not store", w.ID, w.MessageID)
+		}
+		rows[i].deliveries = append(rows[i].deliveries, w)
 	}
 	return nil
+}
+
+// claimsOf names the fingerprint claims of ms, which all have one, for
+// DeliveryCreateForStored.
+func claimsOf(ms []message) db.DeliveryCreateForStoredParams {
+	p := db.DeliveryCreateForStoredParams{
+		TenantIds: make([]int64, len(ms)), EnvironmentIds: make([]int64, len(ms)), Fingerprints: make([]string, len(ms)),
+	}
+	for i, m := range ms {
+		p.TenantIds[i], p.EnvironmentIds[i], p.Fingerprints[i] = m.TenantID, m.EnvironmentID, *m.fingerprint
+	}
+	return p
 }
 
 // storeOrBlockAllParams lays ms out as MessageStoreOrBlockAll's arrays, one

@@ -316,18 +316,18 @@ func TestGroupCommitOutlivesItsMembersClients(t *testing.T) {
 	require.Equal(t, len(reqs), s.count(t, `SELECT count(*) FROM messages`), "the leader and every member but the one that left before")
 }
 
-// panicOnce writes deliveries, except that the first time it is asked for
+// panicOnce queues deliveries, except that the first time it is asked for
 // several messages' at once (a group's) it panics, as a bug would.
 type panicOnce struct {
 	ingest.Deliveries
 	panicked atomic.Bool
 }
 
-func (p *panicOnce) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64) (int, error) {
-	if len(messageIDs) > 1 && p.panicked.CompareAndSwap(false, true) {
-		panic("a bug while writing deliveries")
+func (p *panicOnce) QueueWrittenTx(ctx context.Context, tx pgx.Tx, written []db.DeliveryCreateForStoredRow) (int, error) {
+	if len(written) > 1 && p.panicked.CompareAndSwap(false, true) {
+		panic("a bug while queueing deliveries")
 	}
-	return p.Deliveries.EnqueueTx(ctx, tx, messageIDs...)
+	return p.Deliveries.QueueWrittenTx(ctx, tx, written)
 }
 
 // A panic while a group commits fails that group like any other failure:
@@ -337,6 +337,7 @@ func (p *panicOnce) EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int6
 func TestGroupCommitSurvivesAPanic(t *testing.T) {
 	t.Parallel()
 	s := newGroupSite(t, func(d ingest.Deliveries) ingest.Deliveries { return &panicOnce{Deliveries: d} })
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/orders"})
 	orders := func(from int) []ingest.Request {
 		var reqs []ingest.Request
 		for i := from; i < from+10; i++ {
@@ -353,6 +354,10 @@ func TestGroupCommitSurvivesAPanic(t *testing.T) {
 	}
 	require.Equal(t, 20, s.count(t, `SELECT count(*) FROM messages WHERE message_type_id = $1`, s.orders.ID))
 	require.Equal(t, 20, s.count(t, `SELECT count(DISTINCT payload->>'id') FROM messages WHERE message_type_id = $1`, s.orders.ID))
+	messages := s.count(t, `SELECT count(*) FROM messages`) // the orders and the message that held the lane
+	require.Equal(t, messages, s.count(t, `SELECT count(*) FROM deliveries`), "one delivery for each message")
+	require.Equal(t, messages, s.count(t, `SELECT count(*) FROM deliveries d JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id`),
+		"each with one job")
 }
 
 // receiveAtOnce has in receive every one of reqs at the same moment,

@@ -45,9 +45,12 @@ type Service struct {
 }
 
 // Deliveries writes the deliveries of new messages, in the transaction
-// that stores them (delivery.Service).
+// that stores them (delivery.Service): EnqueueTx writes them and queues
+// their jobs; QueueWrittenTx queues the jobs of those that the statements
+// storing the messages wrote themselves (DeliveryCreateForStored).
 type Deliveries interface {
 	EnqueueTx(ctx context.Context, tx pgx.Tx, messageIDs ...int64) (int, error)
+	QueueWrittenTx(ctx context.Context, tx pgx.Tx, written []db.DeliveryCreateForStoredRow) (int, error)
 }
 
 // New returns a Service; keyTTL is how long an Idempotency-Key is kept, and
@@ -172,6 +175,11 @@ type Result struct {
 	MessageID   int64 // the stored message, or the original a duplicate matched
 	MessageType string
 	Body        []byte
+	// deliveriesWritten says that the statements which stored a new
+	// message also wrote its deliveries (deliveries, perhaps none: see
+	// storeOrBlockAll), so that storeTx only queues their jobs.
+	deliveriesWritten bool
+	deliveries        []db.DeliveryCreateForStoredRow
 }
 
 // Receipt is the JSON body answering a request.
@@ -389,7 +397,9 @@ const maxAttempts = 5
 // without its deliveries, and a duplicate, which stores none, gets none.
 // The deliveries of all of a request's new messages are written by one
 // call, so a packet or batch costs no more round trips for them than a
-// single message does.
+// single message does; those of messages stored by MessageStoreOrBlockAll
+// were written in its round trip (storeOrBlockAll), and only their jobs
+// are queued here, which costs no round trip when there are none.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
 	err := db.WithPgxTx(ctx, db.GenericPlans{Conn: s.pool}, func(tx pgx.Tx) error {
@@ -398,13 +408,21 @@ func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Res
 			return err
 		}
 		var created []int64
+		var written []db.DeliveryCreateForStoredRow
 		for _, res := range results {
-			if res.Outcome == Created {
+			switch {
+			case res.Outcome != Created:
+			case res.deliveriesWritten:
+				written = append(written, res.deliveries...)
+			default:
 				created = append(created, res.MessageID)
 			}
 		}
 		if _, err := s.deliveries.EnqueueTx(ctx, tx, created...); err != nil {
 			return fmt.Errorf("write deliveries of %d new messages: %w", len(created), err)
+		}
+		if _, err := s.deliveries.QueueWrittenTx(ctx, tx, written); err != nil {
+			return fmt.Errorf("queue %d deliveries: %w", len(written), err)
 		}
 		return nil
 	})
