@@ -15,8 +15,10 @@ import (
 // arrived within the window. The insert itself is the check: the partial
 // unique index uq_messages_fingerprint lets exactly one of any number of
 // concurrent inserts through, and the same statement then finds the holder
-// and records the blocked duplicate (MessageStoreOrBlock). It runs in the
-// caller's transaction (storeTx), which commits before an answer is given.
+// and records the blocked duplicate (MessageStoreOrBlock); the
+// deliveries of a stored message are written in the same round trip
+// (DeliveryCreateForStored). It runs in the caller's transaction (storeTx),
+// which commits before an answer is given.
 func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result, error) {
 	if m.fingerprint == nil {
 		row, err := q.MessageInsert(ctx, insertParams(m))
@@ -26,16 +28,80 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		return created(m, row.ID, row.ReceivedAt)
 	}
 	for range maxAttempts {
-		row, err := q.MessageStoreOrBlock(ctx, storeOrBlockParams(m))
-		if err != nil {
+		var (
+			b                  db.Batch
+			row                db.MessageStoreOrBlockRow
+			storeErr, writeErr error
+		)
+		if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlock, storeOrBlockParams(m), &row, &storeErr); err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
+		}
+		written, err := queueDeliveries(ctx, &b, []message{m}, &writeErr)
+		if err != nil {
+			return Result{}, err
+		}
+		if err := b.Send(ctx, q); err != nil {
+			return Result{}, fmt.Errorf("store message: %w", err)
+		}
+		if storeErr != nil {
+			return Result{}, fmt.Errorf("store message: %w", storeErr)
+		}
+		rows := []storedRow{{MessageStoreOrBlockRow: row}}
+		if err := attachDeliveries(rows, *written, writeErr); err != nil {
+			return Result{}, err
 		}
 		res, again, err := decided(ctx, q, m, row)
 		if !again {
-			return res, err
+			return withDeliveries(res, rows[0]), err
 		}
 	}
 	return Result{}, fmt.Errorf("store message: fingerprint still contended after %d attempts", maxAttempts)
+}
+
+// queueDeliveries queues in b, behind the statement that stores ms, the
+// statement that writes the deliveries of those it stores
+// (DeliveryCreateForStored); once b is sent, the rows it returns hold
+// what that wrote and *err its error.
+func queueDeliveries(ctx context.Context, b *db.Batch, ms []message, err *error) (*[]db.DeliveryCreateForStoredRow, error) {
+	written := new([]db.DeliveryCreateForStoredRow)
+	if e := db.Queue(ctx, b, (*db.Queries).DeliveryCreateForStored, claimsOf(ms), written, err); e != nil {
+		return nil, fmt.Errorf("write deliveries: %w", e)
+	}
+	return written, nil
+}
+
+// attachDeliveries gives each row that stored a message the deliveries
+// written for it (by queueDeliveries' statement, which failed with
+// writeErr when that is set).
+func attachDeliveries(rows []storedRow, written []db.DeliveryCreateForStoredRow, writeErr error) error {
+	if writeErr != nil {
+		return fmt.Errorf("write deliveries: %w", writeErr)
+	}
+	stored := make(map[int64]int, len(rows))
+	for i, r := range rows {
+		if r.InsertedID != nil {
+			stored[*r.InsertedID] = i
+		}
+	}
+	for _, w := range written {
+		i, ok := stored[w.MessageID]
+		if !ok {
+			// A delivery whose job would never be queued: refuse the
+			// transaction rather than commit it.
+			return fmt.Errorf("write deliveries: delivery %d is of message %d, which this statement did not store", w.ID, w.MessageID)
+		}
+		rows[i].deliveries = append(rows[i].deliveries, w)
+	}
+	return nil
+}
+
+// withDeliveries is res, decided from row, with the deliveries written for
+// it when it is a new message.
+func withDeliveries(res Result, row storedRow) Result {
+	if res.Outcome == Created {
+		res.deliveriesWritten, res.deliveries = true, row.deliveries
+	}
+	return res
 }
 
 // receiveAllByFingerprint is receiveByFingerprint for every message of one
@@ -69,8 +135,8 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		res, again, err := decided(ctx, q, m, rows[i].MessageStoreOrBlockRow)
 		if again {
 			res, err = receiveByFingerprint(ctx, q, m)
-		} else if res.Outcome == Created {
-			res.deliveriesWritten, res.deliveries = true, rows[i].deliveries
+		} else {
+			res = withDeliveries(res, rows[i])
 		}
 		if err != nil {
 			return nil, err
@@ -123,7 +189,6 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 		b                           db.Batch
 		locked                      struct{}
 		answers                     []db.MessageStoreOrBlockAllRow
-		written                     []db.DeliveryCreateForStoredRow
 		lockErr, storeErr, writeErr error
 	)
 	if len(locks) > 0 {
@@ -134,8 +199,9 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlockAll, storeOrBlockAllParams(ms), &answers, &storeErr); err != nil {
 		return fmt.Errorf("store messages: %w", err)
 	}
-	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryCreateForStored, claimsOf(ms), &written, &writeErr); err != nil {
-		return fmt.Errorf("write deliveries: %w", err)
+	written, err := queueDeliveries(ctx, &b, ms, &writeErr)
+	if err != nil {
+		return err
 	}
 	if err := b.Send(ctx, q); err != nil {
 		return fmt.Errorf("store messages: %w", err)
@@ -145,28 +211,13 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 		return fmt.Errorf("lock the claims: %w", lockErr)
 	case storeErr != nil:
 		return fmt.Errorf("store messages: %w", storeErr)
-	case writeErr != nil:
-		return fmt.Errorf("write deliveries: %w", writeErr)
 	case len(answers) != len(ms):
 		return fmt.Errorf("store messages: %d answers for %d messages", len(answers), len(ms))
 	}
-	stored := make(map[int64]int, len(answers))
 	for i, a := range answers {
 		rows[i].MessageStoreOrBlockRow = db.MessageStoreOrBlockRow(a)
-		if a.InsertedID != nil {
-			stored[*a.InsertedID] = i
-		}
 	}
-	for _, w := range written {
-		i, ok := stored[w.MessageID]
-		if !ok {
-			// A delivery whose job would never be queued: refuse the
-			// transaction rather than commit it.
-			return fmt.Errorf("write deliveries: delivery %d is of message %d, which this statement did not store", w.ID, w.MessageID)
-		}
-		rows[i].deliveries = append(rows[i].deliveries, w)
-	}
-	return nil
+	return attachDeliveries(rows, *written, writeErr)
 }
 
 // claimsOf names the fingerprint claims of ms, which all have one, for

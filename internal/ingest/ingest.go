@@ -397,9 +397,10 @@ const maxAttempts = 5
 // without its deliveries, and a duplicate, which stores none, gets none.
 // The deliveries of all of a request's new messages are written by one
 // call, so a packet or batch costs no more round trips for them than a
-// single message does; those of messages stored by MessageStoreOrBlockAll
-// were written in its round trip (storeOrBlockAll), and only their jobs
-// are queued here, which costs no round trip when there are none.
+// single message does; those of messages stored by their fingerprint were
+// written in the round trip that stored them (receiveByFingerprint,
+// storeOrBlockAll), and only their jobs are queued here, which costs no
+// round trip when there are none.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
 	err := db.WithPgxTx(ctx, db.GenericPlans{Conn: s.pool}, func(tx pgx.Tx) error {
