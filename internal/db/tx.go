@@ -39,25 +39,3 @@ func WithPgxTx(ctx context.Context, conn Beginner, fn func(tx pgx.Tx) error) err
 	}
 	return nil
 }
-
-// GenericPlans begins transactions in which every prepared statement runs
-// on its generic plan, made once per connection. Left to choose, PostgreSQL
-// plans a statement again on every execution while its plan for the
-// parameters at hand is estimated cheaper than the generic one, and for
-// statements over array parameters (a batch's messages, a group's ids)
-// that is every execution: DeliveryCreateForMessages spent 0.35 ms of each
-// call planning, MessageStoreOrBlockAll up to 0.9 ms. The generic plans of
-// the statements ingest runs are the ones TestHotStatementsKeepIndexPlans
-// proves to read through their indexes, so forcing them also makes the
-// plan that runs the plan that is tested. SET LOCAL travels with BEGIN in
-// one round trip and ends with the transaction.
-type GenericPlans struct {
-	Conn interface {
-		BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
-	}
-}
-
-// Begin begins a transaction on generic plans.
-func (g GenericPlans) Begin(ctx context.Context) (pgx.Tx, error) {
-	return g.Conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan"})
-}

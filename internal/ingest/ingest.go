@@ -403,7 +403,7 @@ const maxAttempts = 5
 // round trip when there are none.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
-	err := db.WithPgxTx(ctx, db.GenericPlans{Conn: s.pool}, func(tx pgx.Tx) error {
+	err := db.WithPgxTx(ctx, db.PipelinedBegin{Pool: s.pool}, func(tx pgx.Tx) error {
 		var err error
 		if results, err = decide(db.On(tx)); err != nil {
 			return err

@@ -8,7 +8,7 @@ import (
 )
 
 // Every path that stores a message runs its statements on their generic
-// plans (db.GenericPlans): a single message, one with an Idempotency-Key
+// plans (db.PipelinedBegin): a single message, one with an Idempotency-Key
 // and a batch. A trigger on messages records the plan cache mode each
 // insert ran under.
 func TestStoresRunOnGenericPlans(t *testing.T) {
