@@ -3,47 +3,14 @@ package db_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/pgtest"
 )
-
-// sends counts what a pool sends to PostgreSQL: each statement sent alone
-// and each batch is one round trip.
-type sends struct{ n atomic.Int64 }
-
-func (s *sends) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	s.n.Add(1)
-	return ctx
-}
-func (*sends) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (s *sends) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	s.n.Add(1)
-	return ctx
-}
-func (*sends) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (*sends) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-// oneConnection is a pool of one connection, so that a connection a
-// transaction left behind is the next one used, and its sends are counted.
-func oneConnection(t *testing.T) (*pgxpool.Pool, *sends) {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
-	require.NoError(t, err)
-	cfg.MaxConns = 1
-	counted := &sends{}
-	cfg.ConnConfig.Tracer = counted
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	return pool, counted
-}
 
 func planMode(t *testing.T, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
@@ -60,11 +27,11 @@ func planMode(t *testing.T, q interface {
 func TestPipelinedBeginOpensWithTheFirstBatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, counted := oneConnection(t)
+	pool, counted := pgtest.CountedPool(t, 1)
 
 	for _, commit := range []bool{true, false} {
 		slug := map[bool]string{true: "kept", false: "rolled-back"}[commit]
-		before := counted.n.Load()
+		before := counted.Count()
 		err := db.WithPgxTx(ctx, db.PipelinedBegin{Pool: pool}, func(tx pgx.Tx) error {
 			var b db.Batch
 			var tenant db.Tenant
@@ -83,7 +50,7 @@ func TestPipelinedBeginOpensWithTheFirstBatch(t *testing.T) {
 		} else {
 			require.ErrorIs(t, err, errRolledBack)
 		}
-		require.EqualValues(t, 3, counted.n.Load()-before, "the batch with its BEGIN, the SHOW, the COMMIT or ROLLBACK")
+		require.EqualValues(t, 3, counted.Count()-before, "the batch with its BEGIN, the SHOW, the COMMIT or ROLLBACK")
 		_, err = db.On(pool).TenantGetBySlug(ctx, slug)
 		if commit {
 			require.NoError(t, err)
@@ -102,11 +69,11 @@ var errRolledBack = errors.New("rolled back on purpose")
 func TestPipelinedBeginWithoutABatch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, counted := oneConnection(t)
+	pool, counted := pgtest.CountedPool(t, 1)
 
-	before := counted.n.Load()
+	before := counted.Count()
 	require.NoError(t, db.WithPgxTx(ctx, db.PipelinedBegin{Pool: pool}, func(pgx.Tx) error { return nil }))
-	require.Zero(t, counted.n.Load()-before, "nothing begun, nothing to commit")
+	require.Zero(t, counted.Count()-before, "nothing begun, nothing to commit")
 
 	err := db.WithPgxTx(ctx, db.PipelinedBegin{Pool: pool}, func(tx pgx.Tx) error {
 		_, err := db.On(tx).TenantInsert(ctx, db.TenantInsertParams{Slug: "alone", Name: "alone"})
@@ -138,7 +105,7 @@ func TestPipelinedBeginWithoutABatch(t *testing.T) {
 func TestPipelinedBeginAfterAFailure(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := oneConnection(t)
+	pool, _ := pgtest.CountedPool(t, 1)
 	_, err := db.On(pool).TenantInsert(ctx, db.TenantInsertParams{Slug: "taken", Name: "taken"})
 	require.NoError(t, err)
 

@@ -60,7 +60,7 @@ func (s *Service) storeWithKey(ctx context.Context, m message, replayFirst bool)
 			if err != nil {
 				return Result{}, err
 			}
-			return res, complete(ctx, q, k, res)
+			return completeWithDeliveries(ctx, q, k, res)
 		})
 		if err != errRetry {
 			return res, err
@@ -92,15 +92,28 @@ func (m message) keyID() keyID {
 // completes the key with the answer in the same transaction. It returns
 // errRetry when another request holds the key; the caller's transaction
 // then rolls back and replays.
+//
+// The claim is sent as a batch of its own, so that when it is the first
+// statement of its transaction the BEGIN travels with it (db.PipelinedBegin).
 func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
-	row, err := q.IdempotencyKeyClaimAndStore(ctx, db.IdempotencyKeyClaimAndStoreParams{
+	var (
+		b   db.Batch
+		row db.IdempotencyKeyClaimAndStoreRow
+		err error
+	)
+	if e := db.Queue(ctx, &b, (*db.Queries).IdempotencyKeyClaimAndStore, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
 		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
 		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
-	})
+	}, &row, &err); e != nil {
+		return Result{}, fmt.Errorf("claim idempotency key and store message: %w", e)
+	}
+	if e := b.Send(ctx, q); e != nil && err == nil {
+		err = e
+	}
 	if errors.Is(err, db.ErrNotFound) {
 		return Result{}, errRetry
 	}
@@ -119,6 +132,40 @@ func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
 		return fmt.Errorf("keep idempotent response: %w", err)
 	}
 	return nil
+}
+
+// completeWithDeliveries keeps res, the answer to the single message that
+// claimed k, for replays, and writes the message's deliveries, both in one
+// round trip; storeTx then only queues their jobs.
+func completeWithDeliveries(ctx context.Context, q *db.Queries, k keyID, res Result) (Result, error) {
+	var (
+		b                     db.Batch
+		kept                  struct{}
+		written               []db.DeliveryCreateForMessagesRow
+		completeErr, writeErr error
+	)
+	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryCreateForMessages, []int64{res.MessageID}, &written, &writeErr); err != nil {
+		return Result{}, fmt.Errorf("write deliveries: %w", err)
+	}
+	if err := db.Queue(ctx, &b, db.Exec((*db.Queries).IdempotencyKeyComplete), db.IdempotencyKeyCompleteParams{
+		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
+		MessageID: &res.MessageID, ResponseBody: res.Body,
+	}, &kept, &completeErr); err != nil {
+		return Result{}, fmt.Errorf("keep idempotent response: %w", err)
+	}
+	switch err := b.Send(ctx, q); {
+	case err != nil:
+		return Result{}, fmt.Errorf("keep idempotent response: %w", err)
+	case writeErr != nil:
+		return Result{}, fmt.Errorf("write deliveries: %w", writeErr)
+	case completeErr != nil:
+		return Result{}, fmt.Errorf("keep idempotent response: %w", completeErr)
+	}
+	res.deliveriesWritten = true
+	for _, w := range written {
+		res.deliveries = append(res.deliveries, db.DeliveryCreateForStoredRow{ID: w.ID, DestinationID: w.DestinationID, MessageID: res.MessageID})
+	}
+	return res, nil
 }
 
 // replay answers a request whose key is taken with the first answer, and

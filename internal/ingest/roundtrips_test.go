@@ -1,0 +1,65 @@
+package ingest_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/testfactory"
+)
+
+// Every way of storing a message makes the round trips docs/performance.md
+// ("Round trips of a stored message") promises: the transaction's BEGIN,
+// the claim locks, the decision and the deliveries travel together, and
+// only COMMIT goes on its own. An environment without destinations has no
+// River job to insert.
+func TestStoringMakesItsRoundTrips(t *testing.T) {
+	t.Parallel()
+	pool, sends := pgtest.CountedPool(t, 4)
+	tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
+	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Fields: []string{"id"}})
+	in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3))
+	ctx := context.Background()
+	req := func(id, key string) ingest.Request {
+		return ingest.Request{
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(`{"id":"` + id + `"}`),
+			IdempotencyKey: key, Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
+		}
+	}
+	roundTrips := func(store func() error) int64 {
+		t.Helper()
+		before := sends.Count()
+		require.NoError(t, store())
+		return sends.Count() - before
+	}
+	receive := func(r ingest.Request, want ingest.Outcome) func() error {
+		return func() error {
+			res, err := in.Receive(ctx, r)
+			if err == nil && res.Outcome != want {
+				return fmt.Errorf("outcome %s, want %s", res.Outcome, want)
+			}
+			return err
+		}
+	}
+
+	require.EqualValues(t, 2, roundTrips(receive(req("A", ""), ingest.Created)),
+		"a new message: [BEGIN, decision, deliveries], COMMIT")
+	require.EqualValues(t, 2, roundTrips(receive(req("A", ""), ingest.DuplicateFingerprint)),
+		"a duplicate: the same two")
+	require.EqualValues(t, 4, roundTrips(receive(req("B", "key-1"), ingest.Created)),
+		"a key's first use: its replay, [BEGIN, claim], [deliveries, completion], COMMIT")
+	require.EqualValues(t, 1, roundTrips(receive(req("B", "key-1"), ingest.ReplayedKey)),
+		"a replay: one statement")
+	batch := ingest.Batch{}
+	for i := range 10 {
+		batch.Items = append(batch.Items, req(fmt.Sprintf("batch-%d", i%7), ""))
+	}
+	require.EqualValues(t, 2, roundTrips(func() error { _, err := in.ReceiveBatch(ctx, batch); return err }),
+		"a batch: [BEGIN, claim locks, decision, deliveries], COMMIT")
+}
