@@ -29,14 +29,14 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 	}
 	for range maxAttempts {
 		var (
-			b                  db.Batch
-			row                db.MessageStoreOrBlockRow
-			storeErr, writeErr error
+			b        db.Batch
+			row      db.MessageStoreOrBlockRow
+			storeErr error
 		)
 		if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlock, storeOrBlockParams(m), &row, &storeErr); err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		written, err := queueDeliveries(ctx, &b, []message{m}, &writeErr)
+		deliveries, err := queueDeliveries(ctx, &b, []message{m})
 		if err != nil {
 			return Result{}, err
 		}
@@ -47,7 +47,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 			return Result{}, fmt.Errorf("store message: %w", storeErr)
 		}
 		rows := []storedRow{{MessageStoreOrBlockRow: row}}
-		if err := attachDeliveries(rows, *written, writeErr); err != nil {
+		if err := deliveries.attach(rows); err != nil {
 			return Result{}, err
 		}
 		res, again, err := decided(ctx, q, m, row)
@@ -58,24 +58,32 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 	return Result{}, fmt.Errorf("store message: fingerprint still contended after %d attempts", maxAttempts)
 }
 
-// queueDeliveries queues in b, behind the statement that stores ms, the
-// statement that writes the deliveries of those it stores
-// (DeliveryCreateForStored); once b is sent, the rows it returns hold
-// what that wrote and *err its error.
-func queueDeliveries(ctx context.Context, b *db.Batch, ms []message, err *error) (*[]db.DeliveryCreateForStoredRow, error) {
-	written := new([]db.DeliveryCreateForStoredRow)
-	if e := db.Queue(ctx, b, (*db.Queries).DeliveryCreateForStored, claimsOf(ms), written, err); e != nil {
-		return nil, fmt.Errorf("write deliveries: %w", e)
-	}
-	return written, nil
+// pendingDeliveries is DeliveryCreateForStored queued in a batch behind
+// the statement that stores messages: once the batch is sent, the
+// deliveries it wrote and its error.
+type pendingDeliveries struct {
+	written []db.DeliveryCreateForStoredRow
+	err     error
 }
 
-// attachDeliveries gives each row that stored a message the deliveries
-// written for it (by queueDeliveries' statement, which failed with
-// writeErr when that is set).
-func attachDeliveries(rows []storedRow, written []db.DeliveryCreateForStoredRow, writeErr error) error {
-	if writeErr != nil {
-		return fmt.Errorf("write deliveries: %w", writeErr)
+// queueDeliveries queues in b, behind the statement that stores ms, the
+// statement that writes the deliveries of those it stores.
+func queueDeliveries(ctx context.Context, b *db.Batch, ms []message) (*pendingDeliveries, error) {
+	d := &pendingDeliveries{}
+	if err := db.Queue(ctx, b, (*db.Queries).DeliveryCreateForStored, claimsOf(ms), &d.written, &d.err); err != nil {
+		return nil, fmt.Errorf("write deliveries: %w", err)
+	}
+	return d, nil
+}
+
+// attach gives each row that stored a message the deliveries written for
+// it, once the batch was sent.
+func (d *pendingDeliveries) attach(rows []storedRow) error {
+	if d.err != nil {
+		return fmt.Errorf("write deliveries: %w", d.err)
+	}
+	if len(d.written) == 0 {
+		return nil
 	}
 	stored := make(map[int64]int, len(rows))
 	for i, r := range rows {
@@ -83,7 +91,7 @@ func attachDeliveries(rows []storedRow, written []db.DeliveryCreateForStoredRow,
 			stored[*r.InsertedID] = i
 		}
 	}
-	for _, w := range written {
+	for _, w := range d.written {
 		i, ok := stored[w.MessageID]
 		if !ok {
 			// A delivery whose job would never be queued: refuse the
@@ -99,7 +107,7 @@ func attachDeliveries(rows []storedRow, written []db.DeliveryCreateForStoredRow,
 // it when it is a new message.
 func withDeliveries(res Result, row storedRow) Result {
 	if res.Outcome == Created {
-		res.deliveriesWritten, res.deliveries = true, row.deliveries
+		return res.withWrittenDeliveries(row.deliveries)
 	}
 	return res
 }
@@ -186,10 +194,10 @@ func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []messag
 // same, as it would sent alone.
 func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []storedRow) error {
 	var (
-		b                           db.Batch
-		locked                      struct{}
-		answers                     []db.MessageStoreOrBlockAllRow
-		lockErr, storeErr, writeErr error
+		b                 db.Batch
+		locked            struct{}
+		answers           []db.MessageStoreOrBlockAllRow
+		lockErr, storeErr error
 	)
 	if len(locks) > 0 {
 		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
@@ -199,7 +207,7 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlockAll, storeOrBlockAllParams(ms), &answers, &storeErr); err != nil {
 		return fmt.Errorf("store messages: %w", err)
 	}
-	written, err := queueDeliveries(ctx, &b, ms, &writeErr)
+	deliveries, err := queueDeliveries(ctx, &b, ms)
 	if err != nil {
 		return err
 	}
@@ -217,7 +225,7 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 	for i, a := range answers {
 		rows[i].MessageStoreOrBlockRow = db.MessageStoreOrBlockRow(a)
 	}
-	return attachDeliveries(rows, *written, writeErr)
+	return deliveries.attach(rows)
 }
 
 // claimsOf names the fingerprint claims of ms, which all have one, for

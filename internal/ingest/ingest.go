@@ -182,6 +182,13 @@ type Result struct {
 	deliveries        []db.DeliveryCreateForStoredRow
 }
 
+// withWrittenDeliveries is res, a new message, marked as one whose
+// deliveries (written, perhaps none) the statements that stored it wrote.
+func (res Result) withWrittenDeliveries(written []db.DeliveryCreateForStoredRow) Result {
+	res.deliveriesWritten, res.deliveries = true, written
+	return res
+}
+
 // Receipt is the JSON body answering a request.
 type Receipt struct {
 	ID          int64     `json:"id"`

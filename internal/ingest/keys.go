@@ -125,13 +125,18 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 
 // complete keeps res, the answer to the request that claimed k, for replays.
 func complete(ctx context.Context, q *db.Queries, k keyID, res Result) error {
-	if err := q.IdempotencyKeyComplete(ctx, db.IdempotencyKeyCompleteParams{
-		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		MessageID: &res.MessageID, ResponseBody: res.Body,
-	}); err != nil {
+	if err := q.IdempotencyKeyComplete(ctx, completeParams(k, res)); err != nil {
 		return fmt.Errorf("keep idempotent response: %w", err)
 	}
 	return nil
+}
+
+// completeParams keeps res as the answer of k.
+func completeParams(k keyID, res Result) db.IdempotencyKeyCompleteParams {
+	return db.IdempotencyKeyCompleteParams{
+		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
+		MessageID: &res.MessageID, ResponseBody: res.Body,
+	}
 }
 
 // completeWithDeliveries keeps res, the answer to the single message that
@@ -147,10 +152,7 @@ func completeWithDeliveries(ctx context.Context, q *db.Queries, k keyID, res Res
 	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryCreateForMessages, []int64{res.MessageID}, &written, &writeErr); err != nil {
 		return Result{}, fmt.Errorf("write deliveries: %w", err)
 	}
-	if err := db.Queue(ctx, &b, db.Exec((*db.Queries).IdempotencyKeyComplete), db.IdempotencyKeyCompleteParams{
-		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
-		MessageID: &res.MessageID, ResponseBody: res.Body,
-	}, &kept, &completeErr); err != nil {
+	if err := db.Queue(ctx, &b, db.Exec((*db.Queries).IdempotencyKeyComplete), completeParams(k, res), &kept, &completeErr); err != nil {
 		return Result{}, fmt.Errorf("keep idempotent response: %w", err)
 	}
 	switch err := b.Send(ctx, q); {
@@ -161,11 +163,11 @@ func completeWithDeliveries(ctx context.Context, q *db.Queries, k keyID, res Res
 	case completeErr != nil:
 		return Result{}, fmt.Errorf("keep idempotent response: %w", completeErr)
 	}
-	res.deliveriesWritten = true
-	for _, w := range written {
-		res.deliveries = append(res.deliveries, db.DeliveryCreateForStoredRow{ID: w.ID, DestinationID: w.DestinationID, MessageID: res.MessageID})
+	deliveries := make([]db.DeliveryCreateForStoredRow, len(written))
+	for i, w := range written {
+		deliveries[i] = db.DeliveryCreateForStoredRow{ID: w.ID, DestinationID: w.DestinationID, MessageID: res.MessageID}
 	}
-	return res, nil
+	return res.withWrittenDeliveries(deliveries), nil
 }
 
 // replay answers a request whose key is taken with the first answer, and

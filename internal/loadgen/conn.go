@@ -39,27 +39,38 @@ type conn struct {
 // answer, as the http.Client it replaces did.
 const requestTimeout = time.Minute
 
-// newConn returns a connection that posts to path on the server at base
-// (an http:// URL) with the given headers, in this order; it connects on
-// the first request.
-func newConn(base, path string, headers [][2]string) (*conn, error) {
+// target is the server a run posts to, from its http:// base URL.
+type target struct {
+	addr string // host:port to dial
+	host string // the Host header
+	path string // the base URL's path, which request paths follow
+}
+
+// parseTarget reads base, an http:// URL of a host.
+func parseTarget(base string) (target, error) {
 	u, err := url.Parse(base)
 	if err != nil {
-		return nil, fmt.Errorf("server URL: %w", err)
+		return target{}, fmt.Errorf("server URL: %w", err)
 	}
 	if u.Scheme != "http" || u.Host == "" {
-		return nil, fmt.Errorf("server URL %q: the load generator speaks plain http:// to a host", base)
+		return target{}, fmt.Errorf("server URL %q: the load generator speaks plain http:// to a host", base)
 	}
 	addr := u.Host
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	head := fmt.Appendf(nil, "POST %s%s HTTP/1.1\r\nHost: %s\r\n", u.EscapedPath(), path, u.Host)
+	return target{addr: addr, host: u.Host, path: u.EscapedPath()}, nil
+}
+
+// newConn returns a connection that posts to path on t with the given
+// headers, in this order; it connects on the first request.
+func newConn(t target, path string, headers [][2]string) *conn {
+	head := fmt.Appendf(nil, "POST %s%s HTTP/1.1\r\nHost: %s\r\n", t.path, path, t.host)
 	for _, h := range headers {
 		head = fmt.Appendf(head, "%s: %s\r\n", h[0], h[1])
 	}
 	head = append(head, "Content-Length: "...)
-	return &conn{addr: addr, head: head, timeout: requestTimeout}, nil
+	return &conn{addr: t.addr, head: head, timeout: requestTimeout}
 }
 
 // post sends body and returns the answer's status, at most limit bytes of

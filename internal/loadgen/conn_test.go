@@ -91,8 +91,9 @@ func TestConnStopsWithTheRun(t *testing.T) {
 		}
 	})
 	defer close(release)
-	c, err := newConn(srv.URL, "/x", nil)
+	server, err := parseTarget(srv.URL)
 	require.NoError(t, err)
+	c := newConn(server, "/x", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	started := time.Now()

@@ -116,8 +116,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Form != FormEnvelope && cfg.Mix != MixNew {
 		return Result{}, errors.New("batches and packets are measured with the new mix")
 	}
-	r := newRunner(cfg)
-	if _, err := r.connect(""); err != nil {
+	r, err := newRunner(cfg)
+	if err != nil {
 		return Result{}, err
 	}
 	stopSampling := r.sampleMemory()
@@ -171,6 +171,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 // runner is the state the clients of one run share.
 type runner struct {
 	cfg         Config
+	server      target
 	bodies      bodies
 	base        uint64        // first document number of this run
 	next        atomic.Uint64 // next new document number, for MixNew
@@ -183,9 +184,14 @@ type runner struct {
 	errFirst    string
 }
 
-func newRunner(cfg Config) *runner {
+func newRunner(cfg Config) (*runner, error) {
+	server, err := parseTarget(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
 	r := &runner{
 		cfg:    cfg,
+		server: server,
 		bodies: newBodies(cfg.Form, cfg.PerRequest, cfg.PayloadSize),
 		// Document numbers start at the current time in microseconds, so
 		// that runs one after the other against the same database never
@@ -196,7 +202,7 @@ func newRunner(cfg Config) *runner {
 	// New messages take numbers after the ones the duplicate and replay
 	// clients keep sending.
 	r.next.Store(r.base + uint64(cfg.Clients))
-	return r
+	return r, nil
 }
 
 // client sends requests one after the other until the run ends and returns
@@ -210,11 +216,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	if r.cfg.Mix == MixReplay {
 		key = fmt.Sprintf("bench-%d-%d", r.base, id)
 	}
-	c, err := r.connect(key)
-	if err != nil {
-		r.fail(err)
-		return latencies
-	}
+	c := r.connect(key)
 	defer c.close()
 	if r.cfg.Mix != MixNew {
 		fixed = r.bodies.build(r.base + uint64(id))
@@ -278,12 +280,12 @@ func (r *runner) wait(ctx context.Context, id, n int) bool {
 
 // connect returns a new connection of client id's, which sends key as
 // the Idempotency-Key of every request when key is not empty.
-func (r *runner) connect(key string) (*conn, error) {
+func (r *runner) connect(key string) *conn {
 	headers := [][2]string{{"Authorization", "Bearer " + r.cfg.APIKey}, {"Content-Type", r.bodies.contentType()}}
 	if key != "" {
 		headers = append(headers, [2]string{"Idempotency-Key", key})
 	}
-	return newConn(r.cfg.URL, r.bodies.path(), headers)
+	return newConn(r.server, r.bodies.path(), headers)
 }
 
 // send posts body on c and checks the answer with check.
