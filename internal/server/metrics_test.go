@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,9 +94,14 @@ func TestIngestMetricsAndLogs(t *testing.T) {
 		`edihub_http_request_duration_seconds_count{method="POST",route="/api/edi-hub/receive-message",status="401"}`))
 	require.Positive(t, metricValue(t, text, "edihub_db_pool_max_connections"))
 
-	// Ingest log lines name tenant, message and outcome; request ids tie them to the request line.
+	// An ingest request's one log line names tenant, message and outcome, then the request.
 	require.Regexp(t, `"msg":"ingest","tenant_id":`+tenant+`,"environment_id":`+env+
-		`,"message_type":"ORDERS05","message_id":\d+,"outcome":"duplicate_fingerprint","reason":"","request_id":"\w+"`, logs.String())
+		`,"message_type":"ORDERS05","message_id":\d+,"outcome":"duplicate_fingerprint","reason":"","messages":1,`+
+		`"method":"POST","uri":"/api/edi-hub/receive-message","status":200,"latency":\d+,"request_id":"\w+"`, logs.String())
+	require.Regexp(t, `"level":"INFO","msg":"ingest","tenant_id":0,"environment_id":0,"message_type":"","message_id":0,`+
+		`"outcome":"rejected","reason":"[^"]*unauthorized","messages":0,"method":"POST".*"status":401`, logs.String())
+	require.Equal(t, 6, strings.Count(logs.String(), `"msg":"ingest"`), "one line for each of the six requests")
+	require.NotContains(t, logs.String(), `"msg":"request"`)
 	require.NotContains(t, logs.String(), b.apiKey)
 }
 
@@ -141,5 +147,5 @@ func TestIngestMetricsPerMessage(t *testing.T) {
 	require.Equal(t, 1.0, requests("receive-message", "ORDERS05", "duplicate_key"))
 	require.Equal(t, 1.0, requests("receive-messages", "mixed", "mixed"))
 	require.Regexp(t, `"msg":"ingest","tenant_id":`+tenant+`,"environment_id":`+env+
-		`,"message_type":"mixed","message_id":0,"outcome":"mixed","reason":"","request_id":"\w+","messages":2`, o.logs.String())
+		`,"message_type":"mixed","message_id":0,"outcome":"mixed","reason":"","messages":2,"method":"POST"`, o.logs.String())
 }

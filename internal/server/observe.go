@@ -26,6 +26,10 @@ type ingestReport struct {
 	// messages are the outcomes of every message the request carried: one
 	// for a single message, one per IDoc of a packet or item of a batch.
 	messages []ingest.Result
+	// outcome and reason are the request's labels, and decided says they
+	// are set, once the handler returned.
+	outcome, reason string
+	decided         bool
 }
 
 const ingestReportKey = "edihub.ingest_report"
@@ -41,8 +45,9 @@ func reportOf(c echo.Context) *ingestReport {
 }
 
 // observeIngest wraps an ingest endpoint: after the handler it counts the
-// outcome and logs one line with tenant, message and outcome, never the
-// payload or credentials.
+// outcome and leaves in the report what the request's log line adds (see
+// requestLogger): tenant, message and outcome, never the payload or
+// credentials.
 func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
@@ -50,30 +55,35 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 			c.Set(ingestReportKey, r)
 			err := interrupted(c, next(c))
 
-			outcome, reason := r.outcomeLabel(), ""
+			r.outcome, r.reason = r.outcomeLabel(), ""
 			if err != nil {
-				outcome, reason = failureLabel(err), problemOf(err).Type
+				r.outcome, r.reason = failureLabel(err), problemOf(err).Type
 			}
 			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
-				r.typeLabel(), outcome, reason).Inc()
+				r.typeLabel(), r.outcome, r.reason).Inc()
 			for _, m := range r.messages {
 				s.metrics.IngestMessages.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
 					m.MessageType, outcomeLabel(m.Outcome)).Inc()
 			}
-			// The log names the code a client sent even when it is unknown;
-			// a decided request names its messages' type as the metrics do.
-			messageType := r.messageType
-			if len(r.messages) > 0 {
-				messageType = r.typeLabel()
-			}
-			s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "ingest",
-				slog.Int64("tenant_id", r.tenantID), slog.Int64("environment_id", r.environmentID),
-				slog.String("message_type", messageType), slog.Int64("message_id", r.messageID),
-				slog.String("outcome", outcome), slog.String("reason", reason),
-				slog.String("request_id", requestID(c)), slog.Int("messages", len(r.messages)))
+			r.decided = true
 			return err
 		}
 	}
+}
+
+// appendLogAttrs appends what an ingest request's log line says beyond
+// any request's: whose request it was and what became of it.
+func (r *ingestReport) appendLogAttrs(attrs []slog.Attr) []slog.Attr {
+	// The log names the code a client sent even when it is unknown; a
+	// decided request names its messages' type as the metrics do.
+	messageType := r.messageType
+	if len(r.messages) > 0 {
+		messageType = r.typeLabel()
+	}
+	return append(attrs,
+		slog.Int64("tenant_id", r.tenantID), slog.Int64("environment_id", r.environmentID),
+		slog.String("message_type", messageType), slog.Int64("message_id", r.messageID),
+		slog.String("outcome", r.outcome), slog.String("reason", r.reason), slog.Int("messages", len(r.messages)))
 }
 
 // carrying labels the request by the types of the messages it carries,
