@@ -38,6 +38,8 @@ type Service struct {
 	// payload: sixteen 5 MiB messages canonicalised side by side would hold
 	// sixteen such buffers instead of two.
 	canonicalising chan struct{}
+	// hashes remembers the hashes of recent payloads (see hashMemo).
+	hashes *hashMemo
 	// group commits single messages decided by fingerprint, and replays
 	// of single messages' Idempotency-Keys, in shared transactions (see
 	// groupcommit.go); nil when that is turned off.
@@ -58,7 +60,8 @@ type Deliveries interface {
 // commit is on, with DefaultGroupLanes lanes, unless an option says
 // otherwise.
 func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts ...Option) *Service {
-	s := &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	s := &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
+		hashes: newHashMemo(hashMemoEntries)}
 	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}}
 	for _, opt := range opts {
 		opt(&o)
@@ -350,30 +353,52 @@ func keyProblem(messageType string, err error) error {
 	}
 }
 
-// hash sets m's content hash and, with an Idempotency-Key, its request hash,
-// both from one canonical form of the payload.
+// hash sets m's content hash and shape hash and, with an Idempotency-Key,
+// its request hash: from the memo when the tenant received the same bytes
+// lately, else from one canonical form of the payload.
 func (s *Service) hash(ctx context.Context, m *message) error {
+	key := memoKey(m.TenantID, m.Payload)
+	h, ok := s.hashes.lru.Get(key)
+	keyed := m.KeyIsContent || m.IdempotencyKey != ""
+	if !ok || (keyed && !h.covers(m.MessageType.Code, m.Docnum)) {
+		var err error
+		if h, err = s.canonicalHashes(ctx, m, keyed); err != nil {
+			return err
+		}
+		s.hashes.lru.Add(key, h)
+	}
+	m.contentHash, m.shapeHash = h.content, h.shape
+	if m.KeyIsContent {
+		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
+	}
+	if keyed {
+		m.requestHash = h.request
+	}
+	return nil
+}
+
+// canonicalHashes works out m's hashes from the canonical form of its
+// payload, the request hash too when keyed.
+func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool) (payloadHashes, error) {
 	select {
 	case s.canonicalising <- struct{}{}:
 	case <-ctx.Done():
-		return ctx.Err()
+		return payloadHashes{}, ctx.Err()
 	}
 	defer func() { <-s.canonicalising }()
 	canonical, err := canon.Canonicalise(m.Payload)
 	if err != nil {
-		return &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
+		return payloadHashes{}, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
 			Detail: "the payload cannot be canonicalised: " + err.Error()}
 	}
 	defer canonical.Release()
-	m.contentHash = sha256.Sum256(canonical.Bytes())
-	m.shapeHash = canon.ShapeHash(canonical.Bytes(), m.contentHash)
-	if m.KeyIsContent {
-		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
+	h := payloadHashes{content: sha256.Sum256(canonical.Bytes())}
+	h.shape = canon.ShapeHash(canonical.Bytes(), h.content)
+	if keyed {
+		h.requestType, h.requestDocnum, h.requested = m.MessageType.Code, m.Docnum, true
+		h.request = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical.Bytes())
 	}
-	if m.IdempotencyKey != "" {
-		m.requestHash = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical.Bytes())
-	}
-	return nil
+	return h, nil
 }
 
 func (m message) receipt(id int64, receivedAt time.Time) Receipt {

@@ -1,0 +1,100 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// hashed runs Service.hash on a message of req, as prepare does.
+func hashed(t *testing.T, ctx context.Context, s *Service, req Request) (message, error) {
+	t.Helper()
+	m := message{Request: req}
+	return m, s.hash(ctx, &m)
+}
+
+// A payload received again gets the hashes its canonical form gives, from
+// the memo: with every canonicalisation slot taken and the context ended,
+// only a remembered payload can be hashed at all.
+func TestHashMemoGivesTheCanonicalHashes(t *testing.T) {
+	t.Parallel()
+	s := New(nil, time.Hour, nil)
+	ctx := t.Context()
+	orders := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
+	invoic := db.MessageType{ID: 2, TenantID: 7, Code: "INVOIC02"}
+	payload := []byte(`{"ORDERS05":{"IDOC":{"E1EDK01":[{"BELNR":"4500012345"}],"EDI_DC40":{"DOCNUM":"1"}}}}`)
+	content, err := canon.ContentHash(payload)
+	require.NoError(t, err)
+	canonical, err := canon.JSON(payload)
+	require.NoError(t, err)
+	shape := canon.ShapeHash(canonical, content)
+	require.NotEqual(t, content, shape, "the payload has a one-item array, so its shape form differs")
+
+	first, err := hashed(t, ctx, s, Request{TenantID: 7, MessageType: orders, Docnum: "1", Payload: payload, IdempotencyKey: "k"})
+	require.NoError(t, err)
+	require.Equal(t, content, first.contentHash)
+	require.Equal(t, shape, first.shapeHash)
+	require.Equal(t, canon.RequestHash("ORDERS05", "1", canonical), first.requestHash)
+
+	for range cap(s.canonicalising) {
+		s.canonicalising <- struct{}{}
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	again, err := hashed(t, ended, s, Request{TenantID: 7, MessageType: orders, Docnum: "1", Payload: payload, IdempotencyKey: "k"})
+	require.NoError(t, err, "a remembered payload needs no canonicalisation")
+	require.Equal(t, first.contentHash, again.contentHash)
+	require.Equal(t, first.shapeHash, again.shapeHash)
+	require.Equal(t, first.requestHash, again.requestHash)
+	unkeyed, err := hashed(t, ended, s, Request{TenantID: 7, MessageType: invoic, Payload: payload})
+	require.NoError(t, err, "without a key, the type and docnum do not matter")
+	require.Equal(t, content, unkeyed.contentHash)
+
+	// The request hash covers the type and docnum: another of either is
+	// canonicalised again, and another tenant never reads this tenant's entry.
+	for _, other := range []Request{
+		{TenantID: 7, MessageType: invoic, Docnum: "1", Payload: payload, IdempotencyKey: "k"},
+		{TenantID: 7, MessageType: orders, Docnum: "2", Payload: payload, IdempotencyKey: "k"},
+		{TenantID: 8, MessageType: orders, Payload: payload},
+	} {
+		_, err := hashed(t, ended, s, other)
+		require.ErrorIs(t, err, context.Canceled, "%s %q of tenant %d is worked out anew", other.MessageType.Code, other.Docnum, other.TenantID)
+	}
+	for range cap(s.canonicalising) {
+		<-s.canonicalising
+	}
+	other, err := hashed(t, ctx, s, Request{TenantID: 7, MessageType: invoic, Docnum: "1", Payload: payload, IdempotencyKey: "k"})
+	require.NoError(t, err)
+	require.Equal(t, content, other.contentHash)
+	require.Equal(t, canon.RequestHash("INVOIC02", "1", canonical), other.requestHash)
+	tenant8, err := hashed(t, ctx, s, Request{TenantID: 8, MessageType: orders, Payload: payload})
+	require.NoError(t, err)
+	require.Equal(t, content, tenant8.contentHash)
+
+	// A payload that cannot be canonicalised is refused each time, never remembered.
+	for range 2 {
+		_, err := hashed(t, ctx, s, Request{TenantID: 7, MessageType: orders, Payload: []byte(`{"a":1,"a":2}`)})
+		require.ErrorContains(t, err, "cannot be canonicalised")
+	}
+	require.Equal(t, 2, s.hashes.lru.Len(), "one entry for each tenant's payload")
+}
+
+// The memo holds at most its number of entries, dropping the least recently used.
+func TestHashMemoIsBounded(t *testing.T) {
+	t.Parallel()
+	s := New(nil, time.Hour, nil)
+	s.hashes = newHashMemo(2)
+	mt := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
+	for _, p := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
+		_, err := hashed(t, t.Context(), s, Request{TenantID: 7, MessageType: mt, Payload: []byte(p)})
+		require.NoError(t, err)
+	}
+	require.Equal(t, 2, s.hashes.lru.Len())
+	require.False(t, s.hashes.lru.Contains(memoKey(7, []byte(`{"n":1}`))))
+	require.True(t, s.hashes.lru.Contains(memoKey(7, []byte(`{"n":3}`))))
+}
