@@ -52,6 +52,10 @@ sizing: ## bytes per message, audit event, blocked copy, delivery and attempt, m
 profile: ## CPU and allocation profiles of the server and PostgreSQL's statement statistics per traffic mix (docs/performance.md)
 	@scripts/profile.sh
 
+.PHONY: profile/system
+profile/system: ## CPU per message of every process and of PostgreSQL's parts, by perf, beside pgbench's insert (docs/performance.md)
+	@scripts/profile-system.sh
+
 .PHONY: bench/go
 bench/go: ## run every Go benchmark with allocation counts
 	go test -run '^$$' -bench . -benchmem ./...
