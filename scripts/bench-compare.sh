@@ -34,17 +34,12 @@ metrics_addr="${COMPARE_METRICS_ADDR:-127.0.0.1:9477}"
 db=edihub_compare
 out=bin/compare
 export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
-pgbench="$(pg_bindir)/pgbench"
 mkdir -p "$out"
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
 fresh_database "$db"
 bench_tenant
-read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
-  "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
-payload="$(bin/edihub-load payload -size 2048)"
-hash="$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)"
 ticks="$(getconf CLK_TCK)"
 
 # cpu_ticks prints the user and system ticks the processes $@ have used.
@@ -89,10 +84,9 @@ for round in $(seq 1 "$rounds"); do
     stop_server
   done
   for c in $clients; do
-    args=(-h 127.0.0.1 -p 5432 -U postgres -n -M prepared -c "$c" -j 2 -f scripts/bench/insert.sql
-      -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id" -D "payload=$payload" -D "hash=$hash" "$db")
-    "$pgbench" "${args[@]}" -T 2 >/dev/null 2>&1
-    tps="$("$pgbench" "${args[@]}" -T "$seconds" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
+    args=(2048 -c "$c" -j 2 -f scripts/bench/insert.sql)
+    pgbench_insert "${args[@]}" -T 2 >/dev/null 2>&1
+    tps="$(pgbench_insert "${args[@]}" -T "$seconds" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p')"
     jq -nc --argjson round "$round" --argjson c "$c" --argjson tps "${tps:-0}" --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
       '{round: $round, build: "pgbench", clients: $c, rps: ($tps | floor), load: $load}'
   done

@@ -68,8 +68,6 @@ go build -o bin/edihub-load ./cmd/edihub-load
 step "database $db on $pg_host:$pg_port"
 fresh_database "$db"
 bench_tenant
-read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
-  "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
 
 trap stop_server_quietly EXIT
 
@@ -107,14 +105,10 @@ done
 stop_server
 
 step "pgbench: scripts/bench/insert.sql at clients $pg_clients"
-payload="$(bin/edihub-load payload -size "$payload_size")"
-hash="$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)"
 for c in $pg_clients; do
-  args=(-h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$c" -j "$((c < 2 ? c : 2))"
-    -f scripts/bench/insert.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id"
-    -D "payload=$payload" -D "hash=$hash" "$db")
-  "$pgbench" "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
-  "$pgbench" "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/pgbench-$c.txt" 2>"$out/pgbench-$c.log"
+  args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
+  pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+  pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/pgbench-$c.txt" 2>"$out/pgbench-$c.log"
   tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$c.txt")"
   lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/pgbench-$c.txt")"
   failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-$c.txt")"
@@ -129,11 +123,9 @@ step "pgbench: scripts/bench/insert-rows.sql, rows $batch_sizes a statement, at 
 # PostgreSQL can store them here with nothing else to do.
 for n in $batch_sizes; do
   [ "$n" -gt 1 ] || continue
-  args=(-h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$batch_clients" -j 2
-    -f scripts/bench/insert-rows.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id"
-    -D "payload=$payload" -D "hash=$hash" -D "rows=$n" "$db")
-  "$pgbench" "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
-  "$pgbench" "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/pgbench-rows-$n.txt" 2>"$out/pgbench-rows-$n.log"
+  args=("$payload_size" -c "$batch_clients" -j 2 -f scripts/bench/insert-rows.sql -D "rows=$n")
+  pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+  pgbench_insert "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/pgbench-rows-$n.txt" 2>"$out/pgbench-rows-$n.log"
   tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
   failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
   printf '{"clients":%d,"rows":%d,"tps":%s,"failed":%s}\n' "$batch_clients" "$n" "${tps:-0}" "${failed:-0}" >>"$out/pgbench.jsonl"

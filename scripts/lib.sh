@@ -51,14 +51,30 @@ fresh_database() {
 
 # bench_tenant migrates the database DATABASE_URL names and gives it the
 # tenant bench with the environment production, an API key (into api_key)
-# and the type ORDERS05 keyed by its order number (its id into mt_id): what
-# the benchmarks send their load to.
+# and the type ORDERS05 keyed by its order number (ids into tenant_id,
+# env_id and mt_id): what the benchmarks send their load to.
 bench_tenant() {
   bin/edihub migrate 2>/dev/null
   bin/edihub tenant create bench >/dev/null
   bin/edihub env create --tenant bench production >/dev/null
   api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
   mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
+  read -r tenant_id env_id < <(psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qtA -F ' ' -c \
+    "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
+}
+
+# pgbench_insert runs pgbench against database $db as postgres on
+# $pg_host:$pg_port with the bench tenant's ids and an insert payload of $1
+# bytes (the one edihub-load sends) as the variables of scripts/bench/*.sql;
+# the other arguments are pgbench's (clients, script, duration). Needs
+# bench_tenant first.
+pgbench_insert() {
+  local payload
+  payload="$(bin/edihub-load payload -size "$1")"
+  shift
+  "$(pg_bindir)/pgbench" -h "${pg_host:-127.0.0.1}" -p "${pg_port:-5432}" -U postgres -n -M prepared \
+    -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id" -D "payload=$payload" \
+    -D "hash=$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)" "$@" "$db"
 }
 
 # start_server starts `edihub serve` on a free local port, logging to file

@@ -32,15 +32,12 @@ out=bin/perf
 export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 [ "$#" -gt 0 ] || set -- -mix new
 command -v perf >/dev/null || { echo "perf not found: apt-get install linux-perf" >&2; exit 1; }
-pgbench="$(pg_bindir)/pgbench"
 
 mkdir -p "$out"
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 fresh_database "$db"
 bench_tenant
-read -r tenant_id env_id < <(psql_db -d "$db" -F ' ' -c \
-  "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
 trap stop_server_quietly EXIT
 
 # sample FILE starts perf on every core for $seconds after a 3 s delay, in
@@ -61,12 +58,9 @@ wait "$perf_pid"
 stop_server
 edihub_rate="$(sed -n 's/.*"messages_per_second":\([0-9.]*\).*/\1/p' "$out/edihub.json")"
 
-payload="$(bin/edihub-load payload)"
-hash="$(printf '%s' "$payload" | sha256sum | cut -d' ' -f1)"
 sample "$out/pgbench.data"
-"$pgbench" -h "$pg_host" -p "$pg_port" -U postgres -n -M prepared -c "$clients" -j "$((clients < 2 ? clients : 2))" \
-  -T "$((seconds + 6))" -f scripts/bench/insert.sql -D "tenant=$tenant_id" -D "env=$env_id" -D "mt=$mt_id" \
-  -D "payload=$payload" -D "hash=$hash" "$db" >"$out/pgbench.txt" 2>&1
+pgbench_insert 2048 -c "$clients" -j "$((clients < 2 ? clients : 2))" -T "$((seconds + 6))" \
+  -f scripts/bench/insert.sql >"$out/pgbench.txt" 2>&1
 wait "$perf_pid"
 pgbench_rate="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench.txt")"
 
