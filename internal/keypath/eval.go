@@ -52,8 +52,12 @@ func (p Path) Get(payload []byte) (gjson.Result, error) {
 // this, [items,items,items,items] would copy the whole payload four times
 // and every later stage would read all four copies.
 func (p Path) getMultipath(view string) (gjson.Result, error) {
-	b := []byte{'['}
-	n := 0
+	// Every chain's value is checked before anything is copied, and the
+	// array is then written into one buffer of its exact size: grown by
+	// appends, it would allocate up to twice its size again, beyond what
+	// Cost promises.
+	values := make([]string, 0, len(p.chains))
+	size := len("[]")
 	for i, chain := range p.chains {
 		res := gjson.Get(view, chain)
 		if !res.Exists() {
@@ -67,14 +71,21 @@ func (p Path) getMultipath(view string) (gjson.Result, error) {
 			return gjson.Result{}, &LimitError{Limit: "value size", Detail: fmt.Sprintf(
 				"path %d of the multipath selects %d bytes; a key value may be at most %d bytes", i+1, len(raw), MaxValueBytes)}
 		}
-		if n > 0 {
+		values = append(values, raw)
+		size += len(raw) + len(",")
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '[')
+	for i, raw := range values {
+		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, raw...)
-		n++
 	}
 	b = append(b, ']')
-	r := gjson.Result{Type: gjson.JSON, Raw: string(b)}
+	// b is never written again, so the array may be read in place; Get
+	// copies the value it returns.
+	r := gjson.Result{Type: gjson.JSON, Raw: unsafe.String(unsafe.SliceData(b), len(b))}
 	if p.rest != "" {
 		r = r.Get(p.rest)
 	}
