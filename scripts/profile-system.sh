@@ -48,12 +48,10 @@ sample() {
 }
 
 start_server "$out/server.log"
-measure="-clients $clients -warmup 2s -duration $((seconds + 4))s"
-# shellcheck disable=SC2086 # $measure is several flags
-bin/edihub-load run -url "$url" -key "$api_key" "$@" $measure >/dev/null 2>&1 # warms the caches and plans
+measure=(-clients "$clients" -warmup 2s -duration "$((seconds + 4))s")
+bin/edihub-load run -url "$url" -key "$api_key" "$@" "${measure[@]}" >/dev/null 2>&1 # warms the caches and plans
 sample "$out/edihub.data"
-# shellcheck disable=SC2086
-bin/edihub-load run -url "$url" -key "$api_key" "$@" $measure >"$out/edihub.json" 2>/dev/null
+bin/edihub-load run -url "$url" -key "$api_key" "$@" "${measure[@]}" >"$out/edihub.json" 2>/dev/null
 wait "$perf_pid"
 stop_server
 edihub_rate="$(sed -n 's/.*"messages_per_second":\([0-9.]*\).*/\1/p' "$out/edihub.json")"

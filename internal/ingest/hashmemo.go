@@ -23,9 +23,7 @@ const hashMemoEntries = 16384
 // are a function of the bytes alone, so an entry is never stale; the
 // request hash, which covers the message type and docnum too, is reused
 // only for the same two. Tenants never share an entry.
-type hashMemo struct {
-	lru *lru.Cache[[32]byte, payloadHashes]
-}
+type hashMemo = lru.Cache[[32]byte, payloadHashes]
 
 // payloadHashes are what hash works out from a payload's canonical form.
 type payloadHashes struct {
@@ -44,11 +42,11 @@ func (h payloadHashes) covers(messageType, docnum string) bool {
 }
 
 func newHashMemo(entries int) *hashMemo {
-	cache, err := lru.New[[32]byte, payloadHashes](entries)
+	memo, err := lru.New[[32]byte, payloadHashes](entries)
 	if err != nil {
 		panic(err) // only for a size below one, which callers never pass
 	}
-	return &hashMemo{lru: cache}
+	return memo
 }
 
 // memoKey is the memo's key for a payload received for a tenant.

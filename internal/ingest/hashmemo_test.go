@@ -81,7 +81,7 @@ func TestHashMemoGivesTheCanonicalHashes(t *testing.T) {
 		_, err := hashed(t, ctx, s, Request{TenantID: 7, MessageType: orders, Payload: []byte(`{"a":1,"a":2}`)})
 		require.ErrorContains(t, err, "cannot be canonicalised")
 	}
-	require.Equal(t, 2, s.hashes.lru.Len(), "one entry for each tenant's payload")
+	require.Equal(t, 2, s.hashes.Len(), "one entry for each tenant's payload")
 }
 
 // The memo holds at most its number of entries, dropping the least recently used.
@@ -94,7 +94,7 @@ func TestHashMemoIsBounded(t *testing.T) {
 		_, err := hashed(t, t.Context(), s, Request{TenantID: 7, MessageType: mt, Payload: []byte(p)})
 		require.NoError(t, err)
 	}
-	require.Equal(t, 2, s.hashes.lru.Len())
-	require.False(t, s.hashes.lru.Contains(memoKey(7, []byte(`{"n":1}`))))
-	require.True(t, s.hashes.lru.Contains(memoKey(7, []byte(`{"n":3}`))))
+	require.Equal(t, 2, s.hashes.Len())
+	require.False(t, s.hashes.Contains(memoKey(7, []byte(`{"n":1}`))))
+	require.True(t, s.hashes.Contains(memoKey(7, []byte(`{"n":3}`))))
 }

@@ -358,14 +358,14 @@ func keyProblem(messageType string, err error) error {
 // lately, else from one canonical form of the payload.
 func (s *Service) hash(ctx context.Context, m *message) error {
 	key := memoKey(m.TenantID, m.Payload)
-	h, ok := s.hashes.lru.Get(key)
+	h, ok := s.hashes.Get(key)
 	keyed := m.KeyIsContent || m.IdempotencyKey != ""
 	if !ok || (keyed && !h.covers(m.MessageType.Code, m.Docnum)) {
 		var err error
 		if h, err = s.canonicalHashes(ctx, m, keyed); err != nil {
 			return err
 		}
-		s.hashes.lru.Add(key, h)
+		s.hashes.Add(key, h)
 	}
 	m.contentHash, m.shapeHash = h.content, h.shape
 	if m.KeyIsContent {

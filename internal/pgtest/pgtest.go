@@ -41,11 +41,23 @@ func Pool(t testing.TB) *pgxpool.Pool {
 // PoolFor opens a pool on databaseURL that is closed when the test ends.
 func PoolFor(t testing.TB, databaseURL string) *pgxpool.Pool {
 	t.Helper()
-	pool, err := pgxpool.New(context.Background(), databaseURL)
+	return poolWith(t, databaseURL, func(*pgxpool.Config) {})
+}
+
+// poolWith opens a pool on databaseURL, with its configuration changed by
+// configure, that is closed when the test ends.
+func poolWith(tb testing.TB, databaseURL string, configure func(*pgxpool.Config)) *pgxpool.Pool {
+	tb.Helper()
+	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		t.Fatalf("open pool: %v", err)
+		tb.Fatalf("parse pool config: %v", err)
 	}
-	t.Cleanup(pool.Close)
+	configure(cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("open pool: %v", err)
+	}
+	tb.Cleanup(pool.Close)
 	return pool
 }
 

@@ -26,18 +26,8 @@ type Recorder struct {
 // records its last query containing marker.
 func TracedPool(tb testing.TB, databaseURL, marker string) (*pgxpool.Pool, *Recorder) {
 	tb.Helper()
-	cfg, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		tb.Fatalf("parse pool config: %v", err)
-	}
 	rec := &Recorder{marker: marker}
-	cfg.ConnConfig.Tracer = rec
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		tb.Fatalf("open pool: %v", err)
-	}
-	tb.Cleanup(pool.Close)
-	return pool, rec
+	return poolWith(tb, databaseURL, func(cfg *pgxpool.Config) { cfg.ConnConfig.Tracer = rec }), rec
 }
 
 // TraceQueryStart implements pgx.QueryTracer.

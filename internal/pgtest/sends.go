@@ -33,17 +33,9 @@ func (*Sends) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)  
 // connection, a connection a transaction left behind is the next one used.
 func CountedPool(t testing.TB, maxConns int32) (*pgxpool.Pool, *Sends) {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(URL(t))
-	if err != nil {
-		t.Fatalf("parse pool config: %v", err)
-	}
-	cfg.MaxConns = maxConns
 	sends := &Sends{}
-	cfg.ConnConfig.Tracer = sends
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("open pool: %v", err)
-	}
-	t.Cleanup(pool.Close)
-	return pool, sends
+	return poolWith(t, URL(t), func(cfg *pgxpool.Config) {
+		cfg.MaxConns = maxConns
+		cfg.ConnConfig.Tracer = sends
+	}), sends
 }

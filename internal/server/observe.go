@@ -26,10 +26,9 @@ type ingestReport struct {
 	// messages are the outcomes of every message the request carried: one
 	// for a single message, one per IDoc of a packet or item of a batch.
 	messages []ingest.Result
-	// outcome and reason are the request's labels, and decided says they
-	// are set, once the handler returned.
+	// outcome and reason are the request's labels, set once the handler
+	// returned: before the request logger, which runs outside, reads them.
 	outcome, reason string
-	decided         bool
 }
 
 const ingestReportKey = "edihub.ingest_report"
@@ -65,7 +64,6 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 				s.metrics.IngestMessages.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
 					m.MessageType, outcomeLabel(m.Outcome)).Inc()
 			}
-			r.decided = true
 			return err
 		}
 	}

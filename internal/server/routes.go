@@ -101,7 +101,7 @@ func (s *Server) requestLogger() echo.MiddlewareFunc {
 		HandleError:  true,
 		LogValuesFunc: func(c echo.Context, v middleware.RequestLoggerValues) error {
 			msg, attrs := "request", make([]slog.Attr, 0, 14)
-			if r, ok := c.Get(ingestReportKey).(*ingestReport); ok && r.decided {
+			if r, ok := c.Get(ingestReportKey).(*ingestReport); ok {
 				msg, attrs = "ingest", r.appendLogAttrs(attrs)
 			}
 			attrs = append(attrs,
