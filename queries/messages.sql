@@ -118,38 +118,22 @@ LEFT JOIN holder h ON true;
 -- no integration, 0 for no packet position and size; received_bytes is
 -- NULL for a nil slice. key_values are all messages' values in one array,
 -- each with the ordinal (1 for the first message) of its message in
--- key_ords. The arrays are read by subscript, not unnest: sqlc knows no
--- unnest of several arrays.
+-- key_ords. The arrays are read side by side by one ROWS FROM of unnests,
+-- once each: a subscript walks its array from the start, so reading a
+-- hundred messages' payloads by subscript cost PostgreSQL a walk per
+-- message (sqlc knows no unnest of several arrays, but ROWS FROM it does).
 -- name: MessageStoreOrBlockAll :many
-WITH arg AS (
-    SELECT u.ord,
-           (@tenant_ids::bigint[])[u.ord] AS tenant_id,
-           (@environment_ids::bigint[])[u.ord] AS environment_id,
-           (@message_type_ids::bigint[])[u.ord] AS message_type_id,
-           (@docnums::text[])[u.ord] AS docnum,
-           (@payloads::json[])[u.ord] AS payload,
-           (@content_hashes::bytea[])[u.ord] AS content_hash,
-           (@shape_hashes::bytea[])[u.ord] AS shape_hash,
-           (@fingerprints::text[])[u.ord] AS fingerprint,
-           (@source_endpoints::text[])[u.ord] AS source_endpoint,
-           (@integration_ids::uuid[])[u.ord] AS integration_id,
-           (@remote_addrs::text[])[u.ord] AS remote_addr,
-           (@actors::text[])[u.ord] AS actor,
-           (@content_types::text[])[u.ord] AS content_type,
-           (@received_bytes::bytea[])[u.ord] AS received_bytes,
-           (@packet_positions::int[])[u.ord] AS packet_position,
-           (@packet_sizes::int[])[u.ord] AS packet_size,
-           (@window_hours::int[])[u.ord] AS window_hours,
-           (@details::jsonb[])[u.ord] AS details,
-           (@senders::jsonb[])[u.ord] AS sender
-    FROM generate_subscripts(@tenant_ids::bigint[], 1) AS u (ord)
-), input AS (
+WITH input AS (
     SELECT a.*,
-           row_number() OVER (PARTITION BY a.tenant_id, a.environment_id, a.fingerprint ORDER BY a.ord) = 1 AS offered,
-           (SELECT array_agg((@key_values::text[])[k] ORDER BY k)
-            FROM generate_subscripts(@key_ords::int[], 1) AS k
-            WHERE (@key_ords::int[])[k] = a.ord) AS key_values
-    FROM arg a
+           row_number() OVER (PARTITION BY a.tenant_id, a.environment_id, a.fingerprint ORDER BY a.ord) = 1 AS offered
+    FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
+                    unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
+                    unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]), unnest(@actors::text[]),
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
+                    unnest(@window_hours::int[]), unnest(@details::jsonb[]), unnest(@senders::jsonb[]))
+         WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
+                               fingerprint, source_endpoint, integration_id, remote_addr, actor, content_type,
+                               received_bytes, packet_position, packet_size, window_hours, details, sender, ord)
 ), inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
@@ -208,7 +192,10 @@ WITH arg AS (
                                 content_type, received_bytes, packet_position, packet_size, key_values)
     SELECT j.tenant_id, j.environment_id, j.message_type_id, b.id, b.created_at,
            j.holder_id, nullif(j.docnum, ''), j.payload, j.content_hash, j.sender,
-           j.content_type, j.received_bytes, nullif(j.packet_position, 0), nullif(j.packet_size, 0), j.key_values
+           j.content_type, j.received_bytes, nullif(j.packet_position, 0), nullif(j.packet_size, 0),
+           (SELECT array_agg(k.value ORDER BY k.n)
+            FROM ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) WITH ORDINALITY AS k (ord, value, n)
+            WHERE k.ord = j.ord)
     FROM blocked b
     JOIN event e ON e.id = b.id
     JOIN judged j ON j.ord = e.ord
@@ -216,8 +203,9 @@ WITH arg AS (
     ORDER BY j.ord
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT j.tenant_id, j.holder_id, v
-    FROM judged j, unnest(j.key_values) v
+    SELECT j.tenant_id, j.holder_id, k.value
+    FROM judged j
+    JOIN ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) AS k (ord, value) ON k.ord = j.ord
     WHERE j.stored
 ), stored AS (
     -- stored and held are the answer's two halves, joined to every

@@ -19,7 +19,9 @@
 # throughput; groups is the mean group commit size (edihub_ingest_group_size,
 # when the build has it). Settings: COMPARE_CLIENTS ("16 64"), COMPARE_MIXES
 # ("new duplicate"), COMPARE_SECONDS (8), COMPARE_METRICS_ADDR
-# (127.0.0.1:9477).
+# (127.0.0.1:9477), COMPARE_LOAD_FLAGS (more edihub-load run flags, e.g.
+# "-form batch -per-request 100": a row's requests then carry that many
+# messages each, and its CPU times are per request).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -30,6 +32,7 @@ shift
 clients="${COMPARE_CLIENTS:-16 64}"
 mixes="${COMPARE_MIXES:-new duplicate}"
 seconds="${COMPARE_SECONDS:-8}"
+read -r -a load_flags <<<"${COMPARE_LOAD_FLAGS:-}"
 metrics_addr="${COMPARE_METRICS_ADDR:-127.0.0.1:9477}"
 db=edihub_compare
 out=bin/compare
@@ -64,7 +67,7 @@ for round in $(seq 1 "$rounds"); do
     url="http://$(edihub_address "$out/server-$label.log")"
     for mix in $mixes; do
       for c in $clients; do
-        load() { bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" -warmup 0s -payload-size 2048 "$@" 2>/dev/null; }
+        load() { bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" -warmup 0s -payload-size 2048 "${load_flags[@]}" "$@" 2>/dev/null; }
         load -duration 2s >/dev/null # warm-up: connections, prepared statements
         read -r gsum0 gcount0 _ <<<"$(groups) 0 0"
         edihub0="$(cpu_ticks "$server_pid")" pg0="$(cpu_ticks $(backends))"
