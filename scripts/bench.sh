@@ -14,13 +14,18 @@
 #     same client counts against the same server, and with
 #     scripts/bench/insert-rows.sql, that insert for as many rows in one
 #     statement as each batch size, at the batch client count;
-#  5. restarts edihub and posts 5 MiB messages from 16 clients to measure
+#  5. runs the 16-client rows of steps 2 to 4 again (single messages,
+#     batches and packets of 100, pgbench) with PostgreSQL on the first half
+#     of the CPUs and everything else on the other half, when the server
+#     is on this machine: the same CPU for PostgreSQL in edihub's rows and
+#     in pgbench's, so that the ratio says whether PostgreSQL is the limit;
+#  6. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
-#  6. runs the Go micro benchmarks of the fingerprint and the content hash
+#  7. runs the Go micro benchmarks of the fingerprint and the content hash
 #     next to the floor of hashing the raw bytes;
-#  7. measures delivery to a local receiver: deliveries per second and the
+#  8. measures delivery to a local receiver: deliveries per second and the
 #     lag from ingest answer to first attempt (internal/delivery);
-#  8. prints the tables (written to bin/bench/report.md as well).
+#  9. prints the tables (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
@@ -78,12 +83,14 @@ trap stop_server_quietly EXIT
 # that a slow row can be told from a slow edihub.
 checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_bgwriter"; }
 # measured ROW_NAME ARGS... runs edihub-load with ARGS against the server,
-# appending its row to rows.jsonl and the checkpoint writes to checkpoints.txt.
+# appending its row to $rows (rows.jsonl) and the checkpoint writes to
+# checkpoints.txt.
+rows="$out/rows.jsonl"
 measured() {
   local name="$1" before
   shift
   before="$(checkpointed)"
-  bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$out/rows.jsonl"
+  bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$rows"
   printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
 }
 
@@ -104,33 +111,100 @@ for form in batch packet; do
 done
 stop_server
 
-step "pgbench: scripts/bench/insert.sql at clients $pg_clients"
-for c in $pg_clients; do
-  args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
-  pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
-  pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/pgbench-$c.txt" 2>"$out/pgbench-$c.log"
-  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-$c.txt")"
-  lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/pgbench-$c.txt")"
-  failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-$c.txt")"
-  printf '{"clients":%d,"tps":%s,"latency_avg_ms":%s,"failed":%s}\n' \
-    "$c" "${tps:-0}" "${lat:-0}" "${failed:-0}" >>"$out/pgbench.jsonl"
-  printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
-done
+# pgbench_rows CLIENTS... runs scripts/bench/insert.sql at each client
+# count, and scripts/bench/insert-rows.sql for each batch size above 1 at
+# the batch client count, appending the results to $pgbench_results
+# (pgbench.jsonl) and keeping pgbench's output under $out with prefix $1.
+pgbench_results="$out/pgbench.jsonl"
+pgbench_rows() {
+  local prefix="$1" c n tps lat failed args
+  shift
+  for c in "$@"; do
+    args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
+    pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+    pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/$prefix-$c.txt" 2>"$out/$prefix-$c.log"
+    tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$prefix-$c.txt")"
+    lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/$prefix-$c.txt")"
+    failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/$prefix-$c.txt")"
+    printf '{"clients":%d,"tps":%s,"latency_avg_ms":%s,"failed":%s}\n' \
+      "$c" "${tps:-0}" "${lat:-0}" "${failed:-0}" >>"$pgbench_results"
+    printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
+  done
+  # What the rows of batches and packets are measured against as well: the
+  # same insert for as many messages in one statement, which is as fast as
+  # PostgreSQL can store them here with nothing else to do.
+  for n in $batch_sizes; do
+    [ "$n" -gt 1 ] || continue
+    args=("$payload_size" -c "$batch_clients" -j 2 -f scripts/bench/insert-rows.sql -D "rows=$n")
+    pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+    pgbench_insert "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/$prefix-rows-$n.txt" 2>"$out/$prefix-rows-$n.log"
+    tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$prefix-rows-$n.txt")"
+    failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/$prefix-rows-$n.txt")"
+    printf '{"clients":%d,"rows":%d,"tps":%s,"failed":%s}\n' "$batch_clients" "$n" "${tps:-0}" "${failed:-0}" >>"$pgbench_results"
+    printf '  pgbench c=%-3d rows=%-3d %s tps\n' "$batch_clients" "$n" "${tps:-?}" >&2
+  done
+}
 
-step "pgbench: scripts/bench/insert-rows.sql, rows $batch_sizes a statement, at $batch_clients clients"
-# What the rows of batches and packets are measured against as well: the
-# same insert for as many messages in one statement, which is as fast as
-# PostgreSQL can store them here with nothing else to do.
-for n in $batch_sizes; do
-  [ "$n" -gt 1 ] || continue
-  args=("$payload_size" -c "$batch_clients" -j 2 -f scripts/bench/insert-rows.sql -D "rows=$n")
-  pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
-  pgbench_insert "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/pgbench-rows-$n.txt" 2>"$out/pgbench-rows-$n.log"
-  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
-  failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/pgbench-rows-$n.txt")"
-  printf '{"clients":%d,"rows":%d,"tps":%s,"failed":%s}\n' "$batch_clients" "$n" "${tps:-0}" "${failed:-0}" >>"$out/pgbench.jsonl"
-  printf '  pgbench c=%-3d rows=%-3d %s tps\n' "$batch_clients" "$n" "${tps:-?}" >&2
-done
+step "pgbench: scripts/bench/insert.sql at clients $pg_clients, and scripts/bench/insert-rows.sql, rows $batch_sizes a statement, at $batch_clients clients"
+pgbench_rows pgbench $pg_clients
+
+# postmaster_pid prints the process id of the PostgreSQL server when it
+# runs on this machine and its postmaster.pid can be read; nothing else.
+postmaster_pid() {
+  local dir
+  case "$pg_host" in 127.0.0.1 | localhost | ::1 | /*) ;; *) return 0 ;; esac
+  dir="$(psql_db -d postgres -c 'SHOW data_directory' 2>/dev/null)" || return 0
+  [ -r "$dir/postmaster.pid" ] && head -n 1 "$dir/postmaster.pid"
+}
+# set_affinity CPUS PID... sets the CPUs of each process and its threads.
+set_affinity() {
+  local cpus="$1" pid
+  shift
+  for pid in "$@"; do taskset -a -p -c "$cpus" "$pid" >/dev/null 2>&1 || true; done
+}
+# pin_postgres CPUS gives the server, and every process it has or will
+# fork (they inherit the postmaster's CPUs), only CPUS; unpin_postgres
+# gives back the CPUs it had.
+pin_postgres() {
+  postmaster="$(postmaster_pid)"
+  [ -n "$postmaster" ] && postgres_cpus="$(taskset -c -p "$postmaster" 2>/dev/null | sed 's/.*: //')" || return 1
+  set_affinity "$1" "$postmaster" $(pgrep -P "$postmaster")
+}
+postmaster=""
+unpin_postgres() {
+  [ -z "$postmaster" ] || set_affinity "$postgres_cpus" "$postmaster" $(pgrep -P "$postmaster")
+  postmaster=""
+}
+
+cpus="$(nproc)"
+pinned_rows="$out/pinned-rows.jsonl" pinned_pgbench="$out/pinned-pgbench.jsonl"
+# cpu_list FIRST LAST names CPUs FIRST to LAST as taskset -c takes them.
+cpu_list() { if [ "$1" = "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
+postgres_half="$(cpu_list 0 $((cpus / 2 - 1)))" others_half="$(cpu_list $((cpus / 2)) $((cpus - 1)))"
+trap 'stop_server_quietly; unpin_postgres' EXIT
+if [ "$cpus" -lt 2 ] || ! command -v taskset >/dev/null || ! pin_postgres "$postgres_half"; then
+  step "PostgreSQL on CPUs of its own: skipped (needs 2 CPUs or more, taskset, and the server on this machine)"
+else
+  step "PostgreSQL on CPUs $postgres_half, edihub, its load and pgbench on CPUs $others_half: the $batch_clients-client rows again"
+  (
+    # Everything this shell starts from here on inherits its CPUs.
+    taskset -p -c "$others_half" "$BASHPID" >/dev/null
+    trap stop_server_quietly EXIT
+    rows="$pinned_rows" pgbench_results="$pinned_pgbench"
+    start_server "$out/server-pinned.log"
+    for mix in new duplicate replay; do
+      measured "pinned $mix c=$batch_clients" -mix "$mix" -clients "$batch_clients" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
+    done
+    n="$(printf '%s\n' $batch_sizes | sort -n | tail -n 1)"
+    for form in batch packet; do
+      measured "pinned $form×$n c=$batch_clients" -mix new -form "$form" -per-request "$n" \
+        -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
+    done
+    stop_server
+    batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"
+  )
+  unpin_postgres
+fi
 
 step "memory: 16 clients × $large_requests posts of 5 MiB on a fresh server"
 start_server "$out/server-large.log"
@@ -158,6 +232,12 @@ step "report"
   echo
   bin/edihub-load report -rows "$out/rows.jsonl" -pgbench "$out/pgbench.jsonl" -memory "$out/memory.json"
   echo
+  if [ -s "$pinned_rows" ]; then
+    echo "With PostgreSQL on CPUs $postgres_half and edihub, its load generator and pgbench on CPUs $others_half:"
+    echo
+    bin/edihub-load report -rows "$pinned_rows" -pgbench "$pinned_pgbench"
+    echo
+  fi
   checkpoints="$(grep -v ': 0 buffers' "$out/checkpoints.txt" | paste -sd ';' - || true)"
   echo "Checkpoints writing during the rows (a row with many may be slowed by their fsyncs): ${checkpoints:-none}."
   echo

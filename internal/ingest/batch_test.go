@@ -125,6 +125,54 @@ func TestBatchReclaimsAnExpiredFingerprint(t *testing.T) {
 	require.Nil(t, oldFingerprint, "the expired holder released its claim")
 }
 
+// A batch of one is decided as a single message is (the one-row statement,
+// no claim lock): racing copies, in batches of one and as single messages,
+// store the order once and block every other copy with its event, a
+// changed copy is kept, and a holder past its window gives the claim up.
+func TestBatchesOfOneDecideAsSingleMessages(t *testing.T) {
+	t.Parallel()
+	s := newBatchSite(t)
+	const copies = 24
+	results, errs := make([]ingest.Result, copies), make([]error, copies)
+	var wg sync.WaitGroup
+	for i := range copies {
+		wg.Go(func() {
+			if i%2 == 1 {
+				results[i], errs[i] = s.in.Receive(context.Background(), s.req(`{"id": "A"}`))
+				return
+			}
+			var batch ingest.BatchResult
+			if batch, errs[i] = s.in.ReceiveBatch(context.Background(), ingest.Batch{Items: []ingest.Request{s.req(`{"id": "A"}`)}}); errs[i] == nil {
+				results[i] = batch.Results[0]
+			}
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i, r := range results {
+		require.NoError(t, errs[i])
+		if r.Outcome == ingest.Created {
+			created++
+		}
+		require.Equal(t, results[0].MessageID, r.MessageID, "every copy names the one stored message")
+	}
+	require.Equal(t, 1, created)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, copies-1, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+
+	changed := s.batch(t, `{"id": "A", "qty": 2}`)[0]
+	require.Equal(t, ingest.DuplicateFingerprint, changed.Outcome)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM blocked_copies`), "the changed copy is kept")
+
+	_, err := s.pool.Exec(context.Background(), `UPDATE messages SET received_at = now() - interval '25 hours'`)
+	require.NoError(t, err)
+	renewed := s.batch(t, `{"id": "A", "qty": 3}`)[0]
+	require.Equal(t, ingest.Created, renewed.Outcome, "a holder past its window does not block")
+	require.NotEqual(t, results[0].MessageID, renewed.MessageID)
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE fingerprint IS NOT NULL`))
+}
+
 // Many batches carrying the same orders in different orders at once store
 // each order exactly once and block every other copy, without deadlocks.
 func TestConcurrentBatchesStoreEachMessageOnce(t *testing.T) {
