@@ -128,9 +128,9 @@ func withDeliveries(res Result, row storedRow) Result {
 // earlier one is blocked as its duplicate: one of the two is stored either
 // way.
 //
-// A message decided alone (a single request, a group of one, a batch or
-// packet of one, a message decided again) keeps MessageStoreOrBlock, the
-// same decision for one row: the set-based statement's extra steps (the
+// A message decided alone (a single request, a group of one, a batch of
+// one, a message decided again) keeps MessageStoreOrBlock, the same
+// decision for one row: the set-based statement's extra steps (the
 // arrays, the repeats, the event ids) cost one message more than they save
 // (docs/performance.md, "After: one statement per batch or packet"). Nor
 // does it take a lock: a transaction that claims one fingerprint holds no
