@@ -156,6 +156,14 @@ postmaster_pid() {
   dir="$(psql_db -d postgres -c 'SHOW data_directory' 2>/dev/null)" || return 0
   [ -r "$dir/postmaster.pid" ] && head -n 1 "$dir/postmaster.pid"
 }
+# postgres_cpu_list prints the CPUs the server may run on ("unknown" when
+# it is not on this machine), for the report: a server left on fewer CPUs
+# than the machine has would make every shared-core row wrong.
+postgres_cpu_list() {
+  local pid
+  pid="$(postmaster_pid)"
+  if [ -n "$pid" ]; then taskset -c -p "$pid" 2>/dev/null | sed 's/.*: //'; else echo unknown; fi
+}
 # set_affinity CPUS PID... sets the CPUs of each process and its threads.
 set_affinity() {
   local cpus="$1" pid
@@ -227,6 +235,7 @@ step "report"
 {
   echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
     "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'));" \
+    "PostgreSQL allowed CPUs $(postgres_cpu_list) of the $cpus outside step 8;" \
     "payload $payload_size bytes; $warmup warm-up + $duration per row ($batch_duration for batches and packets);" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written (other work on the machine shows here)."
   echo
