@@ -94,21 +94,35 @@ measured() {
   printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
 }
 
+# single_rows CLIENTS... measures the three mixes of single messages at
+# each client count; multi_rows SIZES... measures JSON batches and IDoc-XML
+# packets of each size at the batch client count. Each row's name starts
+# with $row_prefix.
+row_prefix=""
+single_rows() {
+  local mix c
+  for mix in new duplicate replay; do
+    for c in "$@"; do
+      measured "$row_prefix$mix c=$c" -mix "$mix" -clients "$c" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
+    done
+  done
+}
+multi_rows() {
+  local form n
+  for form in batch packet; do
+    for n in "$@"; do
+      measured "$row_prefix$form×$n c=$batch_clients" -mix new -form "$form" -per-request "$n" \
+        -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
+    done
+  done
+}
+
 step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"
 start_server "$out/server.log"
-for mix in new duplicate replay; do
-  for c in $clients; do
-    measured "$mix c=$c" -mix "$mix" -clients "$c" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
-  done
-done
+single_rows $clients
 
 step "edihub: JSON batches and IDoc-XML packets of $batch_sizes new messages at $batch_clients clients ($warmup warm-up, $batch_duration measured each)"
-for form in batch packet; do
-  for n in $batch_sizes; do
-    measured "$form×$n c=$batch_clients" -mix new -form "$form" -per-request "$n" \
-      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
-  done
-done
+multi_rows $batch_sizes
 stop_server
 
 # pgbench_rows CLIENTS... runs scripts/bench/insert.sql at each client
@@ -162,8 +176,10 @@ postmaster_pid() {
 postgres_cpu_list() {
   local pid
   pid="$(postmaster_pid)"
-  if [ -n "$pid" ]; then taskset -c -p "$pid" 2>/dev/null | sed 's/.*: //'; else echo unknown; fi
+  if [ -n "$pid" ]; then cpus_of "$pid"; else echo unknown; fi
 }
+# cpus_of PID prints the CPUs process PID may run on, as taskset -c takes them.
+cpus_of() { taskset -c -p "$1" 2>/dev/null | sed 's/.*: //'; }
 # set_affinity CPUS PID... sets the CPUs of each process and its threads.
 set_affinity() {
   local cpus="$1" pid
@@ -175,7 +191,7 @@ set_affinity() {
 # gives back the CPUs it had.
 pin_postgres() {
   postmaster="$(postmaster_pid)"
-  [ -n "$postmaster" ] && postgres_cpus="$(taskset -c -p "$postmaster" 2>/dev/null | sed 's/.*: //')" || return 1
+  [ -n "$postmaster" ] && postgres_cpus="$(cpus_of "$postmaster")" || return 1
   set_affinity "$1" "$postmaster" $(pgrep -P "$postmaster")
 }
 postmaster=""
@@ -198,16 +214,11 @@ else
     # Everything this shell starts from here on inherits its CPUs.
     taskset -p -c "$others_half" "$BASHPID" >/dev/null
     trap stop_server_quietly EXIT
-    rows="$pinned_rows" pgbench_results="$pinned_pgbench"
+    rows="$pinned_rows" pgbench_results="$pinned_pgbench" row_prefix="pinned "
     start_server "$out/server-pinned.log"
-    for mix in new duplicate replay; do
-      measured "pinned $mix c=$batch_clients" -mix "$mix" -clients "$batch_clients" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
-    done
+    single_rows "$batch_clients"
     n="$(printf '%s\n' $batch_sizes | sort -n | tail -n 1)"
-    for form in batch packet; do
-      measured "pinned $form×$n c=$batch_clients" -mix new -form "$form" -per-request "$n" \
-        -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
-    done
+    multi_rows "$n"
     stop_server
     batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"
   )
