@@ -12,6 +12,113 @@ import (
 	"github.com/google/uuid"
 )
 
+const messageBlockRetransmissions = `-- name: MessageBlockRetransmissions :many
+WITH judged AS (
+    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.content_hash, a.shape_hash, a.fingerprint, a.actor, a.window_hours, a.details, a.ord, h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at,
+           CASE WHEN h.content_hash = a.content_hash THEN 'identical' ELSE 'shape_only' END AS content,
+           coalesce(h.received_at > now() - make_interval(hours => a.window_hours)
+                    AND (h.content_hash = a.content_hash OR coalesce(h.shape_hash, h.content_hash) = a.shape_hash),
+                    false) AS held
+    FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]),
+                    unnest($4::bytea[]), unnest($5::bytea[]), unnest($6::text[]),
+                    unnest($7::text[]), unnest($8::int[]), unnest($9::jsonb[]))
+         WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, content_hash, shape_hash, fingerprint,
+                               actor, window_hours, details, ord)
+    LEFT JOIN LATERAL (
+        SELECT m.id, m.docnum, m.received_at, m.content_hash, m.shape_hash
+        FROM messages m
+        WHERE m.tenant_id = a.tenant_id AND m.environment_id = a.environment_id AND m.fingerprint = a.fingerprint
+        OFFSET 0
+    ) h ON true
+), decision AS (
+    SELECT bool_and(j.held) AS all_held FROM judged j
+), event AS (
+    SELECT j.ord, nextval(pg_get_serial_sequence('audit_events', 'id')) AS id
+    FROM judged j, decision d
+    WHERE d.all_held
+    ORDER BY j.ord
+), blocked AS (
+    INSERT INTO audit_events (id, tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    OVERRIDING SYSTEM VALUE
+    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, $10, j.actor, j.fingerprint,
+           j.details || jsonb_build_object(
+               'original', jsonb_build_object('id', j.holder_id, 'docnum', j.holder_docnum),
+               'content', j.content)
+    FROM event e
+    JOIN judged j ON j.ord = e.ord
+    ORDER BY e.id
+)
+SELECT j.holder_id, j.holder_docnum, j.holder_received_at
+FROM judged j, decision d
+WHERE d.all_held
+ORDER BY j.ord
+`
+
+type MessageBlockRetransmissionsParams struct {
+	TenantIds      []int64
+	EnvironmentIds []int64
+	MessageTypeIds []int64
+	ContentHashes  [][]byte
+	ShapeHashes    [][]byte
+	Fingerprints   []string
+	Actors         []string
+	WindowHours    []int32
+	Details        [][]byte
+	Action         string
+}
+
+type MessageBlockRetransmissionsRow struct {
+	HolderID         int64
+	HolderDocnum     *string
+	HolderReceivedAt time.Time
+}
+
+// MessageBlockRetransmissions blocks several messages as duplicates of the
+// messages already holding their fingerprints, or changes nothing: it
+// records one message.duplicate_blocked event per message, as
+// MessageStoreOrBlockAll would, only when every message has a holder the
+// snapshot sees, inside its window, with the same content or the same
+// shape (so that no copy of it need be kept). That is a retransmission,
+// which the caller expects when the tenant sent the same bytes lately, and
+// then neither the payloads travel nor does the statement start the
+// inserts of messages, copies and keys. A message with a holder never
+// claims the fingerprint, so no claim lock is needed and no unique index
+// waited on; the holder's window and content are judged as
+// MessageStoreOrBlockAll judges them, in the same snapshot. With any
+// message not held so, no row comes back and the caller decides them all
+// with MessageStoreOrBlockAll, as if this had not run. The holder is
+// looked up apart (OFFSET 0) for the reason MessageStoreOrBlockAll gives.
+func (q *Queries) MessageBlockRetransmissions(ctx context.Context, arg MessageBlockRetransmissionsParams) ([]MessageBlockRetransmissionsRow, error) {
+	rows, err := q.db.Query(ctx, messageBlockRetransmissions,
+		arg.TenantIds,
+		arg.EnvironmentIds,
+		arg.MessageTypeIds,
+		arg.ContentHashes,
+		arg.ShapeHashes,
+		arg.Fingerprints,
+		arg.Actors,
+		arg.WindowHours,
+		arg.Details,
+		arg.Action,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageBlockRetransmissionsRow
+	for rows.Next() {
+		var i MessageBlockRetransmissionsRow
+		if err := rows.Scan(&i.HolderID, &i.HolderDocnum, &i.HolderReceivedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageClaimLocks = `-- name: MessageClaimLocks :exec
 SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k
 `

@@ -27,6 +27,9 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		}
 		return created(m, row.ID, row.ReceivedAt)
 	}
+	if results, ok, err := blockRetransmissions(ctx, q, []message{m}); ok || err != nil {
+		return first(results), err
+	}
 	for range maxAttempts {
 		var (
 			b        db.Batch
@@ -140,6 +143,9 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		res, err := receiveByFingerprint(ctx, q, ms[0])
 		return []Result{res}, err
 	}
+	if results, ok, err := blockRetransmissions(ctx, q, ms); ok || err != nil {
+		return results, err
+	}
 	rows, err := storeOrBlock(ctx, q, locks, ms)
 	if err != nil {
 		return nil, err
@@ -158,6 +164,64 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		results[i] = res
 	}
 	return results, nil
+}
+
+// blockRetransmissions decides ms, which all have a fingerprint, as
+// blocked duplicates of the messages holding their fingerprints, when each
+// is a retransmission: the tenant sent its bytes lately (seen), and
+// MessageBlockRetransmissions finds every one held, inside its window, by
+// a message of the same content or shape. Then it records their audit
+// events without sending their payloads, and ok is true. Otherwise it
+// changes nothing and ok is false, and the caller decides ms as if it had
+// not run; when any of ms was not seen, it does not even ask.
+func blockRetransmissions(ctx context.Context, q *db.Queries, ms []message) (results []Result, ok bool, err error) {
+	p := db.MessageBlockRetransmissionsParams{Action: auditevent.DuplicateBlocked}
+	for _, m := range ms {
+		if !m.seen {
+			return nil, false, nil
+		}
+		p.TenantIds, p.EnvironmentIds = append(p.TenantIds, m.TenantID), append(p.EnvironmentIds, m.EnvironmentID)
+		p.MessageTypeIds, p.Fingerprints = append(p.MessageTypeIds, m.MessageType.ID), append(p.Fingerprints, *m.fingerprint)
+		p.ContentHashes, p.ShapeHashes = append(p.ContentHashes, m.contentHash[:]), append(p.ShapeHashes, m.shapeHash[:])
+		p.Actors, p.WindowHours = append(p.Actors, m.Source.Actor), append(p.WindowHours, m.windowHours)
+		p.Details = append(p.Details, m.blocked)
+	}
+	// Sent as a batch, so that it is the round trip that begins the
+	// transaction (db.PipelinedBegin).
+	var (
+		b       db.Batch
+		rows    []db.MessageBlockRetransmissionsRow
+		stmtErr error
+	)
+	if err := db.Queue(ctx, &b, (*db.Queries).MessageBlockRetransmissions, p, &rows, &stmtErr); err != nil {
+		return nil, false, fmt.Errorf("block retransmissions: %w", err)
+	}
+	if err := b.Send(ctx, q); err != nil {
+		return nil, false, fmt.Errorf("block retransmissions: %w", err)
+	}
+	switch {
+	case stmtErr != nil:
+		return nil, false, fmt.Errorf("block retransmissions: %w", stmtErr)
+	case len(rows) == 0:
+		return nil, false, nil
+	case len(rows) != len(ms):
+		return nil, false, fmt.Errorf("block retransmissions: %d answers for %d messages", len(rows), len(ms))
+	}
+	results = make([]Result, len(ms))
+	for i, r := range rows {
+		if results[i], err = duplicateOf(ms[i], r.HolderID, r.HolderDocnum, r.HolderReceivedAt); err != nil {
+			return nil, false, err
+		}
+	}
+	return results, true, nil
+}
+
+// first is the first of results, or none.
+func first(results []Result) Result {
+	if len(results) == 0 {
+		return Result{}
+	}
+	return results[0]
 }
 
 // storedRow is MessageStoreOrBlockAll's answer for one message with the
@@ -317,12 +381,19 @@ func decided(ctx context.Context, q *db.Queries, m message, row db.MessageStoreO
 		}
 		return Result{}, true, nil
 	}
+	res, err = duplicateOf(m, *row.HolderID, row.HolderDocnum, *row.HolderReceivedAt)
+	return res, false, err
+}
+
+// duplicateOf is the answer to m, blocked as a duplicate of the message
+// holderID, which has docnum and was received at receivedAt.
+func duplicateOf(m message, holderID int64, docnum *string, receivedAt time.Time) (Result, error) {
 	body, err := encode(Receipt{
-		ID: *row.HolderID, Status: "duplicate", Duplicate: true, DuplicateOf: row.HolderID,
-		MessageType: m.MessageType.Code, Docnum: row.HolderDocnum, Fingerprint: m.fingerprint,
-		ReceivedAt: row.HolderReceivedAt.UTC(),
+		ID: holderID, Status: "duplicate", Duplicate: true, DuplicateOf: &holderID,
+		MessageType: m.MessageType.Code, Docnum: docnum, Fingerprint: m.fingerprint,
+		ReceivedAt: receivedAt.UTC(),
 	})
-	return Result{Outcome: DuplicateFingerprint, MessageID: *row.HolderID, Body: body}, false, err
+	return Result{Outcome: DuplicateFingerprint, MessageID: holderID, Body: body}, err
 }
 
 func created(m message, id int64, receivedAt time.Time) (Result, error) {

@@ -229,6 +229,10 @@ type message struct {
 	// fingerprint mode needs it.
 	sender []byte
 	stored storedForm
+	// seen says that the tenant sent these payload bytes lately (the hash
+	// memo had them): most likely a retransmission, which
+	// blockRetransmissions decides without sending the payload.
+	seen bool
 }
 
 // size is the bytes of m that a statement storing it sends: its payload
@@ -367,7 +371,7 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 		}
 		s.hashes.Add(key, h)
 	}
-	m.contentHash, m.shapeHash = h.content, h.shape
+	m.contentHash, m.shapeHash, m.seen = h.content, h.shape, ok
 	if m.KeyIsContent {
 		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
 	}
