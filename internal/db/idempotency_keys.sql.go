@@ -255,3 +255,114 @@ func (q *Queries) IdempotencyKeyReplay(ctx context.Context, arg IdempotencyKeyRe
 	)
 	return i, err
 }
+
+const idempotencyKeyReplayAll = `-- name: IdempotencyKeyReplayAll :many
+WITH k AS (
+    SELECT a.tenant_id, a.environment_id, a.scope, a.key, a.request_hash, a.actor, a.details, a.content_hash, a.message_type_id, a.ord, ik.message_id, ik.request_hash = a.request_hash AS same_request, ik.response_body
+    FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::text[]),
+                    unnest($4::text[]), unnest($5::bytea[]), unnest($6::text[]),
+                    unnest($7::jsonb[]), unnest($8::bytea[]), unnest($9::bigint[]))
+         WITH ORDINALITY AS a (tenant_id, environment_id, scope, key, request_hash, actor, details, content_hash,
+                               message_type_id, ord)
+    LEFT JOIN LATERAL (
+        SELECT ik.message_id, ik.request_hash, ik.response_body
+        FROM idempotency_keys ik
+        WHERE ik.tenant_id = a.tenant_id AND ik.environment_id = a.environment_id AND ik.scope = a.scope
+          AND ik.key = a.key AND ik.expires_at > now() AND ik.response_body IS NOT NULL
+        OFFSET 0
+    ) ik ON true
+), original AS (
+    SELECT k.ord, m.id, m.docnum, m.content_hash AS original_content_hash,
+           nextval(pg_get_serial_sequence('audit_events', 'id')) AS event_id
+    FROM k
+    CROSS JOIN LATERAL (
+        SELECT m.id, m.tenant_id, m.docnum, m.content_hash FROM messages m WHERE m.id = k.message_id OFFSET 0
+    ) m
+    WHERE k.same_request AND m.tenant_id = k.tenant_id
+    ORDER BY k.ord
+), blocked AS (
+    INSERT INTO audit_events (id, tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+    OVERRIDING SYSTEM VALUE
+    SELECT o.event_id, k.tenant_id, k.environment_id, k.message_type_id, o.id, $10, k.actor, k.key,
+           k.details || jsonb_build_object(
+               'original', jsonb_build_object('id', o.id, 'docnum', o.docnum),
+               'content', CASE WHEN o.original_content_hash = k.content_hash THEN 'identical' ELSE 'changed' END)
+    FROM original o
+    JOIN k ON k.ord = o.ord
+    ORDER BY o.event_id
+)
+SELECT coalesce(k.same_request, false)::boolean AS same_request, k.response_body, k.message_id AS original_id,
+       (o.id IS NOT NULL)::int::bigint AS blocked
+FROM k
+LEFT JOIN original o ON o.ord = k.ord
+ORDER BY k.ord
+`
+
+type IdempotencyKeyReplayAllParams struct {
+	TenantIds      []int64
+	EnvironmentIds []int64
+	Scopes         []string
+	Keys           []string
+	RequestHashes  [][]byte
+	Actors         []string
+	Details        [][]byte
+	ContentHashes  [][]byte
+	MessageTypeIds []int64
+	Action         string
+}
+
+type IdempotencyKeyReplayAllRow struct {
+	SameRequest  bool
+	ResponseBody []byte
+	OriginalID   *int64
+	Blocked      int64
+}
+
+// IdempotencyKeyReplayAll is IdempotencyKeyReplay for several single
+// messages at once (a group's replays, groupcommit.go), one element of
+// each parameter array per message, in order: one statement, one plan to
+// start and one audit insert for all of them instead of one each. Each
+// message gets a row, IdempotencyKeyReplay's row for it, with a NULL
+// response_body where that statement returns none (no live, completed
+// key). A key is the request's own, so a
+// single message's original is the key's message_id: a batch's key has a
+// request hash of its items' hashes, which no single message's request
+// hash equals. Each key and each original is looked up apart (OFFSET 0),
+// by its whole primary key, for the reasons IdempotencyKeyReplay gives;
+// the events take their ids in the messages' order, as the statements of
+// one message each, run in turn, took theirs.
+func (q *Queries) IdempotencyKeyReplayAll(ctx context.Context, arg IdempotencyKeyReplayAllParams) ([]IdempotencyKeyReplayAllRow, error) {
+	rows, err := q.db.Query(ctx, idempotencyKeyReplayAll,
+		arg.TenantIds,
+		arg.EnvironmentIds,
+		arg.Scopes,
+		arg.Keys,
+		arg.RequestHashes,
+		arg.Actors,
+		arg.Details,
+		arg.ContentHashes,
+		arg.MessageTypeIds,
+		arg.Action,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []IdempotencyKeyReplayAllRow
+	for rows.Next() {
+		var i IdempotencyKeyReplayAllRow
+		if err := rows.Scan(
+			&i.SameRequest,
+			&i.ResponseBody,
+			&i.OriginalID,
+			&i.Blocked,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -9,34 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Pipeline runs query, a generated query method such as
-// (*Queries).IdempotencyKeyReplay, once for each of params, on q's
-// transaction (or connection or pool), as one Batch: the statements go to
-// PostgreSQL in one round trip and run one after the other, each as it
-// would alone. It returns each call's answer and error, in order, with
-// ErrNotFound for a read of one row that found none; err is set when the
-// batch as a whole failed, and then no answer is to be trusted. On a pool
-// or a connection outside a transaction, the statements are one implicit
-// transaction, which PostgreSQL commits once the last has run, or rolls
-// back when one fails or the commit does (err); Pipeline returns after
-// that end.
-func Pipeline[P, R any](ctx context.Context, q *Queries, query func(*Queries, context.Context, P) (R, error), params []P) (rows []R, errs []error, err error) {
-	if len(params) == 0 {
-		return nil, nil, nil
-	}
-	var b Batch
-	rows, errs = make([]R, len(params)), make([]error, len(params))
-	for i, p := range params {
-		if err := Queue(ctx, &b, query, p, &rows[i], &errs[i]); err != nil {
-			return nil, nil, fmt.Errorf("pipeline: call %d: %w", i+1, err)
-		}
-	}
-	if err := b.Send(ctx, q); err != nil {
-		return nil, nil, err
-	}
-	return rows, errs, nil
-}
-
 // Batch holds calls of generated query methods, of any kinds, to be sent
 // to PostgreSQL in one round trip (a pgx.Batch), where they run one after
 // the other, each as it would alone: a statement that must wait for a lock

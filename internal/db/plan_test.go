@@ -84,6 +84,7 @@ var hotStatements = []struct {
 	{"MessageClaimLocks", messageClaimLocks, nil},
 	{"IdempotencyKeyClaimAndStore", idempotencyKeyClaimAndStore, nil},
 	{"IdempotencyKeyReplay", idempotencyKeyReplay, []lookup{{"idempotency_keys", "key"}, {"messages", "id"}}},
+	{"IdempotencyKeyReplayAll", idempotencyKeyReplayAll, []lookup{{"idempotency_keys", "key"}, {"messages", "id"}}},
 	{"IdempotencyKeyComplete", idempotencyKeyComplete, []lookup{{"idempotency_keys", "key"}}},
 	{"AuditEventInsert", auditEventInsert, nil},
 	{"DeliveryCreateForMessages", deliveryCreateForMessages, []lookup{{"messages", "id"}, {"destinations", "tenant_id"}}},

@@ -2,12 +2,12 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
 )
 
@@ -222,9 +222,9 @@ func (c *committer) commit(group []*member) {
 	_, err := unpanicked(func() ([]Result, error) {
 		if allKeyed(ms) {
 			// Replays store nothing and write no deliveries: their
-			// statements, sent together on the pool, are one implicit
-			// transaction, committed at the end of the round trip
-			// (db.Pipeline), without a BEGIN and a COMMIT of their own.
+			// statement, sent on the pool, is a transaction of its own,
+			// committed at the end of its round trip, without a BEGIN and
+			// a COMMIT.
 			var err error
 			answers, err = replayKeys(ctx, db.On(c.s.pool), ms)
 			return nil, err
@@ -306,26 +306,36 @@ func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnsw
 }
 
 // replayKeys replays the Idempotency-Key of each of ms, single messages,
-// each with the statement a lone replay runs (IdempotencyKeyReplay), all
-// of them in one round trip (db.Pipeline). A replay claims nothing, so it
-// takes no claim locks. A member whose key is not
-// taken is answered claim; one whose key was used for other content gets
-// its refusal. An error is a failure of the statements as a whole.
+// all with one statement (IdempotencyKeyReplayAll), which answers and
+// records each as IdempotencyKeyReplay, the statement of a lone replay,
+// would. A replay claims nothing, so it takes no claim locks. A member
+// whose key is not taken is answered claim; one whose key was used for
+// other content gets its refusal. An error is a failure of the statement
+// as a whole.
 func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
-	params := make([]db.IdempotencyKeyReplayParams, len(ms))
-	for i, m := range ms {
-		params[i] = replayParams(m.keyID(), m.requestHash, ms[i:i+1])
+	p := db.IdempotencyKeyReplayAllParams{Action: auditevent.DuplicateBlocked}
+	for _, m := range ms {
+		k := m.keyID()
+		p.TenantIds, p.EnvironmentIds = append(p.TenantIds, k.TenantID), append(p.EnvironmentIds, k.EnvironmentID)
+		p.Scopes, p.Keys = append(p.Scopes, k.Scope), append(p.Keys, k.Key)
+		p.RequestHashes, p.Actors = append(p.RequestHashes, m.requestHash[:]), append(p.Actors, m.Source.Actor)
+		p.Details, p.ContentHashes = append(p.Details, m.blocked), append(p.ContentHashes, m.contentHash[:])
+		p.MessageTypeIds = append(p.MessageTypeIds, m.MessageType.ID)
 	}
-	rows, errs, err := db.Pipeline(ctx, q, (*db.Queries).IdempotencyKeyReplay, params)
+	rows, err := q.IdempotencyKeyReplayAll(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("replay idempotency keys: %w", err)
 	}
+	if len(rows) != len(ms) {
+		return nil, fmt.Errorf("replay idempotency keys: %d answers for %d messages", len(rows), len(ms))
+	}
 	answers := make([]memberAnswer, len(ms))
 	for i, m := range ms {
-		if errs[i] != nil && !errors.Is(errs[i], db.ErrNotFound) {
-			return nil, fmt.Errorf("replay idempotency key: %w", errs[i])
+		var notTaken error
+		if rows[i].ResponseBody == nil {
+			notTaken = db.ErrNotFound
 		}
-		res, replayed, err := replayAnswer(m.keyID(), 1, rows[i], errs[i])
+		res, replayed, err := replayAnswer(m.keyID(), 1, db.IdempotencyKeyReplayRow(rows[i]), notTaken)
 		answers[i] = memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 	}
 	return answers, nil
