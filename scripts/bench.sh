@@ -10,6 +10,8 @@
 #  3. drives it with requests of several new messages each: JSON batches
 #     (receive-messages) and IDoc-XML packets (receive-message) of 1, 10
 #     and 100 messages, at 16 clients, measured in messages per second;
+#     then with the packet of 100 sent again whole by each client, as SAP
+#     resends a packet whose acknowledgement it lost;
 #  4. runs pgbench with scripts/bench/insert.sql, the same insert, at the
 #     same client counts against the same server, and with
 #     scripts/bench/insert-rows.sql, that insert for as many rows in one
@@ -96,8 +98,8 @@ measured() {
 
 # single_rows CLIENTS... measures the three mixes of single messages at
 # each client count; multi_rows SIZES... measures JSON batches and IDoc-XML
-# packets of each size at the batch client count. Each row's name starts
-# with $row_prefix.
+# packets of each size at the batch client count, and the largest packet
+# sent again. Each row's name starts with $row_prefix.
 row_prefix=""
 single_rows() {
   local mix c
@@ -115,6 +117,9 @@ multi_rows() {
         -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
     done
   done
+  n="$(printf '%s\n' "$@" | sort -n | tail -n 1)"
+  measured "${row_prefix}packet×$n again c=$batch_clients" -mix duplicate -form packet -per-request "$n" \
+    -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
 }
 
 step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"

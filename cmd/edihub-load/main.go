@@ -60,7 +60,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := loadgen.Config{Progress: stderr}
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "edihub base URL")
 	fs.StringVar(&cfg.APIKey, "key", "", "API key of the bench environment")
-	mix := fs.String("mix", "new", "new, duplicate or replay")
+	mix := fs.String("mix", "new", "new, duplicate or replay (batches and packets: new or duplicate, each request sent again whole)")
 	form := fs.String("form", "envelope", "envelope (one JSON message), batch (JSON, receive-messages) or packet (IDoc-XML)")
 	fs.IntVar(&cfg.PerRequest, "per-request", 1, "messages per request: envelopes in a batch, IDocs in a packet")
 	fs.IntVar(&cfg.Clients, "clients", 1, "concurrent clients")

@@ -27,8 +27,11 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		}
 		return created(m, row.ID, row.ReceivedAt)
 	}
-	if results, ok, err := blockRetransmissions(ctx, q, []message{m}); ok || err != nil {
-		return first(results), err
+	switch results, ok, err := blockRetransmissions(ctx, q, []message{m}); {
+	case err != nil:
+		return Result{}, err
+	case ok:
+		return results[0], nil
 	}
 	for range maxAttempts {
 		var (
@@ -214,14 +217,6 @@ func blockRetransmissions(ctx context.Context, q *db.Queries, ms []message) (res
 		}
 	}
 	return results, true, nil
-}
-
-// first is the first of results, or none.
-func first(results []Result) Result {
-	if len(results) == 0 {
-		return Result{}
-	}
-	return results[0]
 }
 
 // storedRow is MessageStoreOrBlockAll's answer for one message with the

@@ -99,18 +99,39 @@ func (b bodies) build(first uint64) []byte {
 // for a message alone (an envelope, or a document of one IDoc), else 200
 // with one accepted result per message.
 func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
-	alone := b.form == FormEnvelope || (b.form == FormPacket && b.perRequest == 1)
-	if alone {
+	if b.alone() {
 		if status != http.StatusCreated {
 			return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusCreated, answer)
 		}
 		return nil
 	}
+	return b.checkEach(status, answer, "accepted")
+}
+
+// checkDuplicate checks the answer to a request sent again: a single
+// message's as checkReplayed says, a batch's or packet's 200 with every
+// message a duplicate.
+func (b bodies) checkDuplicate(status int, answer []byte, header http.Header) error {
+	if b.alone() {
+		return checkReplayed(status, answer, header)
+	}
+	return b.checkEach(status, answer, "duplicate")
+}
+
+// alone says that a request carries one message and is answered as one:
+// an envelope, or a packet of one IDoc.
+func (b bodies) alone() bool {
+	return b.form == FormEnvelope || (b.form == FormPacket && b.perRequest == 1)
+}
+
+// checkEach checks the answer to a batch or packet: 200, with every
+// message's status the one given.
+func (b bodies) checkEach(status int, answer []byte, want string) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)
 	}
-	if n := bytes.Count(answer, []byte(`"status":"accepted"`)); n != b.perRequest {
-		return fmt.Errorf("%d of %d messages accepted: %.300s", n, b.perRequest, answer)
+	if n := bytes.Count(answer, []byte(`"status":"`+want+`"`)); n != b.perRequest {
+		return fmt.Errorf("%d of %d messages %s: %.300s", n, b.perRequest, want, answer)
 	}
 	return nil
 }

@@ -113,8 +113,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Form == FormEnvelope && cfg.PerRequest != 1 {
 		return Result{}, errors.New("an envelope carries one message; use the batch or packet form for more")
 	}
-	if cfg.Form != FormEnvelope && cfg.Mix != MixNew {
-		return Result{}, errors.New("batches and packets are measured with the new mix")
+	if cfg.Form != FormEnvelope && cfg.Mix == MixReplay {
+		return Result{}, errors.New("batches and packets are measured with the new and duplicate mixes")
 	}
 	r, err := newRunner(cfg)
 	if err != nil {
@@ -200,8 +200,8 @@ func newRunner(cfg Config) (*runner, error) {
 		base: uint64(time.Now().UnixMicro()),
 	}
 	// New messages take numbers after the ones the duplicate and replay
-	// clients keep sending.
-	r.next.Store(r.base + uint64(cfg.Clients))
+	// clients keep sending, PerRequest for each client.
+	r.next.Store(r.base + uint64(cfg.Clients)*uint64(cfg.PerRequest))
 	return r, nil
 }
 
@@ -209,8 +209,9 @@ func newRunner(cfg Config) (*runner, error) {
 // the latencies of the measured ones.
 func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	latencies := make([]time.Duration, 0, 1<<12)
-	// Duplicates and replays repeat one message per client; the first
-	// sending stores it and is not measured.
+	// Duplicates and replays repeat one request per client (a packet or
+	// batch sent again whole, as SAP resends one); the first sending
+	// stores its messages and is not measured.
 	var fixed []byte
 	key := ""
 	if r.cfg.Mix == MixReplay {
@@ -219,7 +220,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	c := r.connect(key)
 	defer c.close()
 	if r.cfg.Mix != MixNew {
-		fixed = r.bodies.build(r.base + uint64(id))
+		fixed = r.bodies.build(r.base + uint64(id)*uint64(r.cfg.PerRequest))
 		if err := r.send(ctx, c, fixed, r.bodies.checkNew); err != nil {
 			r.fail(err)
 		}
@@ -235,7 +236,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 		if !r.until.IsZero() && !started.Before(r.until) {
 			break
 		}
-		body, check := fixed, checkReplayed
+		body, check := fixed, r.bodies.checkDuplicate
 		if r.cfg.Mix == MixNew {
 			per := uint64(r.cfg.PerRequest)
 			body, check = r.bodies.build(r.next.Add(per)-per+1), r.bodies.checkNew
@@ -298,8 +299,8 @@ func (r *runner) send(ctx context.Context, c *conn, body []byte, check func(stat
 	return check(status, answer, header)
 }
 
-// checkReplayed checks the answer to a duplicate or a replay: 200, marked
-// as a replay.
+// checkReplayed checks the answer to a duplicate or a replay of a single
+// message: 200, marked as a replay.
 func checkReplayed(status int, answer []byte, header http.Header) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)

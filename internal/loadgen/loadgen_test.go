@@ -103,7 +103,8 @@ func TestPercentile(t *testing.T) {
 
 // fakeEdihub answers like edihub: 201 for a body or Idempotency-Key it has
 // not seen, 200 with Idempotent-Replayed for one it has; a batch, or a
-// packet of several IDocs, 200 with one accepted answer per message.
+// packet of several IDocs, 200 with one accepted answer per message, or
+// one duplicate answer per message when it has seen the body.
 func fakeEdihub(t *testing.T) *httptest.Server {
 	var mu sync.Mutex
 	seen := map[string]bool{}
@@ -115,13 +116,21 @@ func fakeEdihub(t *testing.T) *httptest.Server {
 		again := seen[id]
 		seen[id] = true
 		mu.Unlock()
-		switch n := max(bytes.Count(body, []byte(`"message_type"`)), bytes.Count(body, []byte("<IDOC "))); {
+		n := max(bytes.Count(body, []byte(`"message_type"`)), bytes.Count(body, []byte("<IDOC ")))
+		each := func(status string) {
+			_, _ = io.WriteString(w, `{"messages":[`+strings.Repeat(`{"status":"`+status+`"},`, n-1)+`{"status":"`+status+`"}]}`)
+		}
+		many := strings.HasSuffix(r.URL.Path, "/receive-messages") || n > 1
+		switch {
+		case again && many:
+			w.WriteHeader(http.StatusOK)
+			each("duplicate")
 		case again:
 			w.Header().Set("Idempotent-Replayed", "true")
 			w.WriteHeader(http.StatusOK)
-		case strings.HasSuffix(r.URL.Path, "/receive-messages") || n > 1:
+		case many:
 			w.WriteHeader(http.StatusOK)
-			_, _ = io.WriteString(w, `{"messages":[`+strings.Repeat(`{"status":"accepted"},`, n-1)+`{"status":"accepted"}]}`)
+			each("accepted")
 		default:
 			w.WriteHeader(http.StatusCreated)
 		}
@@ -148,19 +157,21 @@ func TestRunCountsRequestsPerMix(t *testing.T) {
 func TestRunCountsMessagesOfBatchesAndPackets(t *testing.T) {
 	t.Parallel()
 	srv := fakeEdihub(t)
-	for _, form := range []Form{FormBatch, FormPacket} {
-		for _, per := range []int{1, 10} {
-			res, err := Run(context.Background(), Config{
-				URL: srv.URL, APIKey: "k", Mix: MixNew, Form: form, PerRequest: per, Clients: 2, Requests: 3, PayloadSize: 256,
-			})
-			require.NoError(t, err)
-			require.Zero(t, res.Errors, "%s×%d: %s", form, per, res.FirstError)
-			require.Equal(t, 6, res.Requests)
-			require.InDelta(t, res.RPS*float64(per), res.MPS, 1e-9)
+	for _, mix := range []Mix{MixNew, MixDuplicate} {
+		for _, form := range []Form{FormBatch, FormPacket} {
+			for _, per := range []int{1, 10} {
+				res, err := Run(context.Background(), Config{
+					URL: srv.URL, APIKey: "k", Mix: mix, Form: form, PerRequest: per, Clients: 2, Requests: 3, PayloadSize: 256,
+				})
+				require.NoError(t, err)
+				require.Zero(t, res.Errors, "%s %s×%d: %s", mix, form, per, res.FirstError)
+				require.Equal(t, 6, res.Requests)
+				require.InDelta(t, res.RPS*float64(per), res.MPS, 1e-9)
+			}
 		}
 	}
-	_, err := Run(context.Background(), Config{URL: srv.URL, Mix: MixDuplicate, Form: FormPacket, PerRequest: 10, Clients: 1, Requests: 1})
-	require.ErrorContains(t, err, "new mix")
+	_, err := Run(context.Background(), Config{URL: srv.URL, Mix: MixReplay, Form: FormPacket, PerRequest: 10, Clients: 1, Requests: 1})
+	require.ErrorContains(t, err, "new and duplicate mixes")
 	_, err = Run(context.Background(), Config{URL: srv.URL, Mix: MixNew, PerRequest: 10, Clients: 1, Requests: 1})
 	require.ErrorContains(t, err, "one message")
 }

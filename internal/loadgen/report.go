@@ -88,13 +88,13 @@ func (rep Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	if len(multi) > 0 {
-		fmt.Fprintln(bw, "| form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
-		fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(bw, "| mix | form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
+		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, r := range multi {
 			tps, ratio := against(r.Clients, 1, r.MPS)
 			rowsRate, rowsRatio := against(r.Clients, max(r.PerRequest, 1), r.MPS)
-			fmt.Fprintf(bw, "| %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s |\n",
-				r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, r.cpuSplit(), mib(r.ServerRSS))
+			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s |\n",
+				r.Mix, r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, r.cpuSplit(), mib(r.ServerRSS))
 			peak = max(peak, r.ServerPeak)
 		}
 		fmt.Fprintln(bw)
