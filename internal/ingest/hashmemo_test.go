@@ -98,3 +98,31 @@ func TestHashMemoIsBounded(t *testing.T) {
 	require.False(t, s.hashes.Contains(memoKey(7, []byte(`{"n":1}`))))
 	require.True(t, s.hashes.Contains(memoKey(7, []byte(`{"n":3}`))))
 }
+
+// A payload is seen, a likely retransmission, only when the memo's entry
+// was left by a message with the same fingerprint: the same bytes under
+// another fingerprint (another docnum, for a type keyed by it) are not,
+// and leave theirs in the entry; a message without a fingerprint is never
+// seen.
+func TestHashMemoSeesTheSameBytesWithTheSameFingerprint(t *testing.T) {
+	t.Parallel()
+	s := New(nil, time.Hour, nil)
+	mt := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
+	seen := func(fingerprint string) bool {
+		t.Helper()
+		m := message{Request: Request{TenantID: 7, MessageType: mt, Payload: []byte(`{"id":"A"}`)}}
+		if fingerprint != "" {
+			m.fingerprint = &fingerprint
+		}
+		require.NoError(t, s.hash(t.Context(), &m))
+		return m.seen
+	}
+	require.False(t, seen("f1"), "received for the first time")
+	require.True(t, seen("f1"), "the same bytes and fingerprint")
+	require.False(t, seen("f2"), "the same bytes under another fingerprint")
+	require.False(t, seen("f1"), "the other fingerprint was left in the entry")
+	require.True(t, seen("f1"))
+	require.False(t, seen(""), "no fingerprint")
+	require.False(t, seen(""))
+	require.Equal(t, 1, s.hashes.Len())
+}

@@ -229,9 +229,9 @@ type message struct {
 	// fingerprint mode needs it.
 	sender []byte
 	stored storedForm
-	// seen says that the tenant sent these payload bytes lately (the hash
-	// memo had them): most likely a retransmission, which
-	// blockRetransmissions decides without sending the payload.
+	// seen says that the tenant sent these payload bytes lately with this
+	// fingerprint (the hash memo had them): most likely a retransmission,
+	// which blockRetransmissions decides without sending the payload.
 	seen bool
 }
 
@@ -310,10 +310,6 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	mt := req.MessageType
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 
-	if err := s.hash(ctx, &m); err != nil {
-		return m, err
-	}
-
 	fp, err := fingerprint.Compute(fingerprint.Input{
 		MessageTypeID: mt.ID, Paths: mt.DuplicateKeyFields, Docnum: req.Docnum, Payload: req.Payload,
 	})
@@ -326,6 +322,9 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	m.keyValues = keyValues(fp.Values)
 	if req.Docnum != "" {
 		m.docnumOrNull = &req.Docnum
+	}
+	if err := s.hash(ctx, &m); err != nil {
+		return m, err
 	}
 	if m.blocked, err = blockedDetails(m); err != nil {
 		return m, err
@@ -359,19 +358,30 @@ func keyProblem(messageType string, err error) error {
 
 // hash sets m's content hash and shape hash and, with an Idempotency-Key,
 // its request hash: from the memo when the tenant received the same bytes
-// lately, else from one canonical form of the payload.
+// lately, else from one canonical form of the payload. It sets seen when
+// the memo's entry was left by a message with m's fingerprint, and leaves
+// m's in it.
 func (s *Service) hash(ctx context.Context, m *message) error {
 	key := memoKey(m.TenantID, m.Payload)
-	h, ok := s.hashes.Get(key)
+	h, remembered := s.hashes.Get(key)
 	keyed := m.KeyIsContent || m.IdempotencyKey != ""
-	if !ok || (keyed && !h.covers(m.MessageType.Code, m.Docnum)) {
+	if !remembered || (keyed && !h.covers(m.MessageType.Code, m.Docnum)) {
 		var err error
 		if h, err = s.canonicalHashes(ctx, m, keyed); err != nil {
 			return err
 		}
+		remembered = false
+	}
+	fp := ""
+	if m.fingerprint != nil {
+		fp = *m.fingerprint
+	}
+	m.seen = remembered && fp != "" && h.fingerprint == fp
+	if !remembered || h.fingerprint != fp {
+		h.fingerprint = fp
 		s.hashes.Add(key, h)
 	}
-	m.contentHash, m.shapeHash, m.seen = h.content, h.shape, ok
+	m.contentHash, m.shapeHash = h.content, h.shape
 	if m.KeyIsContent {
 		m.IdempotencyKey = ContentKeyPrefix + hex.EncodeToString(m.contentHash[:])
 	}

@@ -52,6 +52,14 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 		"a new message: [BEGIN, decision, deliveries], COMMIT")
 	require.EqualValues(t, 2, roundTrips(receive(req("A", ""), ingest.DuplicateFingerprint)),
 		"a duplicate: the same two")
+	byDocnum := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "DOCNUM01"})
+	sameBytes := req("A", "")
+	sameBytes.MessageType, sameBytes.Docnum = byDocnum, "1"
+	require.EqualValues(t, 2, roundTrips(receive(sameBytes, ingest.Created)),
+		"the same bytes as a new message of a type keyed by docnum: the same two")
+	sameBytes.Docnum = "2"
+	require.EqualValues(t, 2, roundTrips(receive(sameBytes, ingest.Created)),
+		"the same bytes under another docnum: the same two, not taken for a retransmission")
 	require.EqualValues(t, 4, roundTrips(receive(req("B", "key-1"), ingest.Created)),
 		"a key's first use: its replay, [BEGIN, claim], [deliveries, completion], COMMIT")
 	require.EqualValues(t, 1, roundTrips(receive(req("B", "key-1"), ingest.ReplayedKey)),
