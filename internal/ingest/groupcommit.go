@@ -20,16 +20,16 @@ import (
 //
 // A member with an Idempotency-Key (receive-message, an IDoc of its own,
 // a webhook whose delivery id is its key) only has its key replayed in the
-// group: each by the statement a lone replay runs (IdempotencyKeyReplay),
-// all of them in one round trip. A replay is answered after the COMMIT,
+// group: all of them by one statement (IdempotencyKeyReplayAll), which
+// answers and records each as the statement a lone replay runs
+// (IdempotencyKeyReplay) would. A replay is answered after the COMMIT,
 // and a key used for other content is refused then. A member whose key is
 // not taken leaves the group with nothing done and claims its key alone,
 // on the path of a request without group commit (storeWithKey, with its
 // retries), outside the lane: claiming a key may wait for a concurrent
 // first use of it, which a group must not wait for. A group whose members
-// all have keys stores nothing, and is its statements alone, sent together
-// on the pool: PostgreSQL runs them as one implicit transaction, committed
-// at the end of that round trip.
+// all have keys stores nothing, and is that statement alone, sent on the
+// pool: a transaction of its own, committed at the end of its round trip.
 //
 // What stays as it was, and why:
 //   - A 2xx still means committed: a member is answered only after the
@@ -56,8 +56,8 @@ import (
 //     make: those with a fingerprint in arrival order by
 //     receiveAllByFingerprint, so two copies in one group are one stored
 //     message and one blocked duplicate with its audit event, and each
-//     replay by the statement it runs alone, writing the audit event a lone
-//     replay writes. Every member's statement carries its own tenant and
+//     replay as the statement it runs alone would, writing the audit event
+//     a lone replay writes. Every member's statement carries its own tenant and
 //     environment.
 //   - Groups running side by side take their claims' advisory locks in one
 //     sorted order first (claimLocks, as batches do), so they wait for each
