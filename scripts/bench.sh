@@ -101,6 +101,8 @@ measured() {
 # packets of each size at the batch client count, and the largest packet
 # sent again. Each row's name starts with $row_prefix.
 row_prefix=""
+# largest N... prints the largest of its numbers.
+largest() { printf '%s\n' "$@" | sort -n | tail -n 1; }
 single_rows() {
   local mix c
   for mix in new duplicate replay; do
@@ -117,7 +119,7 @@ multi_rows() {
         -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
     done
   done
-  n="$(printf '%s\n' "$@" | sort -n | tail -n 1)"
+  n="$(largest "$@")"
   measured "${row_prefix}packet×$n again c=$batch_clients" -mix duplicate -form packet -per-request "$n" \
     -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
 }
@@ -222,7 +224,7 @@ else
     rows="$pinned_rows" pgbench_results="$pinned_pgbench" row_prefix="pinned "
     start_server "$out/server-pinned.log"
     single_rows "$batch_clients"
-    n="$(printf '%s\n' $batch_sizes | sort -n | tail -n 1)"
+    n="$(largest $batch_sizes)"
     multi_rows "$n"
     stop_server
     batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"

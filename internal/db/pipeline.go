@@ -43,6 +43,25 @@ func Queue[P, R any](ctx context.Context, b *Batch, query func(*Queries, context
 	return nil
 }
 
+// One sends the one call query(ctx, p) as a batch of its own and returns
+// its answer, or the batch's error when the call has none: as the first
+// statement of a transaction begun by PipelinedBegin, it carries the BEGIN
+// in its round trip, where a call made directly would cost one more.
+func One[P, R any](ctx context.Context, q *Queries, query func(*Queries, context.Context, P) (R, error), p P) (R, error) {
+	var (
+		b   Batch
+		row R
+		err error
+	)
+	if e := Queue(ctx, &b, query, p, &row, &err); e != nil {
+		return row, e
+	}
+	if e := b.Send(ctx, q); e != nil && err == nil {
+		err = e
+	}
+	return row, err
+}
+
 // Exec turns a generated :exec query method, which answers only an error,
 // into one that Queue takes.
 func Exec[P any](query func(*Queries, context.Context, P) error) func(*Queries, context.Context, P) (struct{}, error) {

@@ -91,3 +91,28 @@ func TestQueueRefusesWhatIsNotOneStatement(t *testing.T) {
 	require.ErrorContains(t, db.Queue(ctx, &b, two, 1, &n, &err), "2 statements")
 	require.NoError(t, b.Send(ctx, db.On(nil)), "nothing was queued, so nothing is sent")
 }
+
+// One sends a call as a batch of its own: as a transaction's first
+// statement it carries the BEGIN, so the transaction is two round trips
+// (the call, the COMMIT); it answers the call's row, and the call's own
+// error, ErrNotFound for a read that finds nothing.
+func TestOneTravelsWithTheBegin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, counted := pgtest.CountedPool(t, 1)
+
+	before := counted.Count()
+	var inserted db.Tenant
+	require.NoError(t, db.WithPgxTx(ctx, db.PipelinedBegin{Pool: pool}, func(tx pgx.Tx) error {
+		var err error
+		inserted, err = db.One(ctx, db.On(tx), (*db.Queries).TenantInsert, db.TenantInsertParams{Slug: "acme", Name: "ACME"})
+		return err
+	}))
+	require.EqualValues(t, 2, counted.Count()-before, "the call with its BEGIN, then the COMMIT")
+
+	found, err := db.One(ctx, db.On(pool), (*db.Queries).TenantGetBySlug, "acme")
+	require.NoError(t, err)
+	require.Equal(t, inserted.ID, found.ID)
+	_, err = db.One(ctx, db.On(pool), (*db.Queries).TenantGetBySlug, "nobody")
+	require.ErrorIs(t, err, db.ErrNotFound)
+}

@@ -178,33 +178,25 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 // changes nothing and ok is false, and the caller decides ms as if it had
 // not run; when any of ms was not seen, it does not even ask.
 func blockRetransmissions(ctx context.Context, q *db.Queries, ms []message) (results []Result, ok bool, err error) {
-	p := db.MessageBlockRetransmissionsParams{Action: auditevent.DuplicateBlocked}
-	for _, m := range ms {
-		if !m.seen {
-			return nil, false, nil
-		}
-		p.TenantIds, p.EnvironmentIds = append(p.TenantIds, m.TenantID), append(p.EnvironmentIds, m.EnvironmentID)
-		p.MessageTypeIds, p.Fingerprints = append(p.MessageTypeIds, m.MessageType.ID), append(p.Fingerprints, *m.fingerprint)
-		p.ContentHashes, p.ShapeHashes = append(p.ContentHashes, m.contentHash[:]), append(p.ShapeHashes, m.shapeHash[:])
-		p.Actors, p.WindowHours = append(p.Actors, m.Source.Actor), append(p.WindowHours, m.windowHours)
-		p.Details = append(p.Details, m.blocked)
+	if !allSeen(ms) {
+		return nil, false, nil
 	}
-	// Sent as a batch, so that it is the round trip that begins the
-	// transaction (db.PipelinedBegin).
-	var (
-		b       db.Batch
-		rows    []db.MessageBlockRetransmissionsRow
-		stmtErr error
-	)
-	if err := db.Queue(ctx, &b, (*db.Queries).MessageBlockRetransmissions, p, &rows, &stmtErr); err != nil {
-		return nil, false, fmt.Errorf("block retransmissions: %w", err)
+	n := len(ms)
+	p := db.MessageBlockRetransmissionsParams{
+		TenantIds: make([]int64, n), EnvironmentIds: make([]int64, n), MessageTypeIds: make([]int64, n),
+		ContentHashes: make([][]byte, n), ShapeHashes: make([][]byte, n), Fingerprints: make([]string, n),
+		Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n),
+		Action: auditevent.DuplicateBlocked,
 	}
-	if err := b.Send(ctx, q); err != nil {
-		return nil, false, fmt.Errorf("block retransmissions: %w", err)
+	for i, m := range ms {
+		p.TenantIds[i], p.EnvironmentIds[i], p.MessageTypeIds[i] = m.TenantID, m.EnvironmentID, m.MessageType.ID
+		p.ContentHashes[i], p.ShapeHashes[i], p.Fingerprints[i] = m.contentHash[:], m.shapeHash[:], *m.fingerprint
+		p.Actors[i], p.WindowHours[i], p.Details[i] = m.Source.Actor, m.windowHours, m.blocked
 	}
+	rows, err := db.One(ctx, q, (*db.Queries).MessageBlockRetransmissions, p)
 	switch {
-	case stmtErr != nil:
-		return nil, false, fmt.Errorf("block retransmissions: %w", stmtErr)
+	case err != nil:
+		return nil, false, fmt.Errorf("block retransmissions: %w", err)
 	case len(rows) == 0:
 		return nil, false, nil
 	case len(rows) != len(ms):
@@ -217,6 +209,18 @@ func blockRetransmissions(ctx context.Context, q *db.Queries, ms []message) (res
 		}
 	}
 	return results, true, nil
+}
+
+// allSeen tells whether the tenant sent each of ms's bytes lately with its
+// fingerprint (message.seen): only then is the request worth asking
+// MessageBlockRetransmissions about.
+func allSeen(ms []message) bool {
+	for _, m := range ms {
+		if !m.seen {
+			return false
+		}
+	}
+	return true
 }
 
 // storedRow is MessageStoreOrBlockAll's answer for one message with the

@@ -331,11 +331,7 @@ func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswe
 	}
 	answers := make([]memberAnswer, len(ms))
 	for i, m := range ms {
-		var notTaken error
-		if rows[i].ResponseBody == nil {
-			notTaken = db.ErrNotFound
-		}
-		res, replayed, err := replayAnswer(m.keyID(), 1, db.IdempotencyKeyReplayRow(rows[i]), notTaken)
+		res, replayed, err := replayAnswer(m.keyID(), 1, db.IdempotencyKeyReplayRow(rows[i]), rows[i].ResponseBody != nil)
 		answers[i] = memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 	}
 	return answers, nil

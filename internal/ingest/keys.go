@@ -93,27 +93,17 @@ func (m message) keyID() keyID {
 // errRetry when another request holds the key; the caller's transaction
 // then rolls back and replays.
 //
-// The claim is sent as a batch of its own, so that when it is the first
-// statement of its transaction the BEGIN travels with it (db.PipelinedBegin).
+// The claim is sent as a batch of its own (db.One), so that when it is the
+// first statement of its transaction the BEGIN travels with it.
 func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k keyID) (Result, error) {
-	var (
-		b   db.Batch
-		row db.IdempotencyKeyClaimAndStoreRow
-		err error
-	)
-	if e := db.Queue(ctx, &b, (*db.Queries).IdempotencyKeyClaimAndStore, db.IdempotencyKeyClaimAndStoreParams{
+	row, err := db.One(ctx, q, (*db.Queries).IdempotencyKeyClaimAndStore, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
 		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
 		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
-	}, &row, &err); e != nil {
-		return Result{}, fmt.Errorf("claim idempotency key and store message: %w", e)
-	}
-	if e := b.Send(ctx, q); e != nil && err == nil {
-		err = e
-	}
+	})
 	if errors.Is(err, db.ErrNotFound) {
 		return Result{}, errRetry
 	}
@@ -181,7 +171,7 @@ func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, m
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return Result{}, false, fmt.Errorf("replay idempotency key: %w", err)
 	}
-	return replayAnswer(k, len(ms), row, err)
+	return replayAnswer(k, len(ms), row, err == nil)
 }
 
 // replayParams is IdempotencyKeyReplay's parameters for replay.
@@ -197,10 +187,11 @@ func replayParams(k keyID, requestHash [32]byte, ms []message) db.IdempotencyKey
 	return p
 }
 
-// replayAnswer reads IdempotencyKeyReplay's answer (row, or err
-// db.ErrNotFound when the key is not taken) to a request of n messages.
-func replayAnswer(k keyID, n int, row db.IdempotencyKeyReplayRow, err error) (res Result, replayed bool, _ error) {
-	if errors.Is(err, db.ErrNotFound) {
+// replayAnswer reads IdempotencyKeyReplay's answer, row, to a request of n
+// messages; taken says that the key is live and completed (the statement
+// returned a row).
+func replayAnswer(k keyID, n int, row db.IdempotencyKeyReplayRow, taken bool) (res Result, replayed bool, _ error) {
+	if !taken {
 		return Result{}, false, nil
 	}
 	if !row.SameRequest {
