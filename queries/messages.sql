@@ -224,6 +224,54 @@ LEFT JOIN stored s ON s.ord = j.ord
 LEFT JOIN held h ON h.ord = j.ord
 ORDER BY j.ord;
 
+-- MessageStoreNew stores several messages, each the first of its claim
+-- (tenant, environment and fingerprint) in the call, unless the claim is
+-- taken, and returns the ordinal (1 for the first message) of each one it
+-- stored with its id: an insert and its business keys, and nothing else to
+-- start. It is MessageStoreOrBlockAll for messages that are most likely
+-- new (their bytes were not seen lately): every one it stores is decided
+-- as that statement would have decided it, and each one it finds taken
+-- (by a holder in or out of its window, or by a concurrent insert) is left
+-- as it was, for MessageStoreOrBlockAll to decide after it in the same
+-- transaction. Nulls are sent as MessageStoreOrBlockAll's are.
+-- name: MessageStoreNew :many
+WITH input AS (
+    SELECT a.*
+    FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
+                    unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
+                    unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]))
+         WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
+                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
+                               received_bytes, packet_position, packet_size, ord)
+), inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size, shape_hash
+    )
+    SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
+           i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
+           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           nullif(i.shape_hash, i.content_hash)
+    FROM input i
+    ORDER BY i.ord
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at, tenant_id, environment_id, fingerprint
+), stored AS (
+    SELECT i.ord, n.id, n.received_at, n.tenant_id
+    FROM inserted n
+    JOIN input i ON i.tenant_id = n.tenant_id AND i.environment_id = n.environment_id AND i.fingerprint = n.fingerprint
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT s.tenant_id, s.id, k.value
+    FROM stored s
+    JOIN ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) AS k (ord, value) ON k.ord = s.ord
+)
+SELECT s.ord::int AS ord, s.id, s.received_at
+FROM stored s
+ORDER BY s.ord;
+
 -- MessageBlockRetransmissions blocks several messages as duplicates of the
 -- messages already holding their fingerprints, or changes nothing: it
 -- records one message.duplicate_blocked event per message, as

@@ -1022,6 +1022,119 @@ func (q *Queries) MessageSearchPage(ctx context.Context, arg MessageSearchPagePa
 	return items, nil
 }
 
+const messageStoreNew = `-- name: MessageStoreNew :many
+WITH input AS (
+    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.docnum, a.payload, a.content_hash, a.shape_hash, a.fingerprint, a.source_endpoint, a.integration_id, a.remote_addr, a.content_type, a.received_bytes, a.packet_position, a.packet_size, a.ord
+    FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
+                    unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
+                    unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]),
+                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::int[]), unnest($15::int[]))
+         WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
+                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
+                               received_bytes, packet_position, packet_size, ord)
+), inserted AS (
+    INSERT INTO messages (
+        tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+        computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
+        content_type, received_bytes, packet_position, packet_size, shape_hash
+    )
+    SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
+           i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
+           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           nullif(i.shape_hash, i.content_hash)
+    FROM input i
+    ORDER BY i.ord
+    ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+    RETURNING id, received_at, tenant_id, environment_id, fingerprint
+), stored AS (
+    SELECT i.ord, n.id, n.received_at, n.tenant_id
+    FROM inserted n
+    JOIN input i ON i.tenant_id = n.tenant_id AND i.environment_id = n.environment_id AND i.fingerprint = n.fingerprint
+), keys AS (
+    INSERT INTO message_keys (tenant_id, message_id, value)
+    SELECT s.tenant_id, s.id, k.value
+    FROM stored s
+    JOIN ROWS FROM (unnest($16::int[]), unnest($17::text[])) AS k (ord, value) ON k.ord = s.ord
+)
+SELECT s.ord::int AS ord, s.id, s.received_at
+FROM stored s
+ORDER BY s.ord
+`
+
+type MessageStoreNewParams struct {
+	TenantIds       []int64
+	EnvironmentIds  []int64
+	MessageTypeIds  []int64
+	Docnums         []string
+	Payloads        [][]byte
+	ContentHashes   [][]byte
+	ShapeHashes     [][]byte
+	Fingerprints    []string
+	SourceEndpoints []string
+	IntegrationIds  []uuid.UUID
+	RemoteAddrs     []string
+	ContentTypes    []string
+	ReceivedBytes   [][]byte
+	PacketPositions []int32
+	PacketSizes     []int32
+	KeyOrds         []int32
+	KeyValues       []string
+}
+
+type MessageStoreNewRow struct {
+	Ord        int32
+	ID         int64
+	ReceivedAt time.Time
+}
+
+// MessageStoreNew stores several messages, each the first of its claim
+// (tenant, environment and fingerprint) in the call, unless the claim is
+// taken, and returns the ordinal (1 for the first message) of each one it
+// stored with its id: an insert and its business keys, and nothing else to
+// start. It is MessageStoreOrBlockAll for messages that are most likely
+// new (their bytes were not seen lately): every one it stores is decided
+// as that statement would have decided it, and each one it finds taken
+// (by a holder in or out of its window, or by a concurrent insert) is left
+// as it was, for MessageStoreOrBlockAll to decide after it in the same
+// transaction. Nulls are sent as MessageStoreOrBlockAll's are.
+func (q *Queries) MessageStoreNew(ctx context.Context, arg MessageStoreNewParams) ([]MessageStoreNewRow, error) {
+	rows, err := q.db.Query(ctx, messageStoreNew,
+		arg.TenantIds,
+		arg.EnvironmentIds,
+		arg.MessageTypeIds,
+		arg.Docnums,
+		arg.Payloads,
+		arg.ContentHashes,
+		arg.ShapeHashes,
+		arg.Fingerprints,
+		arg.SourceEndpoints,
+		arg.IntegrationIds,
+		arg.RemoteAddrs,
+		arg.ContentTypes,
+		arg.ReceivedBytes,
+		arg.PacketPositions,
+		arg.PacketSizes,
+		arg.KeyOrds,
+		arg.KeyValues,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []MessageStoreNewRow
+	for rows.Next() {
+		var i MessageStoreNewRow
+		if err := rows.Scan(&i.Ord, &i.ID, &i.ReceivedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageStoreOrBlock = `-- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (

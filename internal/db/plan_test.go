@@ -79,6 +79,7 @@ var hotStatements = []struct {
 	{"MessageInsert", messageInsert, nil},
 	{"MessageStoreOrBlock", messageStoreOrBlock, []lookup{{"messages", "fingerprint"}}},
 	{"MessageStoreOrBlockAll", messageStoreOrBlockAll, []lookup{{"messages", "fingerprint"}}},
+	{"MessageStoreNew", messageStoreNew, nil},
 	{"MessageBlockRetransmissions", messageBlockRetransmissions, []lookup{{"messages", "fingerprint"}}},
 	{"MessageReleaseFingerprint", messageReleaseFingerprint, []lookup{{"messages", "id or fingerprint"}}},
 	{"MessageClaimLocks", messageClaimLocks, nil},

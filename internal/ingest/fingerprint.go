@@ -12,13 +12,8 @@ import (
 )
 
 // receiveByFingerprint stores m unless a message with the same fingerprint
-// arrived within the window. The insert itself is the check: the partial
-// unique index uq_messages_fingerprint lets exactly one of any number of
-// concurrent inserts through, and the same statement then finds the holder
-// and records the blocked duplicate (MessageStoreOrBlock); the
-// deliveries of a stored message are written in the same round trip
-// (DeliveryCreateForStored). It runs in the caller's transaction (storeTx),
-// which commits before an answer is given.
+// arrived within the window, as receiveAllByFingerprint decides a request
+// of one message. A message without a fingerprint is simply stored.
 func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result, error) {
 	if m.fingerprint == nil {
 		row, err := q.MessageInsert(ctx, insertParams(m))
@@ -27,12 +22,21 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		}
 		return created(m, row.ID, row.ReceivedAt)
 	}
-	switch results, ok, err := blockRetransmissions(ctx, q, []message{m}); {
-	case err != nil:
+	results, err := receiveAllByFingerprint(ctx, q, nil, []message{m})
+	if err != nil {
 		return Result{}, err
-	case ok:
-		return results[0], nil
 	}
+	return results[0], nil
+}
+
+// storeOrBlockOne decides m, which has a fingerprint, alone. The insert
+// itself is the check: the partial unique index uq_messages_fingerprint
+// lets exactly one of any number of concurrent inserts through, and the
+// same statement then finds the holder and records the blocked duplicate
+// (MessageStoreOrBlock); the deliveries of a stored message are written in
+// the same round trip (DeliveryCreateForStored). It runs in the caller's
+// transaction (storeTx), which commits before an answer is given.
+func storeOrBlockOne(ctx context.Context, q *db.Queries, m message) (Result, error) {
 	for range maxAttempts {
 		var (
 			b        db.Batch
@@ -118,36 +122,71 @@ func withDeliveries(res Result, row storedRow) Result {
 	return res
 }
 
-// receiveAllByFingerprint is receiveByFingerprint for every message of one
-// request, or of one group of single requests (groupcommit.go), each of
-// which has a fingerprint, in order, after taking the advisory locks of
-// their claims (claimLocks): the locks travel in the round trip of the
-// first statement, ahead of it. One statement (MessageStoreOrBlockAll)
-// decides up to statementBytes of them, so that a packet or batch of 100
-// costs one statement and one round trip instead of 100, with the
-// decisions one message at a time would make: a message repeating an
-// earlier one is blocked as its duplicate. A
-// message that must be decided again (see decided) changed nothing, so
-// deciding it alone afterwards decides it as if it had come alone; only
-// when a concurrent request releases an expired holder in between can a
-// later message of the request take the fingerprint first, and then the
-// earlier one is blocked as its duplicate: one of the two is stored either
-// way.
+// receiveAllByFingerprint decides every message of one request, or of one
+// group of single requests (groupcommit.go), each of which has a
+// fingerprint, in order, after taking the advisory locks of their claims
+// (claimLocks): the locks travel in the round trip of the first statement,
+// ahead of it. It picks the statements by what the messages most likely
+// are:
+//   - retransmissions, when the tenant sent every one's bytes lately:
+//     blockRetransmissions blocks them without sending their payloads;
+//   - new messages, when none was seen and no two share a claim: storeNew
+//     stores them with a statement that only inserts, and leaves the ones
+//     it finds taken (a changed copy, a retransmission the memo forgot, an
+//     expired holder) to be decided after it;
+//   - anything else, and what those two leave: decideAll.
+//
+// Each path decides each message as decideAll would.
+func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
+	if results, ok, err := blockRetransmissions(ctx, q, ms); ok || err != nil {
+		return results, err
+	}
+	if !allFresh(ms) {
+		return decideAll(ctx, q, locks, ms)
+	}
+	results, taken, err := storeNew(ctx, q, locks, ms)
+	if err != nil || len(taken) == 0 {
+		return results, err
+	}
+	rest := make([]message, len(taken))
+	for j, i := range taken {
+		rest[j] = ms[i]
+	}
+	// storeNew took every claim's lock, so the rest go without.
+	decidedRest, err := decideAll(ctx, q, nil, rest)
+	if err != nil {
+		return nil, err
+	}
+	for j, i := range taken {
+		results[i] = decidedRest[j]
+	}
+	return results, nil
+}
+
+// decideAll stores each of ms unless a message with the same fingerprint
+// arrived within the window. One statement (MessageStoreOrBlockAll) decides
+// up to statementBytes of them, so that a packet or batch of 100 costs one
+// statement and one round trip instead of 100, with the decisions one
+// message at a time would make: a message repeating an earlier one is
+// blocked as its duplicate. A message that must be decided again (see
+// decided) changed nothing, so deciding it alone afterwards decides it as
+// if it had come alone; only when a concurrent request releases an expired
+// holder in between can a later message of the request take the
+// fingerprint first, and then the earlier one is blocked as its duplicate:
+// one of the two is stored either way.
 //
 // A message decided alone (a single request, a group of one, a batch of
 // one, a message decided again) keeps MessageStoreOrBlock, the same
-// decision for one row: the set-based statement's extra steps (the
-// arrays, the repeats, the event ids) cost one message more than they save
-// (docs/performance.md, "After: one statement per batch or packet"). Nor
-// does it take a lock: a transaction that claims one fingerprint holds no
-// claim another could wait for while it waits, so it cannot deadlock.
-func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
+// decision for one row (storeOrBlockOne): the set-based statement's extra
+// steps (the arrays, the repeats, the event ids) cost one message more
+// than they save (docs/performance.md, "After: one statement per batch or
+// packet"). Nor does it take a lock: a transaction that claims one
+// fingerprint holds no claim another could wait for while it waits, so it
+// cannot deadlock.
+func decideAll(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
 	if len(ms) == 1 {
-		res, err := receiveByFingerprint(ctx, q, ms[0])
+		res, err := storeOrBlockOne(ctx, q, ms[0])
 		return []Result{res}, err
-	}
-	if results, ok, err := blockRetransmissions(ctx, q, ms); ok || err != nil {
-		return results, err
 	}
 	rows, err := storeOrBlock(ctx, q, locks, ms)
 	if err != nil {
@@ -157,7 +196,7 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 	for i, m := range ms {
 		res, again, err := decided(ctx, q, m, rows[i].MessageStoreOrBlockRow)
 		if again {
-			res, err = receiveByFingerprint(ctx, q, m)
+			res, err = storeOrBlockOne(ctx, q, m)
 		} else {
 			res = withDeliveries(res, rows[i])
 		}
@@ -167,6 +206,89 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		results[i] = res
 	}
 	return results, nil
+}
+
+// allFresh tells whether ms are most likely all new messages: the tenant
+// sent none of their bytes lately with their fingerprints (message.seen),
+// and no two of them claim the same fingerprint, so that none of them can
+// be the duplicate of another. Only then is storeNew worth its statement.
+func allFresh(ms []message) bool {
+	type claim struct {
+		tenant, environment int64
+		fingerprint         string
+	}
+	claims := make(map[claim]struct{}, len(ms))
+	for _, m := range ms {
+		c := claim{m.TenantID, m.EnvironmentID, *m.fingerprint}
+		if _, repeated := claims[c]; repeated || m.seen {
+			return false
+		}
+		claims[c] = struct{}{}
+	}
+	return true
+}
+
+// storeNew stores those of ms (each of which claims a fingerprint no other
+// of them claims) whose fingerprint no other message holds, with one
+// MessageStoreNew statement: an insert, with neither the lookup of a
+// holder nor the three other inserts a blocked message needs, which
+// MessageStoreOrBlockAll starts every time. The statement travels behind
+// locks, when there are any, and ahead of DeliveryCreateForStored, in one
+// round trip. taken lists, in order, the indexes of the messages it left
+// as they were, whose results it leaves empty; every other result is the
+// message's, stored with its deliveries.
+func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (results []Result, taken []int, err error) {
+	var (
+		b                 db.Batch
+		locked            struct{}
+		stored            []db.MessageStoreNewRow
+		lockErr, storeErr error
+	)
+	if len(locks) > 0 {
+		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
+			return nil, nil, fmt.Errorf("lock the claims: %w", err)
+		}
+	}
+	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreNew, storeNewParams(ms), &stored, &storeErr); err != nil {
+		return nil, nil, fmt.Errorf("store messages: %w", err)
+	}
+	deliveries, err := queueDeliveries(ctx, &b, ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.Send(ctx, q); err != nil {
+		return nil, nil, fmt.Errorf("store messages: %w", err)
+	}
+	switch {
+	case lockErr != nil:
+		return nil, nil, fmt.Errorf("lock the claims: %w", lockErr)
+	case storeErr != nil:
+		return nil, nil, fmt.Errorf("store messages: %w", storeErr)
+	}
+	rows := make([]storedRow, len(ms))
+	for _, s := range stored {
+		i := int(s.Ord) - 1
+		if i < 0 || i >= len(ms) || rows[i].InsertedID != nil {
+			return nil, nil, fmt.Errorf("store messages: answer for message %d of %d", s.Ord, len(ms))
+		}
+		rows[i].InsertedID, rows[i].InsertedAt = &s.ID, &s.ReceivedAt
+	}
+	if err := deliveries.attach(rows); err != nil {
+		return nil, nil, err
+	}
+	results = make([]Result, len(ms))
+	for i, m := range ms {
+		if rows[i].InsertedID == nil {
+			taken = append(taken, i)
+			continue
+		}
+		res, err := created(m, *rows[i].InsertedID, *rows[i].InsertedAt)
+		if err != nil {
+			return nil, nil, err
+		}
+		results[i] = withDeliveries(res, rows[i])
+	}
+	return results, taken, nil
 }
 
 // blockRetransmissions decides ms, which all have a fingerprint, as
@@ -342,6 +464,19 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		}
 	}
 	return p
+}
+
+// storeNewParams is MessageStoreNew's arrays for ms: those of
+// MessageStoreOrBlockAll that storing a message reads.
+func storeNewParams(ms []message) db.MessageStoreNewParams {
+	p := storeOrBlockAllParams(ms)
+	return db.MessageStoreNewParams{
+		TenantIds: p.TenantIds, EnvironmentIds: p.EnvironmentIds, MessageTypeIds: p.MessageTypeIds,
+		Docnums: p.Docnums, Payloads: p.Payloads, ContentHashes: p.ContentHashes, ShapeHashes: p.ShapeHashes,
+		Fingerprints: p.Fingerprints, SourceEndpoints: p.SourceEndpoints, IntegrationIds: p.IntegrationIds,
+		RemoteAddrs: p.RemoteAddrs, ContentTypes: p.ContentTypes, ReceivedBytes: p.ReceivedBytes,
+		PacketPositions: p.PacketPositions, PacketSizes: p.PacketSizes, KeyOrds: p.KeyOrds, KeyValues: p.KeyValues,
+	}
 }
 
 // storeOrBlockParams is MessageStoreOrBlock's parameters for m.

@@ -444,7 +444,7 @@ const maxAttempts = 5
 // The deliveries of all of a request's new messages are written by one
 // call, so a packet or batch costs no more round trips for them than a
 // single message does; those of messages stored by their fingerprint were
-// written in the round trip that stored them (receiveByFingerprint,
+// written in the round trip that stored them (storeNew, storeOrBlockOne,
 // storeOrBlockAll), and only their jobs are queued here, which costs no
 // round trip when there are none.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {

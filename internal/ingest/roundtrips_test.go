@@ -49,7 +49,7 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 	}
 
 	require.EqualValues(t, 2, roundTrips(receive(req("A", ""), ingest.Created)),
-		"a new message: [BEGIN, decision, deliveries], COMMIT")
+		"a new message: [BEGIN, storing, deliveries], COMMIT")
 	require.EqualValues(t, 2, roundTrips(receive(req("A", ""), ingest.DuplicateFingerprint)),
 		"a duplicate: the same two")
 	byDocnum := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "DOCNUM01"})
@@ -70,4 +70,15 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 	}
 	require.EqualValues(t, 2, roundTrips(func() error { _, err := in.ReceiveBatch(ctx, batch); return err }),
 		"a batch: [BEGIN, claim locks, decision, deliveries], COMMIT")
+	fresh := ingest.Batch{Items: []ingest.Request{req("fresh-1", ""), req("fresh-2", "")}}
+	require.EqualValues(t, 2, roundTrips(func() error { _, err := in.ReceiveBatch(ctx, fresh); return err }),
+		"a batch of new messages: [BEGIN, claim locks, storing, deliveries], COMMIT")
+	changed := req("A", "")
+	changed.Payload = []byte(`{"id":"A","changed":true}`)
+	fresh = ingest.Batch{Items: []ingest.Request{req("fresh-3", ""), changed}}
+	require.EqualValues(t, 3, roundTrips(func() error { _, err := in.ReceiveBatch(ctx, fresh); return err }),
+		"one of them a changed copy: [BEGIN, claim locks, storing, deliveries], [decision of the copy, deliveries], COMMIT")
+	changed.Payload = []byte(`{"id":"A","changed":2}`)
+	require.EqualValues(t, 3, roundTrips(receive(changed, ingest.DuplicateFingerprint)),
+		"a changed copy alone: [BEGIN, storing, deliveries], [decision, deliveries], COMMIT")
 }

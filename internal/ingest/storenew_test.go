@@ -1,0 +1,57 @@
+package ingest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/testfactory"
+)
+
+// Messages that look new (the service never saw their bytes, and no two
+// share a fingerprint) are offered to the statement that only stores; the
+// ones it finds taken are decided after it in the same transaction as any
+// other message is: a retransmission the service forgot is blocked as an
+// identical duplicate, a changed copy is blocked and kept, and a holder
+// past its window gives its claim up to the new copy. Every message stored
+// on either path gets its deliveries, each with its job.
+func TestNewMessagesLeaveTakenOnesToTheFullDecision(t *testing.T) {
+	t.Parallel()
+	s := newBatchSite(t)
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/orders"})
+	before := s.batch(t, `{"id": "S"}`, `{"id": "C", "v": 1}`, `{"id": "E"}`)
+	retransmitted, changed, expired := before[0].MessageID, before[1].MessageID, before[2].MessageID
+	_, err := s.pool.Exec(context.Background(), `UPDATE messages SET received_at = now() - interval '25 hours' WHERE id = $1`, expired)
+	require.NoError(t, err)
+
+	// A service started since (a restart, another replica) has seen none of
+	// these bytes.
+	restarted := ingest.New(s.pool, time.Hour, delivery.NewService(s.pool, 3))
+	items := []ingest.Request{s.req(`{"id": "N"}`), s.req(`{"id": "S"}`), s.req(`{"id": "E"}`), s.req(`{"id": "C", "v": 2}`), s.req(`{"id": "M"}`)}
+	res, err := restarted.ReceiveBatch(context.Background(), ingest.Batch{Items: items})
+	require.NoError(t, err)
+	outcomes := make([]ingest.Outcome, len(res.Results))
+	for i, r := range res.Results {
+		outcomes[i] = r.Outcome
+	}
+	require.Equal(t, []ingest.Outcome{ingest.Created, ingest.DuplicateFingerprint, ingest.Created,
+		ingest.DuplicateFingerprint, ingest.Created}, outcomes)
+	require.Equal(t, retransmitted, res.Results[1].MessageID)
+	require.NotEqual(t, expired, res.Results[2].MessageID, "the expired holder does not block")
+	require.Equal(t, changed, res.Results[3].MessageID)
+
+	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM message_keys`))
+	require.Equal(t, 5, s.count(t, `SELECT count(*) FROM messages WHERE fingerprint IS NOT NULL`), "the expired holder released its claim")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM audit_events WHERE details->>'content' = 'identical'`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM blocked_copies WHERE payload->>'v' = '2' AND key_values = '{C}'`),
+		"the changed copy is kept with its key values")
+	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM deliveries`), "one delivery for each stored message")
+	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM deliveries d JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id`),
+		"each with one job")
+}
