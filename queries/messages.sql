@@ -233,7 +233,12 @@ ORDER BY j.ord;
 -- as that statement would have decided it, and each one it finds taken
 -- (by a holder in or out of its window, or by a concurrent insert) is left
 -- as it was, for MessageStoreOrBlockAll to decide after it in the same
--- transaction. Nulls are sent as MessageStoreOrBlockAll's are.
+-- transaction. Nulls are sent as MessageStoreOrBlockAll's are. It also
+-- writes the deliveries of the messages it stores, as
+-- DeliveryCreateForStored would, and returns their ids and destinations
+-- with each message, in the order of their ids: the statement that would
+-- write them after it has to find the messages again. The destinations are
+-- looked up apart (OFFSET 0), per message, as DeliveryCreateForStored does.
 -- name: MessageStoreNew :many
 WITH input AS (
     SELECT a.*
@@ -259,7 +264,7 @@ WITH input AS (
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, fingerprint
 ), stored AS (
-    SELECT i.ord, n.id, n.received_at, n.tenant_id
+    SELECT i.ord, n.id, n.received_at, n.tenant_id, n.environment_id, i.message_type_id
     FROM inserted n
     JOIN input i ON i.tenant_id = n.tenant_id AND i.environment_id = n.environment_id AND i.fingerprint = n.fingerprint
 ), keys AS (
@@ -267,9 +272,25 @@ WITH input AS (
     SELECT s.tenant_id, s.id, k.value
     FROM stored s
     JOIN ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) AS k (ord, value) ON k.ord = s.ord
+), delivered AS (
+    INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
+    SELECT s.tenant_id, s.environment_id, s.id, d.id, s.message_type_id
+    FROM stored s
+    CROSS JOIN LATERAL (
+        SELECT d.id FROM destinations d
+        WHERE d.tenant_id = s.tenant_id AND d.environment_id = s.environment_id
+          AND (cardinality(d.message_type_ids) = 0 OR s.message_type_id = ANY(d.message_type_ids))
+        OFFSET 0
+    ) d
+    ORDER BY s.id, d.id
+    RETURNING id, destination_id, message_id
 )
-SELECT s.ord::int AS ord, s.id, s.received_at
+SELECT s.ord::int AS ord, s.id, s.received_at,
+       array_remove(array_agg(v.id ORDER BY v.id), NULL)::bigint[] AS delivery_ids,
+       array_remove(array_agg(v.destination_id ORDER BY v.id), NULL)::bigint[] AS destination_ids
 FROM stored s
+LEFT JOIN delivered v ON v.message_id = s.id
+GROUP BY s.ord, s.id, s.received_at
 ORDER BY s.ord;
 
 -- MessageBlockRetransmissions blocks several messages as duplicates of the

@@ -9,7 +9,8 @@
 # e.g. scripts/bench-compare.sh 4 old=/tmp/edihub-main new=bin/edihub
 #      scripts/bench-compare.sh 2 lanes1=bin/edihub,GROUP_COMMIT=1 lanes2=bin/edihub,GROUP_COMMIT=2
 #
-# Each round starts each build in turn (with the NAME=VALUE settings given)
+# Each round starts each build in turn (with the NAME=VALUE settings given,
+# in the order given in odd rounds and reversed in even ones)
 # against one database, edihub_compare (re-created by this script), runs
 # bin/edihub-load's new and duplicate mixes at each client count, and then
 # pgbench with scripts/bench/insert.sql at the same counts. A row is one JSON
@@ -57,8 +58,17 @@ backends() { psql_db -d postgres -c "SELECT pid FROM pg_stat_activity WHERE datn
 groups() { curl -fsS "http://$metrics_addr/metrics" 2>/dev/null | awk '/^edihub_ingest_group_size_(sum|count) / {printf "%s ", $2}'; }
 
 trap stop_server_quietly EXIT
+variants=("$@")
 for round in $(seq 1 "$rounds"); do
-  for variant in "$@"; do
+  # The build measured second in a round measured slower whichever it was
+  # (the table and the WAL the first left behind), so every other round
+  # measures them in the reverse order.
+  order=("${variants[@]}")
+  if [ $((round % 2)) -eq 0 ]; then
+    order=()
+    for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[i]}"); done
+  fi
+  for variant in "${order[@]}"; do
     label="${variant%%=*}"
     IFS=, read -r -a parts <<<"${variant#*=}"
     binary="${parts[0]}"

@@ -79,7 +79,7 @@ var hotStatements = []struct {
 	{"MessageInsert", messageInsert, nil},
 	{"MessageStoreOrBlock", messageStoreOrBlock, []lookup{{"messages", "fingerprint"}}},
 	{"MessageStoreOrBlockAll", messageStoreOrBlockAll, []lookup{{"messages", "fingerprint"}}},
-	{"MessageStoreNew", messageStoreNew, nil},
+	{"MessageStoreNew", messageStoreNew, []lookup{{"destinations", "tenant_id"}}},
 	{"MessageBlockRetransmissions", messageBlockRetransmissions, []lookup{{"messages", "fingerprint"}}},
 	{"MessageReleaseFingerprint", messageReleaseFingerprint, []lookup{{"messages", "id or fingerprint"}}},
 	{"MessageClaimLocks", messageClaimLocks, nil},

@@ -229,14 +229,14 @@ func allFresh(ms []message) bool {
 }
 
 // storeNew stores those of ms (each of which claims a fingerprint no other
-// of them claims) whose fingerprint no other message holds, with one
-// MessageStoreNew statement: an insert, with neither the lookup of a
-// holder nor the three other inserts a blocked message needs, which
-// MessageStoreOrBlockAll starts every time. The statement travels behind
-// locks, when there are any, and ahead of DeliveryCreateForStored, in one
-// round trip. taken lists, in order, the indexes of the messages it left
-// as they were, whose results it leaves empty; every other result is the
-// message's, stored with its deliveries.
+// of them claims) whose fingerprint no other message holds, with their
+// deliveries, by one MessageStoreNew statement: an insert, with neither the
+// lookup of a holder nor the three other inserts a blocked message needs,
+// which MessageStoreOrBlockAll starts every time. The statement travels
+// behind locks, when there are any, in one round trip. taken lists, in
+// order, the indexes of the messages it left as they were, whose results
+// it leaves empty; every other result is the message's, stored with its
+// deliveries.
 func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (results []Result, taken []int, err error) {
 	var (
 		b                 db.Batch
@@ -252,10 +252,6 @@ func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreNew, storeNewParams(ms), &stored, &storeErr); err != nil {
 		return nil, nil, fmt.Errorf("store messages: %w", err)
 	}
-	deliveries, err := queueDeliveries(ctx, &b, ms)
-	if err != nil {
-		return nil, nil, err
-	}
 	if err := b.Send(ctx, q); err != nil {
 		return nil, nil, fmt.Errorf("store messages: %w", err)
 	}
@@ -265,28 +261,26 @@ func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (
 	case storeErr != nil:
 		return nil, nil, fmt.Errorf("store messages: %w", storeErr)
 	}
-	rows := make([]storedRow, len(ms))
+	results = make([]Result, len(ms))
 	for _, s := range stored {
 		i := int(s.Ord) - 1
-		if i < 0 || i >= len(ms) || rows[i].InsertedID != nil {
+		if i < 0 || i >= len(ms) || results[i].MessageID != 0 || len(s.DeliveryIds) != len(s.DestinationIds) {
 			return nil, nil, fmt.Errorf("store messages: answer for message %d of %d", s.Ord, len(ms))
 		}
-		rows[i].InsertedID, rows[i].InsertedAt = &s.ID, &s.ReceivedAt
-	}
-	if err := deliveries.attach(rows); err != nil {
-		return nil, nil, err
-	}
-	results = make([]Result, len(ms))
-	for i, m := range ms {
-		if rows[i].InsertedID == nil {
-			taken = append(taken, i)
-			continue
-		}
-		res, err := created(m, *rows[i].InsertedID, *rows[i].InsertedAt)
+		res, err := created(ms[i], s.ID, s.ReceivedAt)
 		if err != nil {
 			return nil, nil, err
 		}
-		results[i] = withDeliveries(res, rows[i])
+		written := make([]db.DeliveryCreateForStoredRow, len(s.DeliveryIds))
+		for j, id := range s.DeliveryIds {
+			written[j] = db.DeliveryCreateForStoredRow{ID: id, DestinationID: s.DestinationIds[j], MessageID: s.ID}
+		}
+		results[i] = res.withWrittenDeliveries(written)
+	}
+	for i := range results {
+		if results[i].MessageID == 0 {
+			taken = append(taken, i)
+		}
 	}
 	return results, taken, nil
 }

@@ -18,11 +18,15 @@ import (
 // other message is: a retransmission the service forgot is blocked as an
 // identical duplicate, a changed copy is blocked and kept, and a holder
 // past its window gives its claim up to the new copy. Every message stored
-// on either path gets its deliveries, each with its job.
+// on either path gets a delivery to each destination of its type, each with
+// its job.
 func TestNewMessagesLeaveTakenOnesToTheFullDecision(t *testing.T) {
 	t.Parallel()
 	s := newBatchSite(t)
 	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/orders"})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/archive"})
+	testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Code: "INVOIC02"})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/invoices", MessageTypes: []string{"INVOIC02"}})
 	before := s.batch(t, `{"id": "S"}`, `{"id": "C", "v": 1}`, `{"id": "E"}`)
 	retransmitted, changed, expired := before[0].MessageID, before[1].MessageID, before[2].MessageID
 	_, err := s.pool.Exec(context.Background(), `UPDATE messages SET received_at = now() - interval '25 hours' WHERE id = $1`, expired)
@@ -51,7 +55,9 @@ func TestNewMessagesLeaveTakenOnesToTheFullDecision(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM audit_events WHERE details->>'content' = 'identical'`))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM blocked_copies WHERE payload->>'v' = '2' AND key_values = '{C}'`),
 		"the changed copy is kept with its key values")
-	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM deliveries`), "one delivery for each stored message")
-	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM deliveries d JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id`),
+	require.Equal(t, 12, s.count(t, `SELECT count(*) FROM deliveries`),
+		"one delivery for each stored message to each destination of its type")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM deliveries d JOIN destinations t ON t.id = d.destination_id WHERE t.url LIKE '%/invoices'`))
+	require.Equal(t, 12, s.count(t, `SELECT count(*) FROM deliveries d JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id`),
 		"each with one job")
 }
