@@ -60,9 +60,10 @@ groups() { curl -fsS "http://$metrics_addr/metrics" 2>/dev/null | awk '/^edihub_
 trap stop_server_quietly EXIT
 variants=("$@")
 for round in $(seq 1 "$rounds"); do
-  # The build measured second in a round measured slower whichever it was
-  # (the table and the WAL the first left behind), so every other round
-  # measures them in the reverse order.
+  # Where a build runs in its round moved its rows by more than builds
+  # differ (second was slower in some runs and faster in others, whichever
+  # build it was: the table, the WAL and the checkpoints the first left
+  # behind), so every other round measures them in the reverse order.
   order=("${variants[@]}")
   if [ $((round % 2)) -eq 0 ]; then
     order=()

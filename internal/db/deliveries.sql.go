@@ -176,7 +176,9 @@ type DeliveryCreateForStoredRow struct {
 }
 
 // DeliveryCreateForStored is DeliveryCreateForMessages for the messages
-// that this transaction has just stored by fingerprint, named by their
+// that this transaction has just stored by fingerprint with
+// MessageStoreOrBlock or MessageStoreOrBlockAll (MessageStoreNew writes
+// those of the messages it stores itself), named by their
 // claims (tenant, environment and fingerprint, one element of each array
 // per message) rather than their ids, so that it can travel in the round
 // trip of the statement that stores them (db.Batch), before their ids are
