@@ -240,14 +240,11 @@ func allFresh(ms []message) bool {
 func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (results []Result, taken []int, err error) {
 	var (
 		b                 db.Batch
-		locked            struct{}
 		stored            []db.MessageStoreNewRow
 		lockErr, storeErr error
 	)
-	if len(locks) > 0 {
-		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
-			return nil, nil, fmt.Errorf("lock the claims: %w", err)
-		}
+	if err := queueClaimLocks(ctx, &b, locks, &lockErr); err != nil {
+		return nil, nil, err
 	}
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreNew, storeNewParams(ms), &stored, &storeErr); err != nil {
 		return nil, nil, fmt.Errorf("store messages: %w", err)
@@ -380,14 +377,11 @@ func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []messag
 func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []storedRow) error {
 	var (
 		b                 db.Batch
-		locked            struct{}
 		answers           []db.MessageStoreOrBlockAllRow
 		lockErr, storeErr error
 	)
-	if len(locks) > 0 {
-		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), locks, &locked, &lockErr); err != nil {
-			return fmt.Errorf("lock the claims: %w", err)
-		}
+	if err := queueClaimLocks(ctx, &b, locks, &lockErr); err != nil {
+		return err
 	}
 	if err := db.Queue(ctx, &b, (*db.Queries).MessageStoreOrBlockAll, storeOrBlockAllParams(ms), &answers, &storeErr); err != nil {
 		return fmt.Errorf("store messages: %w", err)
@@ -411,6 +405,19 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 		rows[i].MessageStoreOrBlockRow = db.MessageStoreOrBlockRow(a)
 	}
 	return deliveries.attach(rows)
+}
+
+// queueClaimLocks queues in b, ahead of the statements that make the
+// claims, the statement that takes locks (MessageClaimLocks), when there
+// are any; once b is sent, *lockErr is its error.
+func queueClaimLocks(ctx context.Context, b *db.Batch, locks []int64, lockErr *error) error {
+	if len(locks) == 0 {
+		return nil
+	}
+	if err := db.Queue(ctx, b, db.Exec((*db.Queries).MessageClaimLocks), locks, new(struct{}), lockErr); err != nil {
+		return fmt.Errorf("lock the claims: %w", err)
+	}
+	return nil
 }
 
 // claimsOf names the fingerprint claims of ms, which all have one, for
