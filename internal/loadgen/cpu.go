@@ -16,6 +16,17 @@ import (
 // splits it says where the time went (docs/performance.md, "Method").
 type CPU struct {
 	Server, Postgres, Load time.Duration
+	// postgres is each PostgreSQL process's share of Postgres, by its pid
+	// and start time, so that the time between two readings counts only
+	// processes that were there at the second (see sub).
+	postgres map[postgresProcess]time.Duration
+}
+
+// postgresProcess names one PostgreSQL process for as long as it runs: a
+// pid may be reused by a process started later.
+type postgresProcess struct {
+	pid   string
+	start int64
 }
 
 // clockTick is the unit of /proc/<pid>/stat's times: USER_HZ, which is 100
@@ -25,12 +36,12 @@ const clockTick = 10 * time.Millisecond
 // readCPU reads the CPU time used so far by process serverPID, by
 // PostgreSQL (its server processes, and the backends of database, or of
 // every database when that is ""; a backend that exits between two
-// readings takes its time with it, which the server's pool of long-lived
-// connections avoids), and by this process.
+// readings takes its time since the first with it, which the server's pool
+// of long-lived connections avoids), and by this process.
 func readCPU(serverPID int, database string) (CPU, error) {
-	var c CPU
+	c := CPU{postgres: map[postgresProcess]time.Duration{}}
 	var err error
-	if c.Server, err = processCPU(strconv.Itoa(serverPID)); err != nil {
+	if c.Server, _, err = processCPU(strconv.Itoa(serverPID)); err != nil {
 		return CPU{}, err
 	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
@@ -42,8 +53,9 @@ func readCPU(serverPID int, database string) (CPU, error) {
 		if database != "" && otherDatabase(pid, database) {
 			continue
 		}
-		if t, err := processCPU(pid); err == nil {
+		if t, start, err := processCPU(pid); err == nil {
 			c.Postgres += t
+			c.postgres[postgresProcess{pid, start}] = t
 		}
 	}
 	var self syscall.Rusage
@@ -81,31 +93,38 @@ func backendDatabase(title []byte) (database string, isClient bool) {
 	return string(words[1]), true
 }
 
-// processCPU is user plus system time of process pid, from /proc.
-func processCPU(pid string) (time.Duration, error) {
+// processCPU is user plus system time of process pid, and its start time
+// (in ticks since boot), from /proc.
+func processCPU(pid string) (cpu time.Duration, start int64, err error) {
 	raw, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, fmt.Errorf("read CPU time of process %s: %w", pid, err)
+		return 0, 0, fmt.Errorf("read CPU time of process %s: %w", pid, err)
 	}
 	// The command name, in parentheses, may hold spaces; the fields after
-	// it are: state (3), ..., utime (14), stime (15).
+	// it are: state (3), ..., utime (14), stime (15), ..., starttime (22).
 	end := bytes.LastIndexByte(raw, ')')
 	fields := bytes.Fields(raw[end+1:])
-	if end < 0 || len(fields) < 13 {
-		return 0, fmt.Errorf("read CPU time of process %s: unexpected /proc stat", pid)
+	if end < 0 || len(fields) < 20 {
+		return 0, 0, fmt.Errorf("read CPU time of process %s: unexpected /proc stat", pid)
 	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(string(f), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("read CPU time of process %s: %w", pid, err)
+	var n [3]int64
+	for i, f := range [][]byte{fields[11], fields[12], fields[19]} {
+		if n[i], err = strconv.ParseInt(string(f), 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("read CPU time of process %s: %w", pid, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * clockTick, nil
+	return time.Duration(n[0]+n[1]) * clockTick, n[2], nil
 }
 
-// sub is the CPU used between b and c.
+// sub is the CPU used between b and c. PostgreSQL's is that of the
+// processes c read: since b for those b read too, all of it for those
+// started since. A process that exited in between is left out rather than
+// subtracted, so the share is never negative, however many backends of
+// other clients come and go.
 func (c CPU) sub(b CPU) CPU {
-	return CPU{Server: c.Server - b.Server, Postgres: c.Postgres - b.Postgres, Load: c.Load - b.Load}
+	used := CPU{Server: c.Server - b.Server, Load: c.Load - b.Load}
+	for p, t := range c.postgres {
+		used.Postgres += t - b.postgres[p]
+	}
+	return used
 }

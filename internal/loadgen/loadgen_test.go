@@ -288,15 +288,36 @@ func spendCPU(t *testing.T, d time.Duration) {
 }
 
 func TestProcessCPUReadsUserAndSystemTime(t *testing.T) {
-	_, err := processCPU("0")
+	_, _, err := processCPU("0")
 	require.Error(t, err)
-	self, err := processCPU(strconv.Itoa(os.Getpid()))
+	self, start, err := processCPU(strconv.Itoa(os.Getpid()))
 	require.NoError(t, err)
+	_, parentStart, err := processCPU(strconv.Itoa(os.Getppid()))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, start, parentStart, "a process starts after its parent")
 	var usage syscall.Rusage
 	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &usage))
 	// /proc counts in ticks of 10 ms; getrusage is finer, and read a
 	// moment later.
 	require.InDelta(t, time.Duration(usage.Utime.Nano()+usage.Stime.Nano()).Seconds(), self.Seconds(), 0.1)
+}
+
+// PostgreSQL's CPU between two readings counts the processes of the second:
+// a backend that exited in between (another client's, say) is left out
+// instead of subtracted, one started since counts in full, and a pid
+// reused by a later process is that later process.
+func TestCPUBetweenReadingsCountsTheProcessesOfTheSecond(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	before := CPU{Server: 10 * ms, Load: 5 * ms, Postgres: 1000 * ms, postgres: map[postgresProcess]time.Duration{
+		{"100", 1}: 300 * ms, {"200", 1}: 600 * ms, {"300", 1}: 100 * ms,
+	}}
+	after := CPU{Server: 30 * ms, Load: 8 * ms, Postgres: 470 * ms, postgres: map[postgresProcess]time.Duration{
+		{"100", 1}: 350 * ms, // ran on: 50
+		{"300", 9}: 20 * ms,  // pid 300 reused since: 20
+		{"400", 9}: 100 * ms, // started since: 100
+	}}
+	require.Equal(t, CPU{Server: 20 * ms, Load: 3 * ms, Postgres: 170 * ms}, after.sub(before))
 }
 
 func TestBackendDatabaseReadsProcessTitles(t *testing.T) {
