@@ -224,21 +224,21 @@ LEFT JOIN stored s ON s.ord = j.ord
 LEFT JOIN held h ON h.ord = j.ord
 ORDER BY j.ord;
 
--- MessageStoreNew stores several messages, each the first of its claim
--- (tenant, environment and fingerprint) in the call, unless the claim is
--- taken, and returns the ordinal (1 for the first message) of each one it
--- stored with its id: an insert and its business keys, and nothing else to
--- start. It is MessageStoreOrBlockAll for messages that are most likely
--- new (their bytes were not seen lately): every one it stores is decided
--- as that statement would have decided it, and each one it finds taken
--- (by a holder in or out of its window, or by a concurrent insert) is left
--- as it was, for MessageStoreOrBlockAll to decide after it in the same
--- transaction. Nulls are sent as MessageStoreOrBlockAll's are. It also
--- writes the deliveries of the messages it stores, as
--- DeliveryCreateForStored would, and returns their ids and destinations
--- with each message, in the order of their ids: the statement that would
--- write them after it has to find the messages again. The destinations are
--- looked up apart (OFFSET 0), per message, as DeliveryCreateForStored does.
+-- MessageStoreNew stores several messages, no two of which share a claim
+-- (tenant, environment and fingerprint; the caller sees to that), each
+-- unless its claim is taken, with its business keys and its deliveries,
+-- and returns for each one it stored its ordinal (1 for the first message),
+-- its id, and the ids and destinations of its deliveries, in the order of
+-- their ids. It is MessageStoreOrBlockAll for messages that are most likely
+-- new (their bytes were not seen lately), without the lookup of a holder
+-- and the inserts of a blocked message: every one it stores is decided as
+-- that statement would have decided it, and each one it finds taken (by a
+-- holder in or out of its window, or by a concurrent insert) is left as it
+-- was, for MessageStoreOrBlockAll to decide after it in the same
+-- transaction. The deliveries are written as DeliveryCreateForStored
+-- writes them, which then need not find the messages again; the
+-- destinations are looked up apart (OFFSET 0), per message, as there.
+-- Nulls are sent as MessageStoreOrBlockAll's are.
 -- name: MessageStoreNew :many
 WITH input AS (
     SELECT a.*

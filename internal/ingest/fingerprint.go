@@ -432,18 +432,16 @@ func claimsOf(ms []message) db.DeliveryCreateForStoredParams {
 	return p
 }
 
-// storeOrBlockAllParams lays ms out as MessageStoreOrBlockAll's arrays, one
-// element per message, with the values that stand for NULL there.
-func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
+// storeNewParams lays ms out as MessageStoreNew's arrays, one element per
+// message, with the values that stand for NULL there.
+func storeNewParams(ms []message) db.MessageStoreNewParams {
 	n := len(ms)
-	p := db.MessageStoreOrBlockAllParams{
+	p := db.MessageStoreNewParams{
 		TenantIds: make([]int64, n), EnvironmentIds: make([]int64, n), MessageTypeIds: make([]int64, n),
 		Docnums: make([]string, n), Payloads: make([][]byte, n), ContentHashes: make([][]byte, n),
 		ShapeHashes: make([][]byte, n), Fingerprints: make([]string, n), SourceEndpoints: make([]string, n),
-		IntegrationIds: make([]uuid.UUID, n), RemoteAddrs: make([]string, n), Actors: make([]string, n),
-		ContentTypes: make([]string, n), ReceivedBytes: make([][]byte, n), PacketPositions: make([]int32, n),
-		PacketSizes: make([]int32, n), WindowHours: make([]int32, n), Details: make([][]byte, n),
-		Senders: make([][]byte, n), Action: auditevent.DuplicateBlocked,
+		IntegrationIds: make([]uuid.UUID, n), RemoteAddrs: make([]string, n), ContentTypes: make([]string, n),
+		ReceivedBytes: make([][]byte, n), PacketPositions: make([]int32, n), PacketSizes: make([]int32, n),
 	}
 	for i, m := range ms {
 		p.TenantIds[i], p.EnvironmentIds[i], p.MessageTypeIds[i] = m.TenantID, m.EnvironmentID, m.MessageType.ID
@@ -453,12 +451,11 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		if m.Source.IntegrationID != nil {
 			p.IntegrationIds[i] = *m.Source.IntegrationID
 		}
-		p.RemoteAddrs[i], p.Actors[i] = m.Source.RemoteAddr, m.Source.Actor
+		p.RemoteAddrs[i] = m.Source.RemoteAddr
 		p.ContentTypes[i], p.ReceivedBytes[i] = m.stored.contentType, m.stored.bytes
 		if m.stored.packetPosition != nil {
 			p.PacketPositions[i], p.PacketSizes[i] = *m.stored.packetPosition, *m.stored.packetSize
 		}
-		p.WindowHours[i], p.Details[i], p.Senders[i] = m.windowHours, m.blocked, m.sender
 		for _, v := range m.keyValues {
 			p.KeyOrds = append(p.KeyOrds, int32(i+1))
 			p.KeyValues = append(p.KeyValues, v)
@@ -467,17 +464,24 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 	return p
 }
 
-// storeNewParams is MessageStoreNew's arrays for ms: those of
-// MessageStoreOrBlockAll that storing a message reads.
-func storeNewParams(ms []message) db.MessageStoreNewParams {
-	p := storeOrBlockAllParams(ms)
-	return db.MessageStoreNewParams{
-		TenantIds: p.TenantIds, EnvironmentIds: p.EnvironmentIds, MessageTypeIds: p.MessageTypeIds,
-		Docnums: p.Docnums, Payloads: p.Payloads, ContentHashes: p.ContentHashes, ShapeHashes: p.ShapeHashes,
-		Fingerprints: p.Fingerprints, SourceEndpoints: p.SourceEndpoints, IntegrationIds: p.IntegrationIds,
-		RemoteAddrs: p.RemoteAddrs, ContentTypes: p.ContentTypes, ReceivedBytes: p.ReceivedBytes,
-		PacketPositions: p.PacketPositions, PacketSizes: p.PacketSizes, KeyOrds: p.KeyOrds, KeyValues: p.KeyValues,
+// storeOrBlockAllParams is MessageStoreOrBlockAll's arrays for ms: those
+// of MessageStoreNew, and what blocking a message records (the event's
+// actor and details, the window, the sender of a kept copy).
+func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
+	s, n := storeNewParams(ms), len(ms)
+	p := db.MessageStoreOrBlockAllParams{
+		TenantIds: s.TenantIds, EnvironmentIds: s.EnvironmentIds, MessageTypeIds: s.MessageTypeIds,
+		Docnums: s.Docnums, Payloads: s.Payloads, ContentHashes: s.ContentHashes, ShapeHashes: s.ShapeHashes,
+		Fingerprints: s.Fingerprints, SourceEndpoints: s.SourceEndpoints, IntegrationIds: s.IntegrationIds,
+		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes,
+		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes, KeyOrds: s.KeyOrds, KeyValues: s.KeyValues,
+		Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
+		Action: auditevent.DuplicateBlocked,
 	}
+	for i, m := range ms {
+		p.Actors[i], p.WindowHours[i], p.Details[i], p.Senders[i] = m.Source.Actor, m.windowHours, m.blocked, m.sender
+	}
+	return p
 }
 
 // storeOrBlockParams is MessageStoreOrBlock's parameters for m.

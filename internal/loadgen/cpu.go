@@ -16,9 +16,10 @@ import (
 // splits it says where the time went (docs/performance.md, "Method").
 type CPU struct {
 	Server, Postgres, Load time.Duration
-	// postgres is each PostgreSQL process's share of Postgres, by its pid
-	// and start time, so that the time between two readings counts only
-	// processes that were there at the second (see sub).
+	// postgres is what a reading (readCPU) holds of PostgreSQL instead of
+	// Postgres: each process's time, by its pid and start time, so that the
+	// time between two readings counts only the processes that were there
+	// at the second (see sub).
 	postgres map[postgresProcess]time.Duration
 }
 
@@ -54,7 +55,6 @@ func readCPU(serverPID int, database string) (CPU, error) {
 			continue
 		}
 		if t, start, err := processCPU(pid); err == nil {
-			c.Postgres += t
 			c.postgres[postgresProcess{pid, start}] = t
 		}
 	}

@@ -309,10 +309,10 @@ func TestProcessCPUReadsUserAndSystemTime(t *testing.T) {
 func TestCPUBetweenReadingsCountsTheProcessesOfTheSecond(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
-	before := CPU{Server: 10 * ms, Load: 5 * ms, Postgres: 1000 * ms, postgres: map[postgresProcess]time.Duration{
+	before := CPU{Server: 10 * ms, Load: 5 * ms, postgres: map[postgresProcess]time.Duration{
 		{"100", 1}: 300 * ms, {"200", 1}: 600 * ms, {"300", 1}: 100 * ms,
 	}}
-	after := CPU{Server: 30 * ms, Load: 8 * ms, Postgres: 470 * ms, postgres: map[postgresProcess]time.Duration{
+	after := CPU{Server: 30 * ms, Load: 8 * ms, postgres: map[postgresProcess]time.Duration{
 		{"100", 1}: 350 * ms, // ran on: 50
 		{"300", 9}: 20 * ms,  // pid 300 reused since: 20
 		{"400", 9}: 100 * ms, // started since: 100
