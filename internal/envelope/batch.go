@@ -48,13 +48,13 @@ func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	items := make([]BatchItem, len(list))
 	for i, raw := range list {
 		item := &items[i]
-		env, err := Parse(body[raw.Index : raw.Index+len(raw.Raw)])
+		env, itemMembers, err := parseChecked(body[raw.Index : raw.Index+len(raw.Raw)])
 		if err != nil {
 			item.Err = asUserError(err)
 			continue
 		}
 		item.Envelope = env
-		switch key := raw.Get("idempotency_key"); key.Type {
+		switch key := itemMembers["idempotency_key"]; key.Type {
 		case gjson.Null:
 		case gjson.String:
 			item.IdempotencyKey, item.HasKey = strings.Clone(key.Str), true

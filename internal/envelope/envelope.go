@@ -34,6 +34,15 @@ func Parse(body []byte) (env Envelope, err error) {
 	if err := CheckJSON(body); err != nil {
 		return env, err
 	}
+	env, _, err = parseChecked(body)
+	return env, err
+}
+
+// parseChecked is Parse for a body that CheckJSON accepted, on its own or
+// as part of a larger document that it accepted: a batch's items are
+// checked once, with their batch. It also returns the body's members, in
+// which a batch item's own members are found.
+func parseChecked(body []byte) (env Envelope, members map[string]gjson.Result, err error) {
 	// gjson reads strings. Converting the body would copy it, and the
 	// payload taken from that copy would be copied again, each time as much
 	// memory as the body (up to MAX_BODY_BYTES). The body is not modified
@@ -41,48 +50,49 @@ func Parse(body []byte) (env Envelope, err error) {
 	// payload is sliced from the body at the offset gjson reports.
 	root := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
 	if !root.IsObject() {
-		return env, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
+		return env, nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
 	}
-	members, err := membersOf(root)
-	if err != nil {
-		return env, err
+	if members, err = membersOf(root); err != nil {
+		return env, nil, err
 	}
 
 	mt, ok := members["message_type"]
 	switch {
 	case !ok || mt.Type == gjson.Null:
-		return env, apperr.New(apperr.Invalid, "missing-field", "message_type is required")
+		return env, nil, apperr.New(apperr.Invalid, "missing-field", "message_type is required")
 	case mt.Type != gjson.String || mt.Str == "":
-		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
+		return env, nil, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
 	}
 	// A message type that cannot be a code is refused before it is looked
 	// up, logged or counted, so that huge or hostile values never reach a
 	// log line or a metrics label.
 	if problem := identifier.Problem(mt.Str, messagetype.MaxCodeLength); problem != "" {
-		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
+		return env, nil, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
 	}
 	// Short strings are copied, so that they do not keep the body alive.
 	env.MessageType = strings.Clone(mt.Str)
 
 	payload, ok := members["payload"]
 	if !ok {
-		return env, apperr.New(apperr.Invalid, "missing-field", "payload is required")
+		return env, nil, apperr.New(apperr.Invalid, "missing-field", "payload is required")
 	}
 	env.Payload = body[payload.Index : payload.Index+len(payload.Raw)]
 
 	if d, ok := members["docnum"]; ok && d.Type != gjson.Null {
 		if d.Type != gjson.String {
-			return env, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
+			return env, nil, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
 		}
 		env.Docnum = strings.Clone(d.Str)
 		if err := CheckDocnum("docnum", env.Docnum); err != nil {
-			return env, err
+			return env, nil, err
 		}
 	}
 	if env.Docnum == "" {
-		env.Docnum, err = detectedDocnum(env.Payload)
+		if env.Docnum, err = detectedDocnum(env.Payload); err != nil {
+			return env, nil, err
+		}
 	}
-	return env, err
+	return env, members, nil
 }
 
 // detectedDocnum is the docnum of an IDoc control record in payload, checked.

@@ -74,6 +74,28 @@ func BenchmarkEnvelopeParse(b *testing.B) {
 	}
 }
 
+// BenchmarkBatchParse is the same work for a receive-messages body of 100
+// envelopes of 2 KiB payloads.
+func BenchmarkBatchParse(b *testing.B) {
+	item := []byte(`{"message_type":"ORDERS05","docnum":"0000000000900101","payload":` + string(orders05Payload(2<<10)) + `}`)
+	body := []byte(`{"messages":[`)
+	for i := range 100 {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, item...)
+	}
+	body = append(body, "]}"...)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		items, err := envelope.ParseBatch(body, 100)
+		if err != nil || items[99].Err != nil {
+			b.Fatal(err, items[99].Err)
+		}
+	}
+}
+
 // BenchmarkRawSHA256 is the floor: hashing the same bytes without reading
 // them as JSON.
 func BenchmarkRawSHA256(b *testing.B) {
