@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/pgarray"
 	"github.com/lefia/edihub/internal/schema"
 )
 
@@ -135,6 +136,7 @@ func connect(ctx context.Context, cfg config.Config, tune ...func(*pgxpool.Confi
 	if _, set := poolCfg.ConnConfig.RuntimeParams["jit"]; !set {
 		poolCfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}
+	pgarray.EncodeDirectly(poolCfg)
 	for _, t := range tune {
 		t(poolCfg)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/peterldowns/pgtestdb"
 	"github.com/peterldowns/pgtestdb/migrators/common"
 
+	"github.com/lefia/edihub/internal/pgarray"
 	"github.com/lefia/edihub/internal/schema"
 	"github.com/lefia/edihub/migrations"
 )
@@ -52,6 +53,8 @@ func poolWith(tb testing.TB, databaseURL string, configure func(*pgxpool.Config)
 	if err != nil {
 		tb.Fatalf("parse pool config: %v", err)
 	}
+	// Tests send parameters as the service does.
+	pgarray.EncodeDirectly(cfg)
 	configure(cfg)
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {

@@ -1,0 +1,81 @@
+// Package pgarray teaches pgx to encode the array parameters edihub sends
+// most without reflection.
+package pgarray
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// EncodeDirectly makes every connection of the pool encode the two
+// kinds of array parameter the storing statements send one item of per
+// message, as pgx encodes []string or []int64: item by item from the slice
+// itself.
+//
+// pgx knows neither kind. It encodes a [][]byte (payloads, hashes, the
+// received bytes, the details of a blocked copy) through reflection, one
+// boxed item at a time, and a []uuid.UUID (the integrations) worse: a
+// uuid.UUID is a driver.Valuer, so each item is formatted as text, refused
+// by the binary encoder and then parsed back before it is written. Together
+// that was a twentieth of edihub's CPU per new message and a tenth per
+// message of a batch (docs/performance.md, "Array parameters without
+// reflection"). The bytes sent are the same; pgarray_test.go compares
+// them.
+func EncodeDirectly(cfg *pgxpool.Config) {
+	next := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		Register(conn.TypeMap())
+		if next != nil {
+			return next(ctx, conn)
+		}
+		return nil
+	}
+}
+
+// Register puts the direct encoders into m, ahead of pgx's own fallbacks,
+// which pgx tries only for a Go type that no codec takes as it is.
+func Register(m *pgtype.Map) {
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{wrapArray}, m.TryWrapEncodePlanFuncs...)
+}
+
+func wrapArray(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+	switch value.(type) {
+	case [][]byte:
+		return &arrayPlan[[][]byte, []byte]{flat: bytesArray}, pgtype.FlatArray[[]byte](nil), true
+	case []uuid.UUID:
+		return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray}, pgtype.FlatArray[[16]byte](nil), true
+	}
+	return nil, nil, false
+}
+
+// arrayPlan hands the slice on to pgx's array encoder as a FlatArray of
+// items pgx encodes without reflection.
+type arrayPlan[S any, E any] struct {
+	next pgtype.EncodePlan
+	flat func(S) pgtype.FlatArray[E]
+}
+
+func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
+
+func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
+	return p.next.Encode(p.flat(value.(S)), buf)
+}
+
+func bytesArray(s [][]byte) pgtype.FlatArray[[]byte] { return s }
+
+// uuidArray copies the ids as the [16]byte pgx writes directly. A nil
+// slice stays nil, which pgx sends as NULL, as it does a nil []uuid.UUID.
+func uuidArray(s []uuid.UUID) pgtype.FlatArray[[16]byte] {
+	if s == nil {
+		return nil
+	}
+	ids := make(pgtype.FlatArray[[16]byte], len(s))
+	for i, id := range s {
+		ids[i] = id
+	}
+	return ids
+}
