@@ -128,7 +128,9 @@ func TestBatchAllOrNothing(t *testing.T) {
 		{"message_type": "DESADV01", "payload": {"a": 4}},
 		{"message_type": "ORDERS05", "payload": {"a": 5, "a": 6}},
 		{"message_type": "ORDERS05", "payload": {}, "idempotency_key": "bad\u0001key"},
-		[1, 2]
+		[1, 2],
+		{"message_type": "ORDERS05", "payload": {}, "idempotency_key": 7},
+		{"message_type": "ORDERS05", "payload": {"a": 8}, "docnum": "8", "idempotency_key": null}
 	]}`)
 	r := b.postBatch(t, body)
 	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
@@ -146,7 +148,7 @@ func TestBatchAllOrNothing(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d:%s", e.Index, e.Type))
 	}
 	require.Equal(t, []string{"1:missing-field", "3:unknown-message-type", "4:invalid-payload",
-		"5:invalid-idempotency-key", "6:malformed-json"}, got)
+		"5:invalid-idempotency-key", "6:malformed-json", "7:invalid-idempotency-key"}, got)
 	require.Equal(t, 0, b.messages(t))
 }
 
