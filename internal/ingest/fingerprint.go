@@ -213,6 +213,14 @@ func decideAll(ctx context.Context, q *db.Queries, locks []int64, ms []message) 
 // and no two of them claim the same fingerprint, so that none of them can
 // be the duplicate of another. Only then is storeNew worth its statement.
 func allFresh(ms []message) bool {
+	for _, m := range ms {
+		if m.seen {
+			return false
+		}
+	}
+	if len(ms) == 1 {
+		return true // a single request, most of them: no claim to repeat
+	}
 	type claim struct {
 		tenant, environment int64
 		fingerprint         string
@@ -220,7 +228,7 @@ func allFresh(ms []message) bool {
 	claims := make(map[claim]struct{}, len(ms))
 	for _, m := range ms {
 		c := claim{m.TenantID, m.EnvironmentID, *m.fingerprint}
-		if _, repeated := claims[c]; repeated || m.seen {
+		if _, repeated := claims[c]; repeated {
 			return false
 		}
 		claims[c] = struct{}{}
