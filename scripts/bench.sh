@@ -12,22 +12,26 @@
 #     and 100 messages, at 16 clients, measured in messages per second;
 #     then with the packet of 100 sent again whole by each client, as SAP
 #     resends a packet whose acknowledgement it lost;
-#  4. runs pgbench with scripts/bench/insert.sql, the same insert, at the
+#  4. measures the floor (loadgen.Floor) at the same client counts: net/http
+#     and pgx running pgbench's insert for each request, nothing else, the
+#     most any HTTP service in Go can reach on these cores;
+#  5. runs pgbench with scripts/bench/insert.sql, the same insert, at the
 #     same client counts against the same server, and with
 #     scripts/bench/insert-rows.sql, that insert for as many rows in one
 #     statement as each batch size, at the batch client count;
-#  5. runs the 16-client rows of steps 2 to 4 again (single messages,
-#     batches and packets of 100, pgbench) with PostgreSQL on the first half
-#     of the CPUs and everything else on the other half, when the server
-#     is on this machine: the same CPU for PostgreSQL in edihub's rows and
-#     in pgbench's, so that the ratio says whether PostgreSQL is the limit;
-#  6. restarts edihub and posts 5 MiB messages from 16 clients to measure
+#  6. runs the 16-client rows of steps 2 to 5 again (single messages,
+#     batches and packets of 100, the floor, pgbench) with PostgreSQL on
+#     the first half of the CPUs and everything else on the other half,
+#     when the server is on this machine: the same CPU for PostgreSQL in
+#     edihub's rows and in pgbench's, so that the ratio says whether
+#     PostgreSQL is the limit;
+#  7. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
-#  7. runs the Go micro benchmarks of the fingerprint and the content hash
+#  8. runs the Go micro benchmarks of the fingerprint and the content hash
 #     next to the floor of hashing the raw bytes;
-#  8. measures delivery to a local receiver: deliveries per second and the
+#  9. measures delivery to a local receiver: deliveries per second and the
 #     lag from ingest answer to first attempt (internal/delivery);
-#  9. prints the tables (written to bin/bench/report.md as well).
+# 10. prints the tables (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
@@ -128,9 +132,24 @@ step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up,
 start_server "$out/server.log"
 single_rows $clients
 
+# floor_rows CLIENTS... measures new messages at each client count on the
+# floor (loadgen.Floor): the most any HTTP service in Go reaches on these
+# cores for the insert pgbench runs; its rows are labelled "floor".
+floor_rows() {
+  local c
+  start_floor "$out/floor${row_prefix:+-pinned}.log"
+  for c in "$@"; do
+    measured "${row_prefix}floor c=$c" -label floor -mix new -clients "$c" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
+  done
+  stop_server
+}
+
 step "edihub: JSON batches and IDoc-XML packets of $batch_sizes new messages at $batch_clients clients ($warmup warm-up, $batch_duration measured each)"
 multi_rows $batch_sizes
 stop_server
+
+step "floor: net/http and pgbench's insert, nothing else, at clients $clients"
+floor_rows $clients
 
 # pgbench_rows CLIENTS... runs scripts/bench/insert.sql at each client
 # count, and scripts/bench/insert-rows.sql for each batch size above 1 at
@@ -227,6 +246,7 @@ else
     n="$(largest $batch_sizes)"
     multi_rows "$n"
     stop_server
+    floor_rows "$batch_clients"
     batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"
   )
   unpin_postgres

@@ -89,6 +89,14 @@ start_server() {
   server_pid=$!
   url="http://$(edihub_address "$log")" || exit 1
 }
+# start_floor starts edihub-load's floor (loadgen.Floor: net/http and the
+# insert pgbench runs, nothing else) for the bench tenant, as start_server
+# starts edihub; stop_server stops it. Needs bench_tenant first.
+start_floor() {
+  bin/edihub-load floor -tenant "$tenant_id" -env "$env_id" -message-type "$mt_id" 2>"$1" &
+  server_pid=$!
+  url="http://$(edihub_address "$1")" || exit 1
+}
 stop_server() {
   kill -TERM "$server_pid"
   wait "$server_pid" || true

@@ -7,6 +7,7 @@
 //	edihub-load payload -size BYTES     # the payload of one message, for pgbench
 //	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
 //	edihub-load admin -url URL -email EMAIL -password PASSWORD -pages FILE [-runs N] [-explain-log FILE -explain-db NAME]
+//	edihub-load floor -tenant ID -env ID -message-type ID [-listen ADDR]   # DATABASE_URL; see loadgen.Floor
 package main
 
 import (
@@ -17,10 +18,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/loadgen"
 )
@@ -34,7 +41,7 @@ func main() {
 	}
 }
 
-const usage = "usage: edihub-load run|payload|report|admin [flags]; -h after a command lists its flags"
+const usage = "usage: edihub-load run|payload|report|admin|floor [flags]; -h after a command lists its flags"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -49,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printReport(args[1:], stdout, stderr)
 	case "admin":
 		return timeAdmin(ctx, args[1:], stdout, stderr)
+	case "floor":
+		return serveFloor(ctx, args[1:], stderr)
 	}
 	return fmt.Errorf("unknown command %q; %s", args[0], usage)
 }
@@ -70,6 +79,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.PayloadSize, "payload-size", 2048, "bytes of each message's payload")
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "process whose memory to sample and CPU time to measure, with PostgreSQL's (0: none)")
 	fs.StringVar(&cfg.PostgresDatabase, "postgres-database", "", "count the CPU time of this database's PostgreSQL backends only (\"\": of every database)")
+	fs.StringVar(&cfg.Label, "label", "", "names the server in the report when it is not edihub (e.g. floor)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second of all clients together, on a fixed schedule (0: as fast as answers come)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -179,6 +189,47 @@ func timeAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := enc.Encode(t); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// serveFloor serves loadgen.Floor on DATABASE_URL until ctx ends, logging
+// "listening addr=…" as edihub serve does, so that the bench scripts start
+// and find both alike.
+func serveFloor(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:0", "address to serve on")
+	var floor loadgen.Floor
+	fs.Int64Var(&floor.TenantID, "tenant", 0, "the bench tenant's id")
+	fs.Int64Var(&floor.EnvironmentID, "env", 0, "the bench environment's id")
+	fs.Int64Var(&floor.MessageTypeID, "message-type", 0, "the bench message type's id")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	// As many connections as edihub serve opens on this machine, so that
+	// both have as many commits in flight.
+	cfg.MaxConns = int32(max(4, 8*runtime.GOMAXPROCS(0)))
+	if floor.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return err
+	}
+	defer floor.Pool.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	slog.New(slog.NewTextHandler(stderr, nil)).Info("listening", "addr", ln.Addr().String())
+	srv := &http.Server{Handler: floor, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
 	}
 	return nil
 }

@@ -66,10 +66,14 @@ type Config struct {
 	PostgresDatabase string
 	// Progress receives a status line every second; nil for none.
 	Progress io.Writer
+	// Label names the server when it is not edihub (the bench's "floor",
+	// see Floor), for the report.
+	Label string
 }
 
 // Result is what a run measured. Latencies are in milliseconds.
 type Result struct {
+	Label        string  `json:"label,omitempty"` // Config.Label
 	Mix          Mix     `json:"mix"`
 	Form         Form    `json:"form"`
 	PerRequest   int     `json:"messages_per_request"`
@@ -142,7 +146,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	rss := stopSampling()
 
 	res := Result{
-		Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(0)),
+		Label: cfg.Label, Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(0)),
 		Errors: int(r.errors.Load()), Seconds: elapsed.Seconds(), FirstError: r.firstError(),
 		ServerRSS: rss,
 	}

@@ -215,6 +215,7 @@ func TestReportWrite(t *testing.T) {
 			{Mix: MixNew, Clients: 16, RPS: 500, P50: 1, P95: 2, P99: 3, ServerRSS: 20 << 20, ServerPeak: 30 << 20,
 				ServerCPU: 210.4, PostgresCPU: 330, LoadCPU: 95.6},
 			{Mix: MixReplay, Clients: 64, RPS: 100},
+			{Label: "floor", Mix: MixNew, Clients: 16, RPS: 800, ServerCPU: 140, PostgresCPU: 400, LoadCPU: 40},
 			{Mix: MixNew, Form: FormPacket, PerRequest: 10, Clients: 16, RPS: 150, MPS: 1500, P50: 9, P99: 30},
 		},
 		Pgbench: []Pgbench{{Clients: 16, TPS: 1000}, {Clients: 16, Rows: 10, TPS: 300}},
@@ -224,6 +225,7 @@ func TestReportWrite(t *testing.T) {
 	require.NoError(t, rep.Write(&out))
 	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 1000 | 0.50 | 210 / 330 / 96 | 20.0 MiB |")
 	require.Contains(t, out.String(), "| replay | 64 | 100 | 0.00 | 0.00 | 0.00 | 0 | n/a | n/a | n/a | n/a |")
+	require.Contains(t, out.String(), "| new, floor | 16 | 800 | 0.00 | 0.00 | 0.00 | 0 | 1000 | 0.80 | 140 / 400 / 40 | n/a |")
 	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | 3000 | 0.50 | n/a | n/a |")
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")

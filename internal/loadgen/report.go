@@ -83,7 +83,7 @@ func (rep Report) Write(w io.Writer) error {
 	for _, r := range envelopes {
 		tps, ratio := against(r.Clients, 1, r.RPS)
 		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s | %s |\n",
-			r.Mix, r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, r.cpuSplit(), mib(r.ServerRSS))
+			r.name(), r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, r.cpuSplit(), mib(r.ServerRSS))
 		peak = max(peak, r.ServerPeak)
 	}
 	fmt.Fprintln(bw)
@@ -114,6 +114,15 @@ func (rep Report) Write(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// name is what the report calls the row: its mix, and the server measured
+// when that was not edihub.
+func (r Result) name() string {
+	if r.Label != "" {
+		return string(r.Mix) + ", " + r.Label
+	}
+	return string(r.Mix)
 }
 
 // cpuSplit is the row's CPU per message: the server's, PostgreSQL's and

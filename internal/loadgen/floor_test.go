@@ -1,0 +1,37 @@
+package loadgen
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/testfactory"
+)
+
+// The floor stores each request's body as a new message, with the insert
+// pgbench runs, and answers it as edihub answers a new message, so that a
+// load row measures it exactly as it measures edihub.
+func TestFloorStoresEveryRequestAsANewMessage(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	tenant, env := testfactory.TenantWithEnvironment(t, pool, "bench")
+	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Tenant: "bench"})
+	srv := httptest.NewServer(Floor{Pool: pool, TenantID: tenant.ID, EnvironmentID: env.ID, MessageTypeID: mt.ID})
+	t.Cleanup(srv.Close)
+
+	const clients, requests = 4, 5
+	res, err := Run(context.Background(), Config{
+		URL: srv.URL, APIKey: "unused", Mix: MixNew, Clients: clients, Requests: requests, PayloadSize: 512,
+	})
+	require.NoError(t, err)
+	require.Zero(t, res.Errors, res.FirstError)
+	require.Equal(t, clients*requests, res.Requests)
+
+	stored := pgtest.Count(t, pool, `SELECT count(*) FROM messages
+		WHERE tenant_id = $1 AND environment_id = $2 AND message_type_id = $3
+		  AND payload::jsonb ? 'payload' AND fingerprint ~ '^[0-9a-f]{64}$'`, tenant.ID, env.ID, mt.ID)
+	require.Equal(t, clients*requests, stored, "each request's body is a message of its own")
+}
