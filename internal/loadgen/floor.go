@@ -20,9 +20,9 @@ import (
 // JSON, hashes nothing, deduplicates nothing and writes no key or delivery.
 //
 // Its ratio to pgbench on the same cores is therefore the most that any
-// HTTP service in Go can reach there: the cost of net/http, pgx and their
-// system calls on top of PostgreSQL's insert, which edihub pays too, with
-// its load generator on the same cores as pgbench's client is not.
+// HTTP service in Go can reach there. What it pays on top of PostgreSQL's
+// insert, net/http, pgx, their system calls and the load generator's
+// requests, edihub pays too, and pgbench with its lighter client does not.
 type Floor struct {
 	Pool *pgxpool.Pool
 	// TenantID, EnvironmentID and MessageTypeID are the bench tenant's,
