@@ -23,12 +23,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/loadgen"
 )
 
@@ -207,13 +207,12 @@ func serveFloor(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	cfg, err := pgxpool.ParseConfig(os.Getenv("DATABASE_URL"))
+	databaseURL := os.Getenv("DATABASE_URL")
+	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	// As many connections as edihub serve opens on this machine, so that
-	// both have as many commits in flight.
-	cfg.MaxConns = int32(max(4, 8*runtime.GOMAXPROCS(0)))
+	db.SizeIngestPool(cfg, databaseURL)
 	if floor.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return err
 	}

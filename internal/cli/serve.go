@@ -8,9 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"runtime"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,7 +32,7 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 		return usageErrorf("serve takes no arguments; it is configured through environment variables")
 	}
 	tuneGC(env.Getenv, cfg)
-	pool, err := connect(ctx, cfg, func(c *pgxpool.Config) { sizePool(c, cfg.DatabaseURL) })
+	pool, err := connect(ctx, cfg, func(c *pgxpool.Config) { db.SizeIngestPool(c, cfg.DatabaseURL) })
 	if err != nil {
 		return err
 	}
@@ -140,20 +138,6 @@ func serveMetrics(ctx context.Context, cfg config.Config, m *metrics.Metrics, lo
 	}()
 	log.Info("serving metrics", "addr", ln.Addr().String(), "profiling", cfg.Profiling)
 	return nil
-}
-
-// poolConnsPerCore sizes the server's pool unless DATABASE_URL does
-// (pool_max_conns). pgxpool's default of one connection per core (at least
-// four) suits work that keeps a connection busy on the CPU, but an ingest
-// request holds its connection mostly while PostgreSQL flushes the commit to
-// disk and while bytes cross the socket; with more connections in flight,
-// more commits share one flush. docs/performance.md has the measurements.
-const poolConnsPerCore = 8
-
-func sizePool(c *pgxpool.Config, databaseURL string) {
-	if !strings.Contains(databaseURL, "pool_max_conns") {
-		c.MaxConns = int32(max(4, poolConnsPerCore*runtime.GOMAXPROCS(0)))
-	}
 }
 
 // tuneGC sets the garbage collector's target and soft memory limit, each
