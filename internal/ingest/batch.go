@@ -87,29 +87,13 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 		return s.receiveBatchWithKey(ctx, ms)
 	}
 
-	results, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-		if allByFingerprint(ms) {
-			return receiveAllByFingerprint(ctx, q, claimLocks(ms), ms)
-		}
-		if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
-			return nil, fmt.Errorf("lock the batch's claims: %w", err)
-		}
-		results := make([]Result, 0, len(ms))
-		for _, m := range ms {
-			var res Result
-			var err error
-			if m.IdempotencyKey != "" {
-				res, err = s.decideWithKey(ctx, q, m)
-			} else {
-				res, err = receiveByFingerprint(ctx, q, m)
-			}
-			if err != nil {
-				return nil, err
-			}
-			results = append(results, res)
-		}
-		return results, nil
-	})
+	var results []Result
+	var err error
+	if allByFingerprint(ms) {
+		results, err = s.receiveAllByFingerprintTx(ctx, claimLocks(ms), ms)
+	} else {
+		results, err = s.storeTx(ctx, func(q *db.Queries) ([]Result, error) { return s.decideMixed(ctx, q, ms) })
+	}
 	for i := range results {
 		results[i].MessageType = ms[i].MessageType.Code
 	}
@@ -117,6 +101,31 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 		return BatchResult{}, err
 	}
 	return BatchResult{Results: results, Body: batchBody(results)}, nil
+}
+
+// decideMixed decides the messages of a batch of which some carry an
+// Idempotency-Key or have no fingerprint, one after the other, in the
+// batch's transaction q, after taking the advisory locks of all their
+// claims.
+func (s *Service) decideMixed(ctx context.Context, q *db.Queries, ms []message) ([]Result, error) {
+	if err := q.MessageClaimLocks(ctx, claimLocks(ms)); err != nil {
+		return nil, fmt.Errorf("lock the batch's claims: %w", err)
+	}
+	results := make([]Result, 0, len(ms))
+	for _, m := range ms {
+		var res Result
+		var err error
+		if m.IdempotencyKey != "" {
+			res, err = s.decideWithKey(ctx, q, m)
+		} else {
+			res, err = receiveByFingerprint(ctx, q, m)
+		}
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	return results, nil
 }
 
 // allByFingerprint tells whether every message of a request is decided by
@@ -195,7 +204,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 		return BatchResult{Results: results, Replayed: true, Body: body}
 	}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, db.On(s.pool), k, first.requestHash, ms)
+		res, replayed, err := replay(ctx, s.alone, k, first.requestHash, ms)
 		if err != nil || replayed {
 			return replayedAll(res.Body), err
 		}

@@ -122,25 +122,39 @@ func withDeliveries(res Result, row storedRow) Result {
 	return res
 }
 
+// receiveAllByFingerprintTx decides every message of one request, or of
+// one group of single requests (groupcommit.go), each of which has a
+// fingerprint, as receiveAllByFingerprint does in a transaction of their
+// own (storeTx). When every one of them is most likely a retransmission
+// (allSeen), blockRetransmissions first asks whether they all are, with
+// its statement in a transaction of its own, BEGIN and COMMIT in its one
+// round trip, as a replay's is (Service.alone). It writes nothing
+// unless it blocks them all, so when it does not, the transaction decides
+// them as if it had not run.
+func (s *Service) receiveAllByFingerprintTx(ctx context.Context, locks []int64, ms []message) ([]Result, error) {
+	if results, ok, err := blockRetransmissions(ctx, s.alone, ms); ok || err != nil {
+		return results, err
+	}
+	return s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
+		return receiveAllByFingerprint(ctx, q, locks, ms)
+	})
+}
+
 // receiveAllByFingerprint decides every message of one request, or of one
 // group of single requests (groupcommit.go), each of which has a
-// fingerprint, in order, after taking the advisory locks of their claims
-// (claimLocks): the locks travel in the round trip of the first statement,
-// ahead of it. It picks the statements by what the messages most likely
-// are:
-//   - retransmissions, when the tenant sent every one's bytes lately:
-//     blockRetransmissions blocks them without sending their payloads;
+// fingerprint, in order, in the transaction q, after taking the advisory
+// locks of their claims (claimLocks): the locks travel in the round trip of
+// the first statement, ahead of it. It picks the statements by what the
+// messages most likely are:
 //   - new messages, when none was seen and no two share a claim: storeNew
 //     stores them with a statement that only inserts, and leaves the ones
 //     it finds taken (a changed copy, a retransmission the memo forgot, an
 //     expired holder) to be decided after it;
-//   - anything else, and what those two leave: decideAll.
+//   - anything else, and what storeNew leaves: decideAll.
 //
-// Each path decides each message as decideAll would.
+// Each path decides each message as decideAll would. Retransmissions are
+// best blocked before the transaction begins (receiveAllByFingerprintTx).
 func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
-	if results, ok, err := blockRetransmissions(ctx, q, ms); ok || err != nil {
-		return results, err
-	}
 	if !allFresh(ms) {
 		return decideAll(ctx, q, locks, ms)
 	}

@@ -28,8 +28,11 @@ import (
 // on the path of a request without group commit (storeWithKey, with its
 // retries), outside the lane: claiming a key may wait for a concurrent
 // first use of it, which a group must not wait for. A group whose members
-// all have keys stores nothing, and is that statement alone, sent on the
-// pool: a transaction of its own, committed at the end of its round trip.
+// all have keys stores nothing, and is that statement alone, a
+// transaction of its own in one round trip (db.OwnTransactions). So is a
+// group of retransmissions, when its members are all decided by
+// their fingerprints and their statement blocks every one of them
+// (receiveAllByFingerprintTx).
 //
 // What stays as it was, and why:
 //   - A 2xx still means committed: a member is answered only after the
@@ -220,13 +223,21 @@ func (c *committer) commit(group []*member) {
 	}
 	var answers []memberAnswer
 	_, err := unpanicked(func() ([]Result, error) {
-		if allKeyed(ms) {
+		var err error
+		switch keyed := countKeyed(ms); keyed {
+		case len(ms):
 			// Replays store nothing and write no deliveries: their
-			// statement, sent on the pool, is a transaction of its own,
-			// committed at the end of its round trip, without a BEGIN and
-			// a COMMIT.
-			var err error
-			answers, err = replayKeys(ctx, db.On(c.s.pool), ms)
+			// statement is a transaction of its own, BEGIN and COMMIT
+			// in its one round trip.
+			answers, err = replayKeys(ctx, c.s.alone, ms)
+			return nil, err
+		case 0:
+			var results []Result
+			results, err = c.s.receiveAllByFingerprintTx(ctx, claimLocks(ms), ms)
+			answers = make([]memberAnswer, len(results))
+			for i, res := range results {
+				answers[i] = memberAnswer{res: res}
+			}
 			return nil, err
 		}
 		return c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
@@ -253,8 +264,8 @@ func (c *committer) commit(group []*member) {
 
 // alone decides the member of a group of one as a request alone: a
 // message by its fingerprint in a transaction of its own, and a message
-// with an Idempotency-Key by replaying the key, on its own (in
-// autocommit). A key that is not taken is left to the member to claim, as
+// with an Idempotency-Key by replaying the key, in a transaction of the
+// replay alone (Service.alone). A key that is not taken is left to the member to claim, as
 // in a larger group, so that a lane never waits for another request's
 // claim of a key.
 func (c *committer) alone(w *member) memberAnswer {
@@ -262,7 +273,7 @@ func (c *committer) alone(w *member) memberAnswer {
 		res, err := c.s.receiveAlone(w.ctx, w.m)
 		return memberAnswer{res: res, err: err}
 	}
-	res, replayed, err := replay(w.ctx, db.On(c.s.pool), w.m.keyID(), w.m.requestHash, []message{w.m})
+	res, replayed, err := replay(w.ctx, c.s.alone, w.m.keyID(), w.m.requestHash, []message{w.m})
 	return memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 }
 
@@ -322,7 +333,7 @@ func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswe
 		p.Details, p.ContentHashes = append(p.Details, m.blocked), append(p.ContentHashes, m.contentHash[:])
 		p.MessageTypeIds = append(p.MessageTypeIds, m.MessageType.ID)
 	}
-	rows, err := q.IdempotencyKeyReplayAll(ctx, p)
+	rows, err := db.One(ctx, q, (*db.Queries).IdempotencyKeyReplayAll, p)
 	if err != nil {
 		return nil, fmt.Errorf("replay idempotency keys: %w", err)
 	}
@@ -337,14 +348,15 @@ func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswe
 	return answers, nil
 }
 
-// allKeyed tells whether every one of ms carries an Idempotency-Key.
-func allKeyed(ms []message) bool {
+// countKeyed counts those of ms that carry an Idempotency-Key.
+func countKeyed(ms []message) int {
+	n := 0
 	for _, m := range ms {
-		if m.IdempotencyKey == "" {
-			return false
+		if m.IdempotencyKey != "" {
+			n++
 		}
 	}
-	return true
+	return n
 }
 
 // unpanicked runs decide and turns a panic in it into an error. A lane may

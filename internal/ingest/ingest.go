@@ -29,7 +29,11 @@ import (
 
 // Service stores received messages.
 type Service struct {
-	pool       *pgxpool.Pool
+	pool *pgxpool.Pool
+	// alone runs statements that decide everything they write by
+	// themselves (replays, retransmissions) each in a transaction of its
+	// own, in one round trip, on its generic plan (db.OwnTransactions).
+	alone      *db.Queries
 	keyTTL     time.Duration
 	deliveries Deliveries
 	// canonicalising admits one payload per core to canonicalisation. The
@@ -60,7 +64,7 @@ type Deliveries interface {
 // commit is on, with DefaultGroupLanes lanes, unless an option says
 // otherwise.
 func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts ...Option) *Service {
-	s := &Service{pool: pool, keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
+	s := &Service{pool: pool, alone: db.On(db.OwnTransactions{Pool: pool}), keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
 		hashes: newHashMemo(hashMemoEntries)}
 	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}}
 	for _, opt := range opts {
@@ -298,7 +302,14 @@ func (s *Service) decideAlone(ctx context.Context, m message) (Result, error) {
 // receiveAlone decides m, which carries no Idempotency-Key, in a
 // transaction of its own.
 func (s *Service) receiveAlone(ctx context.Context, m message) (Result, error) {
-	return s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
+	if m.fingerprint == nil {
+		return s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
+	}
+	results, err := s.receiveAllByFingerprintTx(ctx, nil, []message{m})
+	if err != nil {
+		return Result{}, err
+	}
+	return results[0], nil
 }
 
 // prepare loads the message type and does the CPU work (canonical form,

@@ -50,7 +50,7 @@ func (s *Service) storeWithKey(ctx context.Context, m message, replayFirst bool)
 	k := m.keyID()
 	for attempt := range maxAttempts {
 		if replayFirst || attempt > 0 {
-			res, replayed, err := replay(ctx, db.On(s.pool), k, m.requestHash, []message{m})
+			res, replayed, err := replay(ctx, s.alone, k, m.requestHash, []message{m})
 			if err != nil || replayed {
 				return res, err
 			}
@@ -167,7 +167,7 @@ func completeWithDeliveries(ctx context.Context, q *db.Queries, k keyID, res Res
 // from what the key was first used for. replayed is false when the key is
 // not taken. res names the message the key points at: the request's first.
 func replay(ctx context.Context, q *db.Queries, k keyID, requestHash [32]byte, ms []message) (res Result, replayed bool, err error) {
-	row, err := q.IdempotencyKeyReplay(ctx, replayParams(k, requestHash, ms))
+	row, err := db.One(ctx, q, (*db.Queries).IdempotencyKeyReplay, replayParams(k, requestHash, ms))
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return Result{}, false, fmt.Errorf("replay idempotency key: %w", err)
 	}
