@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/idocxml"
 )
 
@@ -80,7 +81,8 @@ func FuzzViewRoundTrip(f *testing.F) {
 }
 
 // FuzzParseXML feeds arbitrary bytes to the parser: it never panics, and what
-// it accepts has views of valid JSON and byte ranges inside the body.
+// it accepts has views of valid JSON, written beside their canonical forms,
+// and byte ranges inside the body.
 func FuzzParseXML(f *testing.F) {
 	for _, name := range []string{"orders05.xml", "invoic02.xml", "orders05_packet.xml"} {
 		f.Add(readSample(f, name), "")
@@ -96,6 +98,9 @@ func FuzzParseXML(f *testing.F) {
 		require.NotEmpty(t, doc.IDocs)
 		for _, idoc := range doc.IDocs {
 			require.True(t, json.Valid(idoc.View), "%q", idoc.View)
+			canonical, err := canon.JSON(idoc.View)
+			require.NoError(t, err)
+			require.Equal(t, string(canonical), string(idoc.Canonical), "the canonical form written beside the view")
 			require.Equal(t, idoc.Docnum, gjson.GetBytes(idoc.View, "*.IDOC.EDI_DC40.DOCNUM").Str)
 			require.True(t, 0 <= idoc.Start && idoc.Start < idoc.End && idoc.End <= len(body))
 			own := doc.Own(body, idoc)

@@ -59,8 +59,10 @@ type IDoc struct {
 	Position int    // 1 for the document's first IDoc
 	Docnum   string // EDI_DC40.DOCNUM
 	IDocType string // EDI_DC40.IDOCTYP; "" when the control record has none
-	// View is the IDoc's JSON view (see the package comment).
-	View []byte
+	// View is the IDoc's JSON view (see the package comment), its members
+	// in document order; Canonical is the same view in its RFC 8785
+	// canonical form, what canon.Canonicalise would make of View.
+	View, Canonical []byte
 	// Start and End delimit the IDOC element in the received body.
 	Start, End int
 }
@@ -261,13 +263,15 @@ type parser struct {
 	bindings []binding
 
 	// The IDOC element being read; reused from one IDoc to the next.
-	nodes []node
-	attrs []xml.Attr
-	stack []int32
-	text  []byte
-	view  []byte
-	key   []byte
-	index map[string]int32
+	nodes     []node
+	attrs     []xml.Attr
+	stack     []int32
+	text      []byte
+	view      []byte
+	canonical []byte
+	members   []member
+	attrNames map[string]string
+	index     map[string]int32
 }
 
 func (p *parser) parse(text []byte) (Document, error) {
@@ -639,7 +643,7 @@ func (p *parser) newIDoc(root string, position int) (IDoc, error) {
 	if idoc.IDocType, err = p.field(control, "IDOCTYP"); err != nil {
 		return idoc, invalid(err.Error())
 	}
-	if idoc.View, err = p.writeView(root); err != nil {
+	if idoc.View, idoc.Canonical, err = p.writeView(root); err != nil {
 		return idoc, invalid(err.Error())
 	}
 	return idoc, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/loadgen"
 )
 
@@ -289,6 +290,11 @@ func oldNewIDoc(root string, e *oldElement, position int) (IDoc, error) {
 		return idoc, invalid(err.Error())
 	}
 	if idoc.View, err = oldView(root, e); err != nil {
+		return idoc, invalid(err.Error())
+	}
+	// The canonical form of the oracle's view is the library's, so the
+	// parser's own canonical writing is checked against canon.JSON.
+	if idoc.Canonical, err = canon.JSON(idoc.View); err != nil {
 		return idoc, invalid(err.Error())
 	}
 	return idoc, nil

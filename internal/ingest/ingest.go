@@ -140,6 +140,10 @@ type Request struct {
 	MessageType db.MessageType
 	Docnum      string
 	Payload     []byte // the raw payload JSON, stored as received
+	// CanonicalPayload, when set, is Payload's RFC 8785 canonical form,
+	// written by whoever made Payload (an IDoc's view): the hashes are
+	// then taken from it, and Payload is not canonicalised again.
+	CanonicalPayload []byte
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
 	// receive-message, an integration id for that integration's keys.
@@ -411,17 +415,21 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool) (
 		return payloadHashes{}, ctx.Err()
 	}
 	defer func() { <-s.canonicalising }()
-	canonical, err := canon.Canonicalise(m.Payload)
-	if err != nil {
-		return payloadHashes{}, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
-			Detail: "the payload cannot be canonicalised: " + err.Error()}
+	canonical := m.CanonicalPayload
+	if canonical == nil {
+		c, err := canon.Canonicalise(m.Payload)
+		if err != nil {
+			return payloadHashes{}, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",
+				Detail: "the payload cannot be canonicalised: " + err.Error()}
+		}
+		defer c.Release()
+		canonical = c.Bytes()
 	}
-	defer canonical.Release()
-	h := payloadHashes{content: sha256.Sum256(canonical.Bytes())}
-	h.shape = canon.ShapeHash(canonical.Bytes(), h.content)
+	h := payloadHashes{content: sha256.Sum256(canonical)}
+	h.shape = canon.ShapeHash(canonical, h.content)
 	if keyed {
 		h.requestType, h.requestDocnum, h.requested = m.MessageType.Code, m.Docnum, true
-		h.request = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical.Bytes())
+		h.request = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical)
 	}
 	return h, nil
 }
