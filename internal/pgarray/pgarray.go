@@ -4,6 +4,7 @@ package pgarray
 
 import (
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -46,27 +47,49 @@ func Register(m *pgtype.Map) {
 func wrapArray(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 	switch value.(type) {
 	case [][]byte:
-		return &arrayPlan[[][]byte, []byte]{flat: bytesArray}, pgtype.FlatArray[[]byte](nil), true
+		return &arrayPlan[[][]byte, []byte]{flat: bytesArray, size: bytesArraySize}, pgtype.FlatArray[[]byte](nil), true
 	case []uuid.UUID:
-		return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray}, pgtype.FlatArray[[16]byte](nil), true
+		return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray, size: uuidArraySize}, pgtype.FlatArray[[16]byte](nil), true
 	}
 	return nil, nil, false
 }
 
 // arrayPlan hands the slice on to pgx's array encoder as a FlatArray of
-// items pgx encodes without reflection.
+// items pgx encodes without reflection, in a buffer first grown to hold
+// the whole array. pgx appends item after item to the buffer it encodes
+// all of a statement's parameters into, which starts small for every
+// statement, so a batch's payloads would otherwise grow it by doubling,
+// copying everything written so far each time.
 type arrayPlan[S any, E any] struct {
 	next pgtype.EncodePlan
 	flat func(S) pgtype.FlatArray[E]
+	// size is about how many bytes the array takes, encoded in binary.
+	size func(S) int
 }
 
 func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
 
 func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
-	return p.next.Encode(p.flat(value.(S)), buf)
+	s := value.(S)
+	return p.next.Encode(p.flat(s), slices.Grow(buf, p.size(s)))
 }
 
+// arrayHeader is the size of a one-dimensional binary array's header.
+const arrayHeader = 20
+
 func bytesArray(s [][]byte) pgtype.FlatArray[[]byte] { return s }
+
+// bytesArraySize counts each item's length word and a jsonb item's
+// version byte beside its bytes.
+func bytesArraySize(s [][]byte) int {
+	n := arrayHeader
+	for _, b := range s {
+		n += 5 + len(b)
+	}
+	return n
+}
+
+func uuidArraySize(s []uuid.UUID) int { return arrayHeader + 20*len(s) }
 
 // uuidArray copies the ids as the [16]byte pgx writes directly. A nil
 // slice stays nil, which pgx sends as NULL, as it does a nil []uuid.UUID.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -150,5 +151,34 @@ func BenchmarkEncode(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// A large array of payloads is encoded into a buffer grown once for all of
+// it, where pgx's buffer, starting small for every statement, would grow
+// by doubling and copy what it holds each time: about as many bytes again
+// allocated and copied as the array holds.
+func TestGrowsTheBufferOnceForAnArray(t *testing.T) {
+	payloads := make([][]byte, 100)
+	for i := range payloads {
+		payloads[i] = bytes.Repeat([]byte("x"), 2048)
+	}
+	m := directMap()
+	const runs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		encoded, err := m.Encode(pgtype.JSONBArrayOID, pgtype.BinaryFormatCode, payloads, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := 20 + 100*(4+1+2048); len(encoded) != want {
+			t.Fatalf("encoded %d bytes, want %d", len(encoded), want)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perRun := (after.TotalAlloc - before.TotalAlloc) / runs
+	if perRun > 240_000 {
+		t.Errorf("%d bytes allocated to encode 205,320, want one buffer of about that size", perRun)
 	}
 }
