@@ -15,8 +15,10 @@
 #  4. measures the floor (loadgen.Floor) at the same client counts: net/http
 #     and pgx running pgbench's insert for each request, nothing else, the
 #     most any HTTP service in Go can reach on these cores;
-#  5. runs pgbench with scripts/bench/insert.sql, the same insert, at the
-#     same client counts against the same server, and with
+#  5. runs pgbench with scripts/bench/insert.sql, the same insert, right
+#     after every row of steps 2 to 4 at the row's client count (the
+#     row's ratio is to that run), then at each client count on its own,
+#     against the same server, and with
 #     scripts/bench/insert-rows.sql, that insert for as many rows in one
 #     statement as each batch size, at the batch client count;
 #  6. runs the 16-client rows of steps 2 to 5 again (single messages,
@@ -88,16 +90,43 @@ trap stop_server_quietly EXIT
 # row records how many it wrote meanwhile (bin/bench/checkpoints.txt), so
 # that a slow row can be told from a slow edihub.
 checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_bgwriter"; }
+# pgbench_insert_rate CLIENTS NAME [BESIDE] runs scripts/bench/insert.sql at
+# CLIENTS clients, a warm-up and then $duration measured, keeping pgbench's
+# output as $out/NAME.txt, and appends the result to $pgbench_results
+# (pgbench.jsonl) with the number of the load row it ran beside, if any.
+pgbench_results="$out/pgbench.jsonl"
+pgbench_insert_rate() {
+  local c="$1" name="$2" beside="${3:-0}" args tps lat failed
+  args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
+  pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
+  pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/$name.txt" 2>"$out/$name.log"
+  tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$name.txt")"
+  lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/$name.txt")"
+  failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/$name.txt")"
+  printf '{"clients":%d,"beside":%d,"tps":%s,"latency_avg_ms":%s,"failed":%s}\n' \
+    "$c" "$beside" "${tps:-0}" "${lat:-0}" "${failed:-0}" >>"$pgbench_results"
+  printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
+}
+
 # measured ROW_NAME ARGS... runs edihub-load with ARGS against the server,
 # appending its row to $rows (rows.jsonl) and the checkpoint writes to
-# checkpoints.txt.
+# checkpoints.txt, and then pgbench's insert at the row's client count
+# (-clients in ARGS): the machine's speed moves by the minute on shared
+# hardware, and the row is compared with the pgbench run beside it.
 rows="$out/rows.jsonl"
 measured() {
-  local name="$1" before
+  local name="$1" before c="" previous="" arg
   shift
+  for arg in "$@"; do
+    [ "$previous" != -clients ] || c="$arg"
+    previous="$arg"
+  done
   before="$(checkpointed)"
   bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$rows"
   printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
+  local row
+  row="$(wc -l <"$rows")"
+  pgbench_insert_rate "$c" "pgbench-beside-${row_prefix:+pinned-}$row" "$row"
 }
 
 # single_rows CLIENTS... measures the three mixes of single messages at
@@ -155,20 +184,11 @@ floor_rows $clients
 # count, and scripts/bench/insert-rows.sql for each batch size above 1 at
 # the batch client count, appending the results to $pgbench_results
 # (pgbench.jsonl) and keeping pgbench's output under $out with prefix $1.
-pgbench_results="$out/pgbench.jsonl"
 pgbench_rows() {
-  local prefix="$1" c n tps lat failed args
+  local prefix="$1" c n tps failed args
   shift
   for c in "$@"; do
-    args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
-    pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
-    pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/$prefix-$c.txt" 2>"$out/$prefix-$c.log"
-    tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$prefix-$c.txt")"
-    lat="$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out/$prefix-$c.txt")"
-    failed="$(sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$out/$prefix-$c.txt")"
-    printf '{"clients":%d,"tps":%s,"latency_avg_ms":%s,"failed":%s}\n' \
-      "$c" "${tps:-0}" "${lat:-0}" "${failed:-0}" >>"$pgbench_results"
-    printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
+    pgbench_insert_rate "$c" "$prefix-$c"
   done
   # What the rows of batches and packets are measured against as well: the
   # same insert for as many messages in one statement, which is as fast as

@@ -229,6 +229,17 @@ func TestReportWrite(t *testing.T) {
 	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | 3000 | 0.50 | n/a | n/a |")
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")
+	require.NotContains(t, out.String(), "run right after each row")
+
+	// A pgbench run beside a row is what that row is compared with; the
+	// 10-row insert stays the one of its own.
+	rep.Pgbench = append(rep.Pgbench, Pgbench{Clients: 16, TPS: 400, Beside: 1}, Pgbench{Clients: 16, TPS: 3000, Beside: 4})
+	out.Reset()
+	require.NoError(t, rep.Write(&out))
+	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 400 | 1.25 | 210 / 330 / 96 | 20.0 MiB |")
+	require.Contains(t, out.String(), "| new, floor | 16 | 800 | 0.00 | 0.00 | 0.00 | 0 | 1000 | 0.80 |", "no run beside it")
+	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 3000 | 0.50 | 3000 | 0.50 | n/a | n/a |")
+	require.Contains(t, out.String(), "run right after each row")
 }
 
 // With a rate, the clients together send that many requests a second, on

@@ -11,8 +11,12 @@ import (
 // Pgbench is one pgbench run of the same insert, as scripts/bench.sh records
 // it: of one row a transaction, or of Rows rows in one statement.
 type Pgbench struct {
-	Clients    int     `json:"clients"`
-	Rows       int     `json:"rows,omitempty"` // 0: one row
+	Clients int `json:"clients"`
+	Rows    int `json:"rows,omitempty"` // 0: one row
+	// Beside is the number (1 for the first) of the load row this run
+	// measured right after, at the row's client count, so that the two
+	// see the machine at the same speed; 0 for a run of its own.
+	Beside     int     `json:"beside,omitempty"`
 	TPS        float64 `json:"tps"`
 	LatencyAvg float64 `json:"latency_avg_ms"`
 	Failed     int     `json:"failed"`
@@ -55,33 +59,44 @@ func ReadJSONLines[T any](path string) ([]T, error) {
 // second against the same rate; then the memory figures.
 func (rep Report) Write(w io.Writer) error {
 	type run struct{ clients, rows int }
-	limit := map[run]float64{} // rows stored a second
+	limit := map[run]float64{}  // rows stored a second
+	beside := map[int]float64{} // the single-row rate measured right after row i
 	for _, p := range rep.Pgbench {
 		rows := max(p.Rows, 1)
+		if p.Beside > 0 && rows == 1 {
+			beside[p.Beside-1] = p.TPS
+			continue
+		}
 		limit[run{p.Clients, rows}] = p.TPS * float64(rows)
 	}
-	// against is pgbench's rate at n clients storing rows rows a statement,
-	// and rate's ratio to it.
-	against := func(n, rows int, rate float64) (limitRate, ratio string) {
-		if pg := limit[run{n, rows}]; pg > 0 {
+	// against is pgbench's rate for row i storing rows rows a statement
+	// (the one measured beside it, if any, else the one at its client
+	// count), and rate's ratio to it.
+	against := func(i, rows int, rate float64) (limitRate, ratio string) {
+		pg := limit[run{rep.Rows[i].Clients, rows}]
+		if paired, ok := beside[i]; ok && rows == 1 {
+			pg = paired
+		}
+		if pg > 0 {
 			return fmt.Sprintf("%.0f", pg), fmt.Sprintf("%.2f", rate/pg)
 		}
 		return "n/a", "n/a"
 	}
-	var envelopes, multi []Result
-	for _, r := range rep.Rows {
+	var envelopes, multi []int
+	for i, r := range rep.Rows {
 		if r.Form == "" || r.Form == FormEnvelope {
-			envelopes = append(envelopes, r)
+			envelopes = append(envelopes, i)
 		} else {
-			multi = append(multi, r)
+			multi = append(multi, i)
 		}
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var peak int64
-	for _, r := range envelopes {
-		tps, ratio := against(r.Clients, 1, r.RPS)
+	for _, i := range envelopes {
+		r := rep.Rows[i]
+		tps, ratio := against(i, 1, r.RPS)
 		fmt.Fprintf(bw, "| %s | %d | %.0f | %.2f | %.2f | %.2f | %d | %s | %s | %s | %s |\n",
 			r.name(), r.Clients, r.RPS, r.P50, r.P95, r.P99, r.Errors, tps, ratio, r.cpuSplit(), mib(r.ServerRSS))
 		peak = max(peak, r.ServerPeak)
@@ -90,13 +105,18 @@ func (rep Report) Write(w io.Writer) error {
 	if len(multi) > 0 {
 		fmt.Fprintln(bw, "| mix | form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
 		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, r := range multi {
-			tps, ratio := against(r.Clients, 1, r.MPS)
-			rowsRate, rowsRatio := against(r.Clients, max(r.PerRequest, 1), r.MPS)
+		for _, i := range multi {
+			r := rep.Rows[i]
+			tps, ratio := against(i, 1, r.MPS)
+			rowsRate, rowsRatio := against(i, max(r.PerRequest, 1), r.MPS)
 			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s |\n",
 				r.Mix, r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, r.cpuSplit(), mib(r.ServerRSS))
 			peak = max(peak, r.ServerPeak)
 		}
+		fmt.Fprintln(bw)
+	}
+	if len(beside) > 0 {
+		fmt.Fprintln(bw, "pgbench tps: its single-row insert run right after each row, at the row's client count.")
 		fmt.Fprintln(bw)
 	}
 	if peak > 0 {
