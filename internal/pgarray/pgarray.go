@@ -4,7 +4,6 @@ package pgarray
 
 import (
 	"context"
-	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -71,7 +70,12 @@ func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
 
 func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(S)
-	return p.next.Encode(p.flat(s), slices.Grow(buf, p.size(s)))
+	if n := p.size(s); cap(buf)-len(buf) < n {
+		grown := make([]byte, len(buf), len(buf)+n)
+		copy(grown, buf)
+		buf = grown
+	}
+	return p.next.Encode(p.flat(s), buf)
 }
 
 // arrayHeader is the size of a one-dimensional binary array's header.
