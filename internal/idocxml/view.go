@@ -74,11 +74,11 @@ func (p *parser) writeNode(b []byte, i int32, sorted bool) ([]byte, error) {
 	if n.textAfter || len(bytes.TrimSpace(p.textOf(i))) > 0 {
 		return nil, fmt.Errorf("element %s holds text beside child elements or attributes", n.name)
 	}
-	// The members are listed on a stack shared with the nested calls,
-	// which push theirs above and take them off before returning.
 	if !sorted {
 		p.group(i)
 	}
+	// The members are listed on a stack shared with the nested calls,
+	// which push theirs above and take them off before returning.
 	first := len(p.members)
 	defer func() { p.members = p.members[:first] }()
 	for k := n.attrStart; k < n.attrEnd; k++ {
