@@ -13,13 +13,15 @@ import (
 
 // Group commit: single messages decided by their fingerprint, and the
 // replays of single messages' Idempotency-Keys, that arrive while a
-// transaction is committing wait for it and then share the next one. A
-// request costs PostgreSQL about as much for its BEGIN, COMMIT (and the WAL
-// flush behind it) and round trips as for its own statement; a group of
-// twenty pays those once, the way a batch does.
+// transaction of their kind is committing wait for it and then share the
+// next one. A request costs PostgreSQL about as much for its BEGIN, COMMIT
+// (and the WAL flush behind it) and round trips as for its own statement;
+// a group of twenty pays those once, the way a batch does. Each kind
+// (replays, retransmissions, messages to store) has its own committer and
+// groups (committers).
 //
 // A member with an Idempotency-Key (receive-message, an IDoc of its own,
-// a webhook whose delivery id is its key) only has its key replayed in the
+// a webhook whose delivery id is its key) only has its key replayed in its
 // group: all of them by one statement (IdempotencyKeyReplayAll), which
 // answers and records each as the statement a lone replay runs
 // (IdempotencyKeyReplay) would. A replay is answered after the COMMIT,
@@ -27,11 +29,10 @@ import (
 // not taken leaves the group with nothing done and claims its key alone,
 // on the path of a request without group commit (storeWithKey, with its
 // retries), outside the lane: claiming a key may wait for a concurrent
-// first use of it, which a group must not wait for. A group whose members
-// all have keys stores nothing, and is that statement alone, a
-// transaction of its own in one round trip (db.OwnTransactions). So is a
-// group of retransmissions, when its members are all decided by
-// their fingerprints and their statement blocks every one of them
+// first use of it, which a group must not wait for. A group of replays
+// stores nothing, and is that statement alone, a transaction of its own
+// in one round trip (db.OwnTransactions). So is a group of
+// retransmissions, when their statement blocks every one of them
 // (receiveAllByFingerprintTx).
 //
 // What stays as it was, and why:
@@ -61,7 +62,9 @@ import (
 //     message and one blocked duplicate with its audit event, and each
 //     replay as the statement it runs alone would, writing the audit event
 //     a lone replay writes. Every member's statement carries its own tenant and
-//     environment.
+//     environment. A copy that goes to the retransmissions' committer
+//     while its original is being stored by a group of the other is
+//     decided as any two concurrent requests are: by the unique index.
 //   - Groups running side by side take their claims' advisory locks in one
 //     sorted order first (claimLocks, as batches do), so they wait for each
 //     other rather than deadlock. A replay claims nothing, and takes none.
@@ -79,7 +82,47 @@ const (
 // deadline of its own.
 const groupTimeout = 30 * time.Second
 
-// committer forms the groups. It keeps no goroutine of its own while idle:
+// committers route each single request to the committer of its kind:
+// replays of Idempotency-Keys, retransmissions (messages whose bytes the
+// tenant sent lately with their fingerprints, message.seen), and the
+// messages to store. A group of replays or of retransmissions stores
+// nothing and is one round trip, its BEGIN and COMMIT in it
+// (db.OwnTransactions): with one lane, such groups grow to about twice the
+// size they reach with two and cost PostgreSQL and edihub a fifth less a
+// message, which more than pays for the lane they wait for. A group of
+// messages to store holds its lane for two round trips and its COMMIT,
+// and two lanes keep the cores busier than larger groups would save
+// (docs/performance.md, "A committer for each kind of request"). Each kind
+// also queues apart, so that a replay never waits behind a group of new
+// messages.
+type committers struct {
+	stores, retransmissions, replays *committer
+}
+
+// quickLanes is how many groups of replays, and of retransmissions, may be
+// in flight at once.
+const quickLanes = 1
+
+func newCommitters(s *Service, storeLanes int, observe func(size int, failed bool)) *committers {
+	return &committers{
+		stores:          &committer{s: s, lanes: storeLanes, observe: observe},
+		retransmissions: &committer{s: s, lanes: quickLanes, observe: observe},
+		replays:         &committer{s: s, lanes: quickLanes, observe: observe, replays: true},
+	}
+}
+
+// of is the committer of m's kind.
+func (g *committers) of(m message) *committer {
+	switch {
+	case m.IdempotencyKey != "":
+		return g.replays
+	case m.seen:
+		return g.retransmissions
+	}
+	return g.stores
+}
+
+// committer forms the groups of one kind. It keeps no goroutine of its own while idle:
 // a request that finds a lane free leads a group at once (a lone request
 // goes straight through, with no wait), and one that finds every lane busy
 // queues for the next group. A lane whose group has committed while others
@@ -91,6 +134,9 @@ type committer struct {
 	// lanes as clients would leave every group a group of one.
 	lanes   int
 	observe func(size int, failed bool)
+	// replays says that every member carries an Idempotency-Key, which the
+	// group replays; else every member is decided by its fingerprint.
+	replays bool
 
 	mu      sync.Mutex
 	waiting []*member // in arrival order
@@ -224,33 +270,20 @@ func (c *committer) commit(group []*member) {
 	var answers []memberAnswer
 	_, err := unpanicked(func() ([]Result, error) {
 		var err error
-		switch keyed := countKeyed(ms); keyed {
-		case len(ms):
+		if c.replays {
 			// Replays store nothing and write no deliveries: their
 			// statement is a transaction of its own, BEGIN and COMMIT
 			// in its one round trip.
 			answers, err = replayKeys(ctx, c.s.alone, ms)
 			return nil, err
-		case 0:
-			var results []Result
-			results, err = c.s.receiveAllByFingerprintTx(ctx, claimLocks(ms), ms)
-			answers = make([]memberAnswer, len(results))
-			for i, res := range results {
-				answers[i] = memberAnswer{res: res}
-			}
-			return nil, err
 		}
-		return c.s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-			var err error
-			if answers, err = decideGroup(ctx, q, ms); err != nil {
-				return nil, err
-			}
-			results := make([]Result, len(answers))
-			for i, a := range answers {
-				results[i] = a.res
-			}
-			return results, nil
-		})
+		var results []Result
+		results, err = c.s.receiveAllByFingerprintTx(ctx, claimLocks(ms), ms)
+		answers = make([]memberAnswer, len(results))
+		for i, res := range results {
+			answers[i] = memberAnswer{res: res}
+		}
+		return nil, err
 	})
 	c.observe(len(group), err != nil)
 	for i, w := range group {
@@ -275,45 +308,6 @@ func (c *committer) alone(w *member) memberAnswer {
 	}
 	res, replayed, err := replay(w.ctx, c.s.alone, w.m.keyID(), w.m.requestHash, []message{w.m})
 	return memberAnswer{res: res, err: err, claim: err == nil && !replayed}
-}
-
-// decideGroup decides the members of a group, ms in arrival order, in the
-// group's transaction q. Those decided by their fingerprint are decided by
-// receiveAllByFingerprint, after their claims' locks are taken; those with
-// an Idempotency-Key are replayed by replayKeys. An error fails the whole
-// transaction.
-func decideGroup(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswer, error) {
-	var byFingerprint, byKey []message
-	for _, m := range ms {
-		if m.IdempotencyKey != "" {
-			byKey = append(byKey, m)
-		} else {
-			byFingerprint = append(byFingerprint, m)
-		}
-	}
-	var results []Result
-	if len(byFingerprint) > 0 {
-		var err error
-		if results, err = receiveAllByFingerprint(ctx, q, claimLocks(byFingerprint), byFingerprint); err != nil {
-			return nil, err
-		}
-	}
-	var replayed []memberAnswer
-	if len(byKey) > 0 {
-		var err error
-		if replayed, err = replayKeys(ctx, q, byKey); err != nil {
-			return nil, err
-		}
-	}
-	answers := make([]memberAnswer, 0, len(ms))
-	for _, m := range ms {
-		if m.IdempotencyKey != "" {
-			answers, replayed = append(answers, replayed[0]), replayed[1:]
-		} else {
-			answers, results = append(answers, memberAnswer{res: results[0]}), results[1:]
-		}
-	}
-	return answers, nil
 }
 
 // replayKeys replays the Idempotency-Key of each of ms, single messages,
@@ -346,17 +340,6 @@ func replayKeys(ctx context.Context, q *db.Queries, ms []message) ([]memberAnswe
 		answers[i] = memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 	}
 	return answers, nil
-}
-
-// countKeyed counts those of ms that carry an Idempotency-Key.
-func countKeyed(ms []message) int {
-	n := 0
-	for _, m := range ms {
-		if m.IdempotencyKey != "" {
-			n++
-		}
-	}
-	return n
 }
 
 // unpanicked runs decide and turns a panic in it into an error. A lane may

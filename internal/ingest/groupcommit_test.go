@@ -30,6 +30,8 @@ type groupSite struct {
 	tenant, env   int64
 	orders, gated db.MessageType
 
+	leaders atomic.Int64
+
 	mu     sync.Mutex
 	groups []observedGroup
 }
@@ -60,6 +62,12 @@ func newGroupSite(t *testing.T, wrap ...func(ingest.Deliveries) ingest.Deliverie
 			s.groups = append(s.groups, observedGroup{size, failed})
 		}))
 	return s
+}
+
+// leader is a new message of the gated type, each one another, so that it
+// is stored and not taken for a retransmission of the one before.
+func (s *groupSite) leader() ingest.Request {
+	return s.req(s.gated, fmt.Sprintf(`{"id": "leader-%d"}`, s.leaders.Add(1)))
 }
 
 func (s *groupSite) req(mt db.MessageType, payload string) ingest.Request {
@@ -108,14 +116,18 @@ func (s *groupSite) waitForLockWaits(t *testing.T, n int) {
 	}, 10*time.Second, 5*time.Millisecond)
 }
 
-// group sends reqs while the only lane is held by a message of the gated
-// type, lets the lane go once all of them wait, and returns their answers
-// in the order of reqs; they are then decided as one group.
+// group sends reqs while the only lane of messages to store is held by a
+// new message of the gated type and the lanes of replays and
+// retransmissions are held too, lets the lanes go once all of them wait,
+// and returns their answers in the order of reqs; those of each kind
+// (committers) are then decided as one group.
 func (s *groupSite) group(t *testing.T, reqs []ingest.Request) []answer {
 	t.Helper()
 	release := s.hold(t, s.gated)
-	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
+	leader := s.send(context.Background(), s.leader())
+	releaseQuick := ingest.HoldQuickLanes(s.in)
 	pending := s.queue(t, reqs)
+	releaseQuick()
 	release()
 	require.NoError(t, (<-leader).err)
 	answers := make([]answer, len(reqs))
@@ -224,7 +236,9 @@ func TestGroupCommitIsolatesAFailingMember(t *testing.T) {
 
 // Two copies in one group are one stored message and one blocked duplicate
 // with its audit event, as one after the other would be; the same order in
-// another tenant, in the same group, is that tenant's own new message.
+// another tenant, in the same group, is that tenant's own new message. The
+// same bytes sent again meanwhile are a retransmission, decided in a group
+// of their own kind, and blocked as well.
 func TestGroupCommitDecidesCopiesAndTenantsAsAlone(t *testing.T) {
 	t.Parallel()
 	s := newGroupSite(t)
@@ -237,7 +251,7 @@ func TestGroupCommitDecidesCopiesAndTenantsAsAlone(t *testing.T) {
 		s.req(s.orders, `{"id": "A"}`), s.req(s.orders, `{"id": "B"}`), otherReq,
 		s.req(s.orders, `{"id": "A", "note": "changed"}`), s.req(s.orders, `{"id": "A"}`),
 	})
-	require.Contains(t, s.observed(), observedGroup{size: 5})
+	require.Contains(t, s.observed(), observedGroup{size: 4}, "the new messages shared a transaction")
 	for _, a := range answers {
 		require.NoError(t, a.err)
 	}
@@ -292,7 +306,7 @@ func TestGroupCommitOutlivesItsMembersClients(t *testing.T) {
 
 	release := s.hold(t, s.gated)
 	gate := s.hold(t, held)
-	leader := s.send(context.Background(), s.req(s.gated, `{"id": "leader"}`))
+	leader := s.send(context.Background(), s.leader())
 	pending := s.queue(t, reqs, leaving, left)
 	leaveBefore()
 	release()
@@ -452,8 +466,8 @@ func (s *groupSite) blockedBy(t *testing.T, id int64) int {
 	return s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked' AND message_id = $1`, id)
 }
 
-// Replays of Idempotency-Keys share a group with each other and with
-// messages decided by fingerprint: each replay is answered as alone, with
+// Replays of Idempotency-Keys share a group with each other, beside the
+// groups of messages decided by fingerprint: each replay is answered as alone, with
 // the first answer and one audit event like a lone replay's; a key reused
 // for other content is refused; a key not taken yet is claimed by its
 // request alone, after the group, and stored once.
@@ -481,7 +495,7 @@ func TestGroupCommitReplaysKeys(t *testing.T) {
 		s.keyed(`{"id": "key-new"}`, "key-new"), s.keyed(`{"id": "key-c"}`, "key-c"), s.keyed(`{"id": "key-a"}`, "key-a"),
 	}
 	answers := s.group(t, reqs)
-	require.Contains(t, s.observed(), observedGroup{size: len(reqs)}, "the requests shared a transaction")
+	require.Contains(t, s.observed(), observedGroup{size: 7}, "the keyed requests shared a transaction")
 	for _, i := range []int{0, 2, 3, 7, 8} {
 		a, key := answers[i], reqs[i].IdempotencyKey
 		require.NoError(t, a.err, "member %d", i)
@@ -531,7 +545,8 @@ func TestGroupCommitReplaysKeys(t *testing.T) {
 	require.Equal(t, 2, s.blockedBy(t, first["key-c"].MessageID))
 	require.Equal(t, 2, s.blockedBy(t, first["key-b"].MessageID))
 	require.Equal(t, 4, s.blockedBy(t, first["key-a"].MessageID))
-	require.Equal(t, 1+3+1+1+2, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, 2+3+2+1+1, s.count(t, `SELECT count(*) FROM messages`),
+		"two leaders, three keys, two by fingerprint, the new key and key-other")
 }
 
 // When a group with replays fails, its audit events roll back with it and
@@ -583,7 +598,13 @@ func TestGroupCommitFailingGroupReplaysAlone(t *testing.T) {
 			reqs = append(reqs, s.keyed(`{"id": "key-new"}`, "key-new"), bad)
 
 			answers := s.group(t, reqs)
-			require.Contains(t, s.observed(), observedGroup{size: len(reqs), failed: true}, "the members shared a transaction, which failed")
+			kind := 0 // the members of the bad one's kind, which share its group
+			for _, req := range reqs {
+				if (req.IdempotencyKey == "") == (bad.IdempotencyKey == "") {
+					kind++
+				}
+			}
+			require.Contains(t, s.observed(), observedGroup{size: kind, failed: true}, "the members of its kind shared a transaction, which failed")
 			require.Error(t, answers[len(reqs)-1].err, "the bad member fails")
 			for i, a := range answers[:len(reqs)-1] {
 				require.NoError(t, a.err, "member %d", i)

@@ -44,10 +44,10 @@ type Service struct {
 	canonicalising chan struct{}
 	// hashes remembers the hashes of recent payloads (see hashMemo).
 	hashes *hashMemo
-	// group commits single messages decided by fingerprint, and replays
-	// of single messages' Idempotency-Keys, in shared transactions (see
-	// groupcommit.go); nil when that is turned off.
-	group *committer
+	// groups commit single messages decided by fingerprint, and replays
+	// of single messages' Idempotency-Keys, in shared transactions, each
+	// kind with its own (see groupcommit.go); nil when that is turned off.
+	groups *committers
 }
 
 // Deliveries writes the deliveries of new messages, in the transaction
@@ -71,7 +71,7 @@ func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts .
 		opt(&o)
 	}
 	if o.lanes > 0 {
-		s.group = &committer{s: s, lanes: o.lanes, observe: o.observe}
+		s.groups = newCommitters(s, o.lanes, o.observe)
 	}
 	return s
 }
@@ -84,14 +84,15 @@ type options struct {
 	observe func(size int, failed bool)
 }
 
-// DefaultGroupLanes is how many group transactions may be in flight at
-// once by default (docs/performance.md, "Group commit", has the
-// measurements behind it).
+// DefaultGroupLanes is how many group transactions of messages to store
+// may be in flight at once by default (docs/performance.md, "Group
+// commit", has the measurements behind it).
 const DefaultGroupLanes = 2
 
-// WithGroupLanes sets how many group transactions may be in flight at
-// once; 0 turns group commit off, so that every single message has a
-// transaction of its own.
+// WithGroupLanes sets how many group transactions of messages to store
+// may be in flight at once (replays and retransmissions keep one lane
+// each, see committers); 0 turns group commit off, so that every single
+// message has a transaction of its own.
 func WithGroupLanes(lanes int) Option {
 	return func(o *options) { o.lanes = lanes }
 }
@@ -284,8 +285,8 @@ func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
 		return Result{}, err
 	}
 	var res Result
-	if s.group != nil && (m.IdempotencyKey != "" || m.fingerprint != nil) {
-		res, err = s.group.receive(ctx, m)
+	if s.groups != nil && (m.IdempotencyKey != "" || m.fingerprint != nil) {
+		res, err = s.groups.of(m).receive(ctx, m)
 	} else {
 		res, err = s.decideAlone(ctx, m)
 	}
