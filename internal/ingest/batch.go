@@ -204,7 +204,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 		return BatchResult{Results: results, Replayed: true, Body: body}
 	}
 	for range maxAttempts {
-		res, replayed, err := replay(ctx, s.alone, k, first.requestHash, ms)
+		res, replayed, err := replay(ctx, s.ownTx, k, first.requestHash, ms)
 		if err != nil || replayed {
 			return replayedAll(res.Body), err
 		}

@@ -128,11 +128,11 @@ func withDeliveries(res Result, row storedRow) Result {
 // own (storeTx). When every one of them is most likely a retransmission
 // (allSeen), blockRetransmissions first asks whether they all are, with
 // its statement in a transaction of its own, BEGIN and COMMIT in its one
-// round trip, as a replay's is (Service.alone). It writes nothing
+// round trip, as a replay's is (Service.ownTx). It writes nothing
 // unless it blocks them all, so when it does not, the transaction decides
 // them as if it had not run.
 func (s *Service) receiveAllByFingerprintTx(ctx context.Context, locks []int64, ms []message) ([]Result, error) {
-	if results, ok, err := blockRetransmissions(ctx, s.alone, ms); ok || err != nil {
+	if results, ok, err := blockRetransmissions(ctx, s.ownTx, ms); ok || err != nil {
 		return results, err
 	}
 	return s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {

@@ -122,11 +122,12 @@ func (g *committers) of(m message) *committer {
 	return g.stores
 }
 
-// committer forms the groups of one kind. It keeps no goroutine of its own while idle:
-// a request that finds a lane free leads a group at once (a lone request
-// goes straight through, with no wait), and one that finds every lane busy
-// queues for the next group. A lane whose group has committed while others
-// queued goes on leading, in a goroutine, until the queue is empty.
+// committer forms the groups of one kind. It keeps no goroutine of its
+// own while idle: a request that finds a lane free leads a group at once
+// (a lone request goes straight through, with no wait), and one that finds
+// every lane busy queues for the next group. A lane whose group has
+// committed while others queued goes on leading, in a goroutine, until the
+// queue is empty.
 type committer struct {
 	s *Service
 	// lanes is how many groups may be in flight at once: one lane would
@@ -274,7 +275,7 @@ func (c *committer) commit(group []*member) {
 			// Replays store nothing and write no deliveries: their
 			// statement is a transaction of its own, BEGIN and COMMIT
 			// in its one round trip.
-			answers, err = replayKeys(ctx, c.s.alone, ms)
+			answers, err = replayKeys(ctx, c.s.ownTx, ms)
 			return nil, err
 		}
 		var results []Result
@@ -298,15 +299,15 @@ func (c *committer) commit(group []*member) {
 // alone decides the member of a group of one as a request alone: a
 // message by its fingerprint in a transaction of its own, and a message
 // with an Idempotency-Key by replaying the key, in a transaction of the
-// replay alone (Service.alone). A key that is not taken is left to the member to claim, as
-// in a larger group, so that a lane never waits for another request's
-// claim of a key.
+// replay alone (Service.ownTx). A key that is not taken is left to the
+// member to claim, as in a larger group, so that a lane never waits for
+// another request's claim of a key.
 func (c *committer) alone(w *member) memberAnswer {
-	if w.m.IdempotencyKey == "" {
+	if !c.replays {
 		res, err := c.s.receiveAlone(w.ctx, w.m)
 		return memberAnswer{res: res, err: err}
 	}
-	res, replayed, err := replay(w.ctx, c.s.alone, w.m.keyID(), w.m.requestHash, []message{w.m})
+	res, replayed, err := replay(w.ctx, c.s.ownTx, w.m.keyID(), w.m.requestHash, []message{w.m})
 	return memberAnswer{res: res, err: err, claim: err == nil && !replayed}
 }
 

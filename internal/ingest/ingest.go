@@ -30,10 +30,10 @@ import (
 // Service stores received messages.
 type Service struct {
 	pool *pgxpool.Pool
-	// alone runs statements that decide everything they write by
+	// ownTx runs statements that decide everything they write by
 	// themselves (replays, retransmissions) each in a transaction of its
 	// own, in one round trip, on its generic plan (db.OwnTransactions).
-	alone      *db.Queries
+	ownTx      *db.Queries
 	keyTTL     time.Duration
 	deliveries Deliveries
 	// canonicalising admits one payload per core to canonicalisation. The
@@ -64,7 +64,7 @@ type Deliveries interface {
 // commit is on, with DefaultGroupLanes lanes, unless an option says
 // otherwise.
 func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts ...Option) *Service {
-	s := &Service{pool: pool, alone: db.On(db.OwnTransactions{Pool: pool}), keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
+	s := &Service{pool: pool, ownTx: db.On(db.OwnTransactions{Pool: pool}), keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
 		hashes: newHashMemo(hashMemoEntries)}
 	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}}
 	for _, opt := range opts {
@@ -408,16 +408,17 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 }
 
 // canonicalHashes works out m's hashes from the canonical form of its
-// payload, the request hash too when keyed.
+// payload, the request hash too when keyed: the one it was given
+// (CanonicalPayload), else one made here, admitted by canonicalising.
 func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool) (payloadHashes, error) {
-	select {
-	case s.canonicalising <- struct{}{}:
-	case <-ctx.Done():
-		return payloadHashes{}, ctx.Err()
-	}
-	defer func() { <-s.canonicalising }()
 	canonical := m.CanonicalPayload
 	if canonical == nil {
+		select {
+		case s.canonicalising <- struct{}{}:
+		case <-ctx.Done():
+			return payloadHashes{}, ctx.Err()
+		}
+		defer func() { <-s.canonicalising }()
 		c, err := canon.Canonicalise(m.Payload)
 		if err != nil {
 			return payloadHashes{}, &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload",

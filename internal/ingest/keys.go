@@ -50,7 +50,7 @@ func (s *Service) storeWithKey(ctx context.Context, m message, replayFirst bool)
 	k := m.keyID()
 	for attempt := range maxAttempts {
 		if replayFirst || attempt > 0 {
-			res, replayed, err := replay(ctx, s.alone, k, m.requestHash, []message{m})
+			res, replayed, err := replay(ctx, s.ownTx, k, m.requestHash, []message{m})
 			if err != nil || replayed {
 				return res, err
 			}
