@@ -55,7 +55,7 @@ func wrapArray(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 
 // arrayPlan hands the slice on to pgx's array encoder as a FlatArray of
 // items pgx encodes without reflection, in a buffer first grown to hold
-// the whole array. pgx appends item after item to the buffer it encodes
+// the whole array and the parameters after it (roomAfter). pgx appends item after item to the buffer it encodes
 // all of a statement's parameters into, which starts small for every
 // statement, so a batch's payloads would otherwise grow it by doubling,
 // copying everything written so far each time.
