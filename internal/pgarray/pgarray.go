@@ -55,7 +55,7 @@ func wrapArray(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 
 // arrayPlan hands the slice on to pgx's array encoder as a FlatArray of
 // items pgx encodes without reflection, in a buffer first grown to hold
-// the whole array and the parameters after it (roomAfter). pgx appends item after item to the buffer it encodes
+// the whole array and the parameters after it (roomPerItem). pgx appends item after item to the buffer it encodes
 // all of a statement's parameters into, which starts small for every
 // statement, so a batch's payloads would otherwise grow it by doubling,
 // copying everything written so far each time.
@@ -70,20 +70,24 @@ func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
 
 func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(S)
+	items := p.flat(s)
 	if n := p.size(s); cap(buf)-len(buf) < n {
-		grown := make([]byte, len(buf), len(buf)+n+roomAfter)
+		grown := make([]byte, len(buf), len(buf)+n+len(items)*roomPerItem)
 		copy(grown, buf)
 		buf = grown
 	}
-	return p.next.Encode(p.flat(s), buf)
+	return p.next.Encode(items, buf)
 }
 
-// roomAfter is the room a grown buffer keeps beyond the array for the
-// parameters that pgx appends after it in the same statement (a message's
-// hashes, fingerprint, addresses and key values take a few hundred bytes).
-// Without it the first of them would copy the whole buffer, array and all,
-// into one a quarter larger: a 5 MiB message held 11 MiB while it was sent.
-const roomAfter = 4 << 10
+// roomPerItem is the room a grown buffer keeps beyond the array, for each
+// of its items, for the parameters that pgx appends after it in the same
+// statement: each message's hashes, fingerprint, addresses, positions and
+// key values, a few hundred bytes a message. Without that room the first
+// of them copies the whole buffer, array and all, into one a quarter
+// larger, and a second large array (a packet's received bytes after its
+// views) is grown from that copy: a 5 MiB message held 11 MiB while it was
+// sent, a packet of 1,000 IDocs three times its bytes.
+const roomPerItem = 512
 
 // arrayHeader is the size of a one-dimensional binary array's header.
 const arrayHeader = 20
