@@ -42,9 +42,14 @@ const (
 // Value is what one configured path contributed to the array. It is
 // reported so that an admin can see why two messages did or did not match.
 type Value struct {
-	Path    string
-	JSON    string // the value as it enters the array, as canonical JSON text: a JSON string, or an object/array, or "null"
-	Missing bool   // true when the path was missing, JSON null, or ""
+	Path string
+	JSON string // the value as it enters the array, as canonical JSON text: a JSON string, or an object/array, or "null"
+	// Missing is true when the value carries no business identity: the
+	// path matched nothing, or only null, "", [], {} or arrays and objects
+	// of those (see carriesNoValue). Found is then what the path matched,
+	// as JSON text, "" when it matched nothing or null.
+	Missing bool
+	Found   string
 	// Spans are where the value sits in the payload: one per element of a
 	// fan-out, none for a value computed by a multipath or a modifier.
 	Spans []keypath.Span

@@ -11,31 +11,34 @@ import (
 )
 
 // null is how a missing value enters the array. SPEC.md makes a missing
-// path, JSON null and "" all the same null, so that a sender that omits a
-// field and one that sends it empty are treated alike.
+// path and every value that carries no business identity the same null, so
+// that a sender that omits a field and one that sends it empty are treated
+// alike, and so that a path matching nothing in many documents does not give
+// them all one fingerprint.
 const null = "null"
 
 // extract reads path from payload and returns the value as it enters the
-// fingerprint array, following SPEC.md: scalars become JSON strings so that
-// 6149 and "6149" match, and objects and arrays stay JSON in canonical form
-// so that member order and whitespace do not matter. The path was accepted
-// by package keypath, whose evaluation also refuses a value beyond its
-// limits, so that the work stays bounded.
+// fingerprint array, following SPEC.md: a value without identity (see
+// carriesNoValue) is null, scalars become JSON strings so that 6149 and
+// "6149" match, and objects and arrays stay JSON in canonical form so that
+// member order and whitespace do not matter. The path was accepted by
+// package keypath, whose evaluation also refuses a value beyond its limits,
+// so that the work stays bounded.
 func extract(payload []byte, path keypath.Path) (Value, error) {
 	r, err := path.Get(payload)
 	if err != nil {
 		return Value{}, err
 	}
 	v := Value{Path: path.String()}
-	switch r.Type {
-	case gjson.Null:
-		// gjson reports a missing path and a JSON null alike.
+	if carriesNoValue(r) {
 		v.JSON, v.Missing = null, true
-	case gjson.String:
-		if r.Str == "" {
-			v.JSON, v.Missing = null, true
-			break
+		if r.Type != gjson.Null {
+			v.Found = r.Raw
 		}
+		return v, nil
+	}
+	switch r.Type {
+	case gjson.String:
 		v.JSON = string(canon.AppendString(nil, r.Str))
 	case gjson.Number:
 		// gjson keeps the literal as written in Raw; JCS turns it into the
@@ -58,10 +61,35 @@ func extract(payload []byte, path keypath.Path) (Value, error) {
 		}
 		v.JSON = string(c)
 	}
-	if !v.Missing {
-		v.Spans = keypath.Spans(payload, r)
-	}
+	v.Spans = keypath.Spans(payload, r)
 	return v, nil
+}
+
+// carriesNoValue reports whether r holds nothing that could identify a
+// business document: a missing path or JSON null (gjson reports both as
+// Null), the empty string, or an array or object all of whose elements or
+// members carry no value, which includes [] and {}. A multipath or a
+// fan-out such as items.#.sku that matches nothing yields [], and
+// [null,null] or {"BELNR":""} say no more; had they been values, every
+// document lacking the field would share one fingerprint with the first and
+// be answered as its duplicate. A blank string such as " ", a zero and
+// false are values: a sender wrote them. The value is within
+// keypath.MaxValueBytes, which bounds the walk.
+func carriesNoValue(r gjson.Result) bool {
+	switch r.Type {
+	case gjson.Null:
+		return true
+	case gjson.String:
+		return r.Str == ""
+	case gjson.JSON:
+		empty := true
+		r.ForEach(func(_, el gjson.Result) bool {
+			empty = carriesNoValue(el)
+			return empty
+		})
+		return empty
+	}
+	return false
 }
 
 // Text is the value as a person would write it to search for it: a string

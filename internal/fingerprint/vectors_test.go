@@ -49,7 +49,6 @@ func TestComputeVectors(t *testing.T) {
 			want: `["42",{"a":"z","b":[1,{"x":1,"y":2}]}]`},
 		{name: "array keeps order and JSON types", payload: `{"arr":[3,"1",null,1.0,true]}`, paths: []string{"arr"},
 			want: `["42",[3,"1",null,1,true]]`},
-		{name: "empty object is a value", payload: `{"o":{}}`, paths: []string{"o"}, want: `["42",{}]`},
 		{name: "null is null", payload: `{"a":null,"b":"x"}`, paths: []string{"a", "b"}, want: `["42",null,"x"]`},
 		{name: "empty string is null", payload: `{"a":"","b":"x"}`, paths: []string{"a", "b"}, want: `["42",null,"x"]`},
 		{name: "blank string is kept", payload: `{"a":" "}`, paths: []string{"a"}, want: `["42"," "]`},
@@ -78,6 +77,37 @@ func TestComputeVectors(t *testing.T) {
 		{name: "all values null and no docnum", payload: `{"a":null}`, paths: []string{"a", "b"},
 			fallback: fingerprint.FallbackNoDocnum},
 		{name: "no paths and no docnum", payload: `{"a":"x"}`, fallback: fingerprint.FallbackNoDocnum},
+
+		// Values that carry no business identity are null, like a missing
+		// path (SPEC.md, Mode 2); with every path so, the docnum decides.
+		{name: "fan-out matching nothing is null", payload: `{"items":[{"qty":1},{"qty":2}]}`, paths: []string{"items.#.sku"},
+			docnum: "900101", want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "fan-out over no elements is null", payload: `{"items":[]}`, paths: []string{"items.#.sku"},
+			docnum: "900101", want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "multipath matching nothing is null", payload: `{"x":1}`, paths: []string{"[a,b]"},
+			docnum: "900101", want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "multipath then query matching nothing is null", payload: `{"ORDERS05":{"IDOC":{"E1EDK02":{"QUALF":"001","BELNR":"1"}}}}`,
+			paths: []string{`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009")#.BELNR`}, docnum: "900101",
+			want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "empty array is null", payload: `{"a":[]}`, paths: []string{"a"}, docnum: "900101",
+			want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "empty object is null", payload: `{"o":{}}`, paths: []string{"o"}, docnum: "900101",
+			want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "array of only nulls and empty strings is null", payload: `{"a":[null,"",null]}`, paths: []string{"a"}, docnum: "900101",
+			want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "nested empties are null", payload: `{"o":{"a":[],"b":{"c":null},"d":[[""]]}}`, paths: []string{"o"}, docnum: "900101",
+			want: `["42","900101"]`, fallback: fingerprint.FallbackAllMissing},
+		{name: "empty values and no docnum give no fingerprint", payload: `{"items":[]}`, paths: []string{"items.#.sku", "[a,b]"},
+			fallback: fingerprint.FallbackNoDocnum},
+		{name: "empty value beside a value is null", payload: `{"a":"x","items":[{}]}`, paths: []string{"a", "items.#.sku"},
+			docnum: "900101", want: `["42","x",null]`},
+		{name: "array with one value keeps its nulls", payload: `{"a":[null,"1",""]}`, paths: []string{"a"},
+			want: `["42",[null,"1",""]]`},
+		{name: "object with one value is kept whole", payload: `{"o":{"a":null,"b":0}}`, paths: []string{"o"},
+			want: `["42",{"a":null,"b":0}]`},
+		{name: "zero is a value", payload: `{"n":0}`, paths: []string{"n"}, docnum: "900101", want: `["42","0"]`},
+		{name: "false is a value", payload: `{"f":false}`, paths: []string{"f"}, docnum: "900101", want: `["42","false"]`},
+		{name: "array of false is a value", payload: `{"a":[false]}`, paths: []string{"a"}, want: `["42",[false]]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,8 +135,8 @@ func TestComputeValues(t *testing.T) {
 	t.Parallel()
 	got, err := fingerprint.Compute(fingerprint.Input{
 		MessageTypeID: 42,
-		Paths:         []string{"s", "n", "o", "gone", "nul", "empty"},
-		Payload:       []byte(`{"s":"007","n":1.50,"o":{"b":1,"a":2},"nul":null,"empty":""}`),
+		Paths:         []string{"s", "n", "o", "gone", "nul", "empty", "items.#.sku", "none"},
+		Payload:       []byte(`{"s":"007","n":1.50,"o":{"b":1,"a":2},"nul":null,"empty":"","items":[{"q":1}],"none":[null,{}]}`),
 	})
 	require.NoError(t, err)
 	require.Equal(t, []fingerprint.Value{
@@ -115,10 +145,12 @@ func TestComputeValues(t *testing.T) {
 		{Path: "o", JSON: `{"a":2,"b":1}`, Spans: []keypath.Span{{Start: 24, End: 37}}},
 		{Path: "gone", JSON: "null", Missing: true},
 		{Path: "nul", JSON: "null", Missing: true},
-		{Path: "empty", JSON: "null", Missing: true},
+		{Path: "empty", JSON: "null", Missing: true, Found: `""`},
+		{Path: "items.#.sku", JSON: "null", Missing: true, Found: `[]`},
+		{Path: "none", JSON: "null", Missing: true, Found: `[null,{}]`},
 	}, got.Values)
 	require.Equal(t, fingerprint.FallbackNone, got.Fallback)
-	require.Equal(t, hexOf(`["42","007","1.5",{"a":2,"b":1},null,null,null]`), got.Fingerprint)
+	require.Equal(t, hexOf(`["42","007","1.5",{"a":2,"b":1},null,null,null,null,null]`), got.Fingerprint)
 }
 
 // TestComputeIgnoresKeyOrderAndWhitespace proves that the same object sent

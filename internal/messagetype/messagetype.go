@@ -28,6 +28,25 @@ const MaxCodeLength = 64
 
 var codePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// The business keys of SAP's IDoc types, which the editor offers as presets
+// and the demo's types use. Every path carries business identity (SPEC.md,
+// Mode 2): a path that is the same for every document, such as MESTYP read
+// always, would make every document lacking the number one document with
+// the first, since a key with some values present never falls back to the
+// docnum.
+var (
+	// IDocORDERS05Paths are the purchase order number, which a repeat output
+	// keeps under a new DOCNUM, and the IDoc's message type (MESTYP), read
+	// only from an order that has a number: the query yields [] otherwise,
+	// which counts as missing, so it still tells an order change (ORDCHG)
+	// from its order (ORDERS) without joining orders that lack a number.
+	IDocORDERS05Paths = []string{`[*.IDOC]|#(E1EDK01.BELNR!="")#.EDI_DC40.MESTYP`, "*.IDOC.E1EDK01.BELNR"}
+	// IDocINVOIC02Paths are the invoice number: the reference segment
+	// E1EDK02 whose qualifier 009 says it holds the invoice number, read
+	// alike whether the converter made E1EDK02 an object or an array.
+	IDocINVOIC02Paths = []string{`[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`}
+)
+
 // reservedCodes are the message_type labels the metrics give requests of
 // no single configured type (metrics.UnknownMessageType and
 // metrics.MixedMessageTypes): a type of that code would be counted

@@ -13,6 +13,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/signature"
 )
@@ -25,12 +26,12 @@ const (
 )
 
 // demoTypes are the demo's message types with the business keys the README
-// explains: the IDoc message type (an ORDCHG is not a duplicate of an
-// ORDERS) and the document number, which a repeat output keeps while it
-// gets a new DOCNUM. The IDoc keys are the editor's presets.
+// explains: the document number, which a repeat output keeps while it gets
+// a new DOCNUM, and for orders the IDoc message type (an ORDCHG is not a
+// duplicate of an ORDERS). The IDoc keys are the editor's presets.
 var demoTypes = []MessageTypeSpec{
-	{Code: "ORDERS05", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}},
-	{Code: "INVOIC02", Fields: []string{"*.IDOC.EDI_DC40.MESTYP", `[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`}},
+	{Code: "ORDERS05", Fields: messagetype.IDocORDERS05Paths},
+	{Code: "INVOIC02", Fields: messagetype.IDocINVOIC02Paths},
 	{Code: "SHOP_ORDER", Fields: []string{"id"}},
 }
 

@@ -1,5 +1,7 @@
 package typeeditor
 
+import "github.com/lefia/edihub/internal/messagetype"
+
 // Preset fills the paths of a common kind of document. README.md
 // ("Message-type presets") explains each choice.
 type Preset struct {
@@ -13,15 +15,17 @@ type Preset struct {
 var Presets = []Preset{
 	{
 		Key: "orders05", Name: "IDoc ORDERS05",
-		Paths: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"},
-		Why: "The message type keeps an order change (ORDCHG) from matching its order (ORDERS); " +
-			"the purchase order number stays the same when SAP repeats the output under a new DOCNUM.",
+		Paths: messagetype.IDocORDERS05Paths,
+		Why: "The purchase order number stays the same when SAP repeats the output under a new DOCNUM; " +
+			"the message type, read only from an order that has a number, keeps an order change (ORDCHG) " +
+			"from matching its order (ORDERS), and an order without a number falls back to its DOCNUM.",
 	},
 	{
 		Key: "invoic02", Name: "IDoc INVOIC02",
-		Paths: []string{"*.IDOC.EDI_DC40.MESTYP", `[*.IDOC.E1EDK02]|@flatten|#(QUALF=="009").BELNR`},
-		Why: "The message type and the invoice number, read from the reference segment whose qualifier 009 " +
-			"says it is the invoice number, whether the converter made E1EDK02 an object or an array.",
+		Paths: messagetype.IDocINVOIC02Paths,
+		Why: "The invoice number, read from the reference segment whose qualifier 009 says it is the invoice " +
+			"number, whether the converter made E1EDK02 an object or an array; an invoice without one falls " +
+			"back to its DOCNUM.",
 	},
 	{
 		Key: "cloudevents", Name: "S/4HANA CloudEvents",

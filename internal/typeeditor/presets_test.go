@@ -47,7 +47,7 @@ func values(res fingerprint.Result) []string {
 func TestPresetORDERS05(t *testing.T) {
 	t.Parallel()
 	order := keyOf(t, "orders05", sample(t, "orders05.json"))
-	require.Equal(t, []string{`"ORDERS"`, `"4500012345"`}, values(order))
+	require.Equal(t, []string{`["ORDERS"]`, `"4500012345"`}, values(order))
 	require.Equal(t, fingerprint.FallbackNone, order.Fallback)
 
 	// A retransmission, a repeat output under a new DOCNUM, a resend with a
@@ -69,7 +69,7 @@ func TestPresetINVOIC02(t *testing.T) {
 	t.Parallel()
 	invoice := sample(t, "invoic02.json")
 	res := keyOf(t, "invoic02", invoice)
-	require.Equal(t, []string{`"INVOIC"`, `"9000004711"`}, values(res),
+	require.Equal(t, []string{`"9000004711"`}, values(res),
 		"the invoice number of qualifier 009, not the order (001) or delivery (012) number")
 
 	// A converter writes a lone E1EDK02 as an object: an invoice that
@@ -86,6 +86,43 @@ func TestPresetINVOIC02(t *testing.T) {
 	// The repeat output of the invoice under a new DOCNUM is the same invoice.
 	repeat := bytes.Replace(invoice, []byte(`"0000000000700042"`), []byte(`"0000000000700043"`), 1)
 	require.Equal(t, res.Fingerprint, keyOf(t, "invoic02", repeat).Fingerprint)
+}
+
+// TestPresetsFallBackToTheDocnum proves that the IDoc presets carry
+// business identity only: a document without the number they read is
+// told apart by its DOCNUM instead of sharing a fingerprint with every
+// other such document (SPEC.md, Mode 2). Before, the constant MESTYP made
+// every invoice without a reference of qualifier 009 one document.
+func TestPresetsFallBackToTheDocnum(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		preset, sample string
+		withoutKey     func([]byte) []byte
+	}{
+		{"orders05", "orders05.json", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"BELNR": "4500012345",`), nil, 1)
+		}},
+		{"orders05", "orders05.json", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"BELNR": "4500012345",`), []byte(`"BELNR": "",`), 1)
+		}},
+		{"invoic02", "invoic02.json", func(b []byte) []byte {
+			return bytes.Replace(b, []byte(`"QUALF": "009"`), []byte(`"QUALF": "010"`), 1)
+		}},
+	}
+	for _, tt := range tests {
+		first := tt.withoutKey(sample(t, tt.sample))
+		require.NotEqual(t, sample(t, tt.sample), first, "%s: the edit must remove the key", tt.preset)
+		docnum := envelope.DetectDocnum(first)
+		second := bytes.Replace(first, []byte(`"`+docnum+`"`), []byte(`"0000000000123456"`), 1)
+
+		a, b := keyOf(t, tt.preset, first), keyOf(t, tt.preset, second)
+		require.Equal(t, fingerprint.FallbackAllMissing, a.Fallback, tt.preset)
+		for _, v := range a.Values {
+			require.True(t, v.Missing, "%s: %s yields %s", tt.preset, v.Path, v.JSON)
+		}
+		require.NotEqual(t, a.Fingerprint, b.Fingerprint, "%s: two documents without the key are two documents", tt.preset)
+		require.Equal(t, a.Fingerprint, keyOf(t, tt.preset, first).Fingerprint, "%s: a resend is still a duplicate", tt.preset)
+	}
 }
 
 func TestPresetCloudEvents(t *testing.T) {

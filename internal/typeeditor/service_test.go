@@ -20,6 +20,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 	"github.com/lefia/edihub/internal/typeeditor"
@@ -389,7 +390,7 @@ func TestImpactOfAPreset(t *testing.T) {
 	require.Equal(t, 10, im.Proposed.Duplicates)
 	require.Equal(t, 10, im.NewlyBlocked, "this change would have blocked 10 of the last 50 messages")
 	require.Equal(t, []typeeditor.PathShare{
-		{Path: "*.IDOC.EDI_DC40.MESTYP", Matched: 50, Of: 50},
+		{Path: messagetype.IDocORDERS05Paths[0], Matched: 50, Of: 50},
 		{Path: "*.IDOC.E1EDK01.BELNR", Matched: 50, Of: 50},
 	}, im.Paths)
 
