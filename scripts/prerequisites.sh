@@ -4,6 +4,12 @@
 #   postgresql  PostgreSQL's client and server binaries (psql, pg_isready,
 #               initdb, pg_ctl), from Debian's package postgresql
 #   chromium    Debian's Chromium at /usr/bin/chromium, for the browser tests
+#   autofailover pg_auto_failover: pg_autoctl and the server extension,
+#               from Debian's package postgresql-<major>-auto-failover
+#               matching the installed server, for the high-availability
+#               formation and its test
+#   promtool    Prometheus's promtool, from Debian's package prometheus, to
+#               check the alerting rules edihub ships
 # Packages come from apt-get, as root or through sudo, without recommended
 # packages (for Chromium they would bring a printer stack and avahi-daemon).
 set -euo pipefail
@@ -34,8 +40,19 @@ for need in "$@"; do
       install "the browser tests need Chromium at /usr/bin/chromium" chromium
     fi
     ;;
+  autofailover)
+    major=$(basename "$(dirname "$(pg_bindir)")")
+    if ! command -v pg_autoctl >/dev/null || ! dpkg -s "postgresql-$major-auto-failover" >/dev/null 2>&1; then
+      install "the high-availability formation needs pg_autoctl" "postgresql-$major-auto-failover"
+    fi
+    ;;
+  promtool)
+    if ! command -v promtool >/dev/null; then
+      install "the alerting rules are checked with promtool" prometheus
+    fi
+    ;;
   *)
-    echo "prerequisites.sh: unknown need $need (want postgresql or chromium)" >&2
+    echo "prerequisites.sh: unknown need $need (want postgresql, chromium, autofailover or promtool)" >&2
     exit 2
     ;;
   esac

@@ -2,7 +2,8 @@
 # Prepares what `make test` needs, so that it passes on a new machine: a
 # PostgreSQL server (installed with scripts/prerequisites.sh if missing,
 # started if it is down) with the database the tests clone their own
-# databases from, and Debian's Chromium for the browser tests. `.ci/run`
+# databases from, Debian's Chromium for the browser tests, pg_auto_failover
+# for the high-availability test and promtool for the alerting rules. `.ci/run`
 # uses it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,7 @@ url="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disabl
 
 # The admin pages' browser tests drive Debian's Chromium headless; they fail,
 # never skip, without it.
-scripts/prerequisites.sh postgresql chromium
+scripts/prerequisites.sh postgresql chromium autofailover promtool
 if [ -z "${TEST_DATABASE_URL:-}" ] && ! pg_isready -q -h 127.0.0.1 -p 5432 && command -v pg_ctlcluster >/dev/null; then
   # The tests use the machine's own cluster; start it if it is down.
   echo "make test: starting the machine's PostgreSQL cluster" >&2

@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
@@ -118,6 +120,59 @@ func unmatchedText(p typeeditor.PathShare) string {
 		return "no value in the one message replayed"
 	}
 	return fmt.Sprintf("no value in any of the %d messages replayed", p.Of)
+}
+
+func constantHeading(n int) string {
+	if n == 1 {
+		return "A proposed path reads one value in every sample message"
+	}
+	return fmt.Sprintf("%d proposed paths read one value in every sample message", n)
+}
+
+// maxValueShown bounds a key value quoted in a sentence; the preview's
+// table shows values whole.
+const maxValueShown = 60
+
+// shorten cuts a value quoted in a sentence to maxValueShown characters.
+func shorten(value string) string {
+	if utf8.RuneCountInString(value) <= maxValueShown {
+		return value
+	}
+	return string([]rune(value)[:maxValueShown]) + "…"
+}
+
+func constantText(p typeeditor.PathShare) string {
+	return fmt.Sprintf("one value, %s, in all %d messages where it read one", shorten(p.Value), p.Matched)
+}
+
+// pathWarningText is what the warning beside a path says: that it read
+// nothing, or one value throughout; "" when neither.
+func pathWarningText(p typeeditor.PathShare) string {
+	switch {
+	case p.Unmatched():
+		return unmatchedText(p)
+	case p.Constant():
+		return constantText(p)
+	}
+	return ""
+}
+
+// fallbackWhy says why a replayed message's fingerprint fell back: what
+// each path read in it.
+func fallbackWhy(f typeeditor.Fallback) string {
+	parts := make([]string, len(f.Values))
+	for i, v := range f.Values {
+		if v.Found != "" {
+			parts[i] = fmt.Sprintf("%s matched %s, which carries no value", v.Path, shorten(v.Found))
+		} else {
+			parts[i] = v.Path + " matched nothing"
+		}
+	}
+	why := strings.Join(parts, "; ")
+	if f.Kind == fingerprint.FallbackNoDocnum {
+		why += "; no docnum either, so it is not deduplicated"
+	}
+	return why
 }
 
 func messages(n int) string {

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -100,7 +102,7 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('input[name=path]').length === 2`),
 		htmxSettled,
 	)
-	require.Equal(t, []string{`*.IDOC.EDI_DC40.MESTYP = "ORDERS"`, `*.IDOC.E1EDK01.BELNR = "4500012345"`}, eval[[]string](t, b, previewValues))
+	require.Equal(t, []string{messagetype.IDocORDERS05Paths[0] + ` = ["ORDERS"]`, `*.IDOC.E1EDK01.BELNR = "4500012345"`}, eval[[]string](t, b, previewValues))
 
 	// Bad input: the preview lists the problems while typing, and a save
 	// shows each next to its field, with what was typed.
@@ -127,7 +129,9 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#type-saved`)),
 	)
 	require.Equal(t, site.url+pagePath(id)+"?saved=2", b.location(t))
-	require.JSONEq(t, `["*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"]`, site.typePaths(t, id))
+	presetPaths, err := json.Marshal(messagetype.IDocORDERS05Paths)
+	require.NoError(t, err)
+	require.JSONEq(t, string(presetPaths), site.typePaths(t, id))
 	require.Equal(t, 48, site.count(t, `SELECT duplicate_window_hours FROM message_types WHERE id = $1`, id))
 
 	// The audit log has the change, with before and after.
@@ -140,7 +144,7 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	require.Contains(t, actor, "user:")
 	details := eval[string](t, b, `document.querySelector('tr.event td.details').textContent`)
 	require.Contains(t, details, `before {"duplicate_key_fields": ["*.IDOC.E1EDK01.BELNR"], "duplicate_window_hours": null}`)
-	require.Contains(t, details, `after {"duplicate_key_fields": ["*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"], "duplicate_window_hours": 48}`)
+	require.Contains(t, details, `after {"duplicate_key_fields": `+strings.ReplaceAll(string(presetPaths), ",", ", ")+`, "duplicate_window_hours": 48}`)
 
 	// Ingest reads the new paths at once: the order change of the stored
 	// order, the same BELNR, was a duplicate under the old paths and is a
@@ -149,7 +153,7 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	first := site.post(t, envelopeOf(t, "ORDERS05", change))
 	require.Equal(t, http.StatusCreated, first.status, "%s", first.body)
 	want, err := fingerprint.Compute(fingerprint.Input{
-		MessageTypeID: id, Paths: []string{"*.IDOC.EDI_DC40.MESTYP", "*.IDOC.E1EDK01.BELNR"}, Docnum: "0000000000900101", Payload: change,
+		MessageTypeID: id, Paths: messagetype.IDocORDERS05Paths, Docnum: "0000000000900101", Payload: change,
 	})
 	require.NoError(t, err)
 	require.Equal(t, want.Fingerprint, first.json(t)["fingerprint"])
@@ -304,5 +308,62 @@ func TestBrowserTypeEditorNoChangeStickySaveAndUnmatchedWarning(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#type-saved`)),
 	)
 	require.Equal(t, site.url+pagePath(id)+"?saved=2", b.location(t))
+	require.Zero(t, b.dialogs.Load())
+}
+
+// The editor lists the replayed messages whose fingerprint falls back to
+// the docnum, with what each path read, and warns about a proposed path
+// that reads one value in every message: MESTYP beside an order number
+// that some orders lack would make all of those one order.
+func TestBrowserTypeEditorConstantPathAndFallbacks(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "")
+	id := site.typeID(t, "acme", "ORDERS05")
+	order := readFile(t, "orders05.json")
+	without := bytes.Replace(order, []byte(`"BELNR": "4500012345",`), nil, 1)
+	var fellBack []string
+	for i, doc := range [][]byte{
+		bytes.Replace(order, []byte(`"BELNR": "4500012345",`), []byte(`"BELNR": "4500012346",`), 1),
+		bytes.Replace(order, []byte(`"BELNR": "4500012345",`), []byte(`"BELNR": "4500012347",`), 1),
+		without, without,
+	} {
+		r := site.post(t, fmt.Appendf(nil, `{"message_type":"ORDERS05","docnum":"00000000009002%02d","payload":%s}`, i, doc))
+		require.Equal(t, http.StatusCreated, r.status, "%s", r.body)
+		if i >= 2 {
+			fellBack = append(fellBack, fmt.Sprintf("#%.0f | 00000000009002%02d | *.IDOC.E1EDK01.BELNR matched nothing", r.json(t)["id"], i))
+		}
+	}
+	const fallbackRows = `Array.from(document.querySelectorAll('#fallback-messages tr.fallback-message'), r => Array.from(r.cells, c => c.textContent.trim()).join(' | '))`
+
+	b := newBrowser(t)
+	b.signIn(t, site.url, pagePath(id), email)
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#impact-summary`)))
+	require.Equal(t, fellBack, eval[[]string](t, b, fallbackRows), "the orders without a number, oldest first")
+	require.Equal(t, site.url+"/admin/messages/"+strings.Fields(strings.TrimPrefix(fellBack[0], "#"))[0],
+		eval[string](t, b, `document.querySelector('#fallback-messages tr.fallback-message a').href`))
+	require.False(t, eval[bool](t, b, `document.querySelector('#constant-paths') !== null`))
+	b.screenshot(t, "admin_type_editor_fallbacks")
+
+	b.do(t,
+		chromedp.Click(chromedp.CSS(`#add-path`)),
+		chromedp.Poll[chromedp.Void](`document.activeElement.id === 'path-1'`),
+		chromedp.SendKeys(chromedp.CSS(`#path-1`), "*.IDOC.EDI_DC40.MESTYP"),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#preview-values tr.preview-value')[1]?.cells[0].textContent === '*.IDOC.EDI_DC40.MESTYP'`),
+		htmxSettled,
+	)
+	require.Equal(t, "This change would have blocked 1 of the last 5 messages.", eval[string](t, b, `document.querySelector('#impact-summary').textContent`),
+		"the second order without a number becomes a duplicate of the first")
+	require.Equal(t, "A proposed path reads one value in every sample message", eval[string](t, b, `document.querySelector('#constant-paths header').textContent`))
+	require.Equal(t, []string{`*.IDOC.EDI_DC40.MESTYP: one value, "ORDERS", in all 5 messages where it read one`},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('#constant-paths li'), li => li.textContent)`))
+	require.Equal(t, `This path found one value, "ORDERS", in all 5 messages where it read one: see the impact below.`,
+		eval[string](t, b, `document.querySelector('#path-1-unmatched').textContent.replace(/\s+/g, ' ').trim()`),
+		"the warning stands by the path's input too")
+	require.Equal(t, []string{"path-1-unmatched"},
+		eval[[]string](t, b, `Array.from(document.querySelectorAll('.path-warning:not([hidden])'), w => w.id)`))
+	require.Empty(t, eval[[]string](t, b, fallbackRows), "with MESTYP present, nothing falls back any more")
+	b.requireFitsWidth(t)
+	b.screenshot(t, "admin_type_editor_constant")
 	require.Zero(t, b.dialogs.Load())
 }

@@ -24,15 +24,14 @@ type Editor struct {
 	Saved int32
 }
 
-// Unmatched reports whether the proposed path at index i had no value in
-// any replayed message, and its share, so that the warning can stand next
-// to the path's input as well as in the impact report below.
-func (ed Editor) Unmatched(i int) (PathShare, bool) {
+// PathShare returns the impact report's share of the proposed path at
+// index i, false when there is no report, so that a warning about the path
+// can stand next to its input as well as in the report below.
+func (ed Editor) PathShare(i int) (PathShare, bool) {
 	if ed.Impact == nil || i >= len(ed.Impact.Paths) {
 		return PathShare{}, false
 	}
-	p := ed.Impact.Paths[i]
-	return p, p.Unmatched()
+	return ed.Impact.Paths[i], true
 }
 
 // Editor works out the page of form f for type t (nil: a new type) as u

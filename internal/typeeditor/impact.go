@@ -35,6 +35,10 @@ type Impact struct {
 	NewlyBlocked    int
 	NoLongerBlocked int
 	Paths           []PathShare // the proposal's paths, in order
+	// FromDocnum lists, newest last, up to MaxFallbacksListed of the
+	// messages whose proposed fingerprint fell back to the docnum or to
+	// none, with what each path read, so that an admin sees why.
+	FromDocnum []Fallback
 	// Unchanged is set when the proposal is the saved settings, so that
 	// the page says so instead of comparing the settings with themselves.
 	Unchanged bool
@@ -51,6 +55,33 @@ func (im Impact) Unmatched() []PathShare {
 		}
 	}
 	return list
+}
+
+// Constant lists the proposed paths that read one and the same value in
+// every replayed message where they read one: such a path tells none of
+// them apart, and beside a path that is sometimes missing it would make
+// every document lacking that value one document (SPEC.md, Mode 2).
+func (im Impact) Constant() []PathShare {
+	var list []PathShare
+	for _, p := range im.Paths {
+		if p.Constant() {
+			list = append(list, p)
+		}
+	}
+	return list
+}
+
+// MaxFallbacksListed bounds Impact.FromDocnum: enough to see the pattern,
+// while the page stays small whatever the sample size.
+const MaxFallbacksListed = 20
+
+// Fallback is a replayed message whose proposed fingerprint was made of
+// its docnum, or that got none, and what each path read in it.
+type Fallback struct {
+	MessageID int64
+	Docnum    string // "" when it has none
+	Kind      fingerprint.Fallback
+	Values    []fingerprint.Value
 }
 
 // Outcome is what one set of settings did to the replayed messages.
@@ -70,12 +101,35 @@ type Outcome struct {
 	Refused int
 }
 
-// PathShare is how often a path had a value.
+// PathShare is how often a path had a value, and whether it was always
+// the same one.
 type PathShare struct {
 	Path    string
-	Matched int // messages where the value was present, not null and not ""
+	Matched int // messages where the path read a value that is not missing
 	Of      int // messages whose values could be read
+	// Value is the value, as JSON text, the path read in the first message
+	// where it read one; Varies is set once another message read another.
+	Value  string
+	Varies bool
 }
+
+// count adds one message's value.
+func (p *PathShare) count(v fingerprint.Value) {
+	p.Of++
+	if v.Missing {
+		return
+	}
+	if p.Matched == 0 {
+		p.Value = v.JSON
+	} else if v.JSON != p.Value {
+		p.Varies = true
+	}
+	p.Matched++
+}
+
+// Constant reports whether the path read the same value in every one of at
+// least two replayed messages where it read one.
+func (p PathShare) Constant() bool { return p.Matched >= 2 && !p.Varies }
 
 // Unmatched reports whether the path had no value in any replayed message
 // whose values could be read: a misspelt path, most likely.
@@ -83,6 +137,7 @@ func (p PathShare) Unmatched() bool { return p.Of > 0 && p.Matched == 0 }
 
 // sampled is one replayed message.
 type sampled struct {
+	id          int64
 	environment int64
 	docnum      string
 	receivedAt  time.Time
@@ -120,7 +175,7 @@ func (s *Service) impact(ctx context.Context, scope auth.Scope, t Type, p Propos
 		for _, r := range batch {
 			// Messages are never deleted, so every listed one is loaded.
 			a.add(sampled{
-				environment: r.EnvironmentID, docnum: db.OrEmpty(r.Docnum), receivedAt: r.ReceivedAt,
+				id: r.ID, environment: r.EnvironmentID, docnum: db.OrEmpty(r.Docnum), receivedAt: r.ReceivedAt,
 				keyed: r.Keyed, payload: payloads[r.ID],
 			})
 		}
@@ -185,13 +240,19 @@ func (a *analysis) add(m sampled) {
 	case blockedNow && !blocked:
 		im.NoLongerBlocked++
 	}
-	if res != nil {
-		for i, v := range res.Values {
-			im.Paths[i].Of++
-			if !v.Missing {
-				im.Paths[i].Matched++
-			}
+	if res == nil {
+		return
+	}
+	for i, v := range res.Values {
+		im.Paths[i].count(v)
+	}
+	// A type without paths falls back for every message, which the page
+	// already says; the list is for paths that read nothing.
+	if res.Fallback != fingerprint.FallbackNone && res.Fallback != fingerprint.FallbackNoPaths {
+		if len(im.FromDocnum) == MaxFallbacksListed {
+			im.FromDocnum = im.FromDocnum[1:]
 		}
+		im.FromDocnum = append(im.FromDocnum, Fallback{MessageID: m.id, Docnum: m.docnum, Kind: res.Fallback, Values: res.Values})
 	}
 }
 

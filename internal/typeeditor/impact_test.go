@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/fingerprint"
 )
 
 // order is a small payload with an order number and a message type.
@@ -60,9 +61,53 @@ func TestReplayDecidesAsIngest(t *testing.T) {
 	require.Equal(t, 2, im.NewlyBlocked, "the repeat output and the repeat after the window")
 	require.Equal(t, 1, im.NoLongerBlocked, "the bare retransmission")
 	require.Equal(t, []PathShare{
-		{Path: "IDOC.EDI_DC40.MESTYP", Matched: 7, Of: 9},
-		{Path: "IDOC.E1EDK01.BELNR", Matched: 7, Of: 9},
+		{Path: "IDOC.EDI_DC40.MESTYP", Matched: 7, Of: 9, Value: `"ORDERS"`, Varies: true},
+		{Path: "IDOC.E1EDK01.BELNR", Matched: 7, Of: 9, Value: `"4500000001"`},
 	}, im.Paths, "shares of the messages whose values could be read")
+	require.Equal(t, []PathShare{im.Paths[1]}, im.Constant(), "one order number throughout")
+	require.Equal(t, []Fallback{
+		{Docnum: "1", Kind: fingerprint.FallbackAllMissing, Values: []fingerprint.Value{
+			{Path: "IDOC.EDI_DC40.MESTYP", JSON: "null", Missing: true},
+			{Path: "IDOC.E1EDK01.BELNR", JSON: "null", Missing: true},
+		}},
+		{Kind: fingerprint.FallbackNoDocnum, Values: []fingerprint.Value{
+			{Path: "IDOC.EDI_DC40.MESTYP", JSON: "null", Missing: true},
+			{Path: "IDOC.E1EDK01.BELNR", JSON: "null", Missing: true},
+		}},
+	}, im.FromDocnum, "the two messages without values, and why")
+}
+
+// A path that reads the same value in every message adds nothing, and the
+// messages that fell back to the docnum are listed, the most recent
+// MaxFallbacksListed of them, with what each path read.
+func TestReplayNamesConstantPathsAndFallbacks(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 3, 10, 8, 0, 0, 0, time.UTC)
+	a := newAnalysis(9, nil, 168, []string{"IDOC.EDI_DC40.MESTYP", "items.#.sku"}, 168)
+	for i := range MaxFallbacksListed + 5 {
+		a.add(sampled{id: int64(i + 1), environment: 1, docnum: fmt.Sprint(i + 1), receivedAt: t0.Add(time.Duration(i) * time.Minute),
+			payload: fmt.Appendf(nil, `{"IDOC":{"EDI_DC40":{"MESTYP":"INVOIC"}},"items":[{"n":%d}]}`, i)})
+	}
+	im := a.result()
+	require.Equal(t, []PathShare{{Path: "IDOC.EDI_DC40.MESTYP", Matched: 25, Of: 25, Value: `"INVOIC"`}}, im.Constant())
+	require.Equal(t, []PathShare{{Path: "items.#.sku", Of: 25}}, im.Unmatched())
+	require.Empty(t, im.FromDocnum, "the constant beside the missing value decides: nothing falls back")
+	require.Equal(t, 24, im.Proposed.Duplicates, "which makes every invoice after the first its duplicate")
+
+	a = newAnalysis(9, nil, 168, []string{"items.#.sku"}, 168)
+	for i := range MaxFallbacksListed + 5 {
+		a.add(sampled{id: int64(i + 1), environment: 1, docnum: fmt.Sprint(i + 1), receivedAt: t0.Add(time.Duration(i) * time.Minute),
+			payload: fmt.Appendf(nil, `{"items":[{"n":%d}]}`, i)})
+	}
+	im = a.result()
+	require.Zero(t, im.Proposed.Duplicates, "without the constant each falls back to its own docnum")
+	require.Len(t, im.FromDocnum, MaxFallbacksListed)
+	first := im.FromDocnum[0]
+	require.Equal(t, int64(6), first.MessageID, "the most recent are kept")
+	require.Equal(t, "6", first.Docnum)
+	require.Equal(t, fingerprint.FallbackAllMissing, first.Kind)
+	require.Equal(t, []fingerprint.Value{{Path: "items.#.sku", JSON: "null", Missing: true, Found: "[]"}}, first.Values)
+	require.Equal(t, int64(25), im.FromDocnum[MaxFallbacksListed-1].MessageID)
 }
 
 func TestReplayReportsWhatAChangeLetsThrough(t *testing.T) {
@@ -127,6 +172,7 @@ func TestUnmatchedPaths(t *testing.T) {
 	a := newAnalysis(9, nil, 168, []string{"IDOC.E1EDK01.BELNR", "IDOC.E1EDK01.BELNRX"}, 168)
 	a.add(sampled{environment: 1, docnum: "1", receivedAt: time.Now(), payload: order("4500000001", "ORDERS")})
 	require.Equal(t, []PathShare{{Path: "IDOC.E1EDK01.BELNRX", Matched: 0, Of: 1}}, a.result().Unmatched())
+	require.Empty(t, a.result().Constant(), "one message cannot show a constant")
 	require.Empty(t, Impact{Paths: []PathShare{{Path: "x"}}}.Unmatched(), "no message read")
 }
 

@@ -390,9 +390,12 @@ func TestImpactOfAPreset(t *testing.T) {
 	require.Equal(t, 10, im.Proposed.Duplicates)
 	require.Equal(t, 10, im.NewlyBlocked, "this change would have blocked 10 of the last 50 messages")
 	require.Equal(t, []typeeditor.PathShare{
-		{Path: messagetype.IDocORDERS05Paths[0], Matched: 50, Of: 50},
-		{Path: "*.IDOC.E1EDK01.BELNR", Matched: 50, Of: 50},
+		{Path: messagetype.IDocORDERS05Paths[0], Matched: 50, Of: 50, Value: `["ORDERS"]`},
+		{Path: "*.IDOC.E1EDK01.BELNR", Matched: 50, Of: 50, Value: `"4500000000"`, Varies: true},
 	}, im.Paths)
+	require.Equal(t, []typeeditor.PathShare{im.Paths[0]}, im.Constant(),
+		"only orders were replayed, so the message type tells none apart here")
+	require.Empty(t, im.FromDocnum, "every order has its number")
 
 	// A smaller sample replays the most recent messages only: 20 of them,
 	// of which 4 repeat an order before them.

@@ -9,11 +9,11 @@
     document.querySelectorAll(".path-warning").forEach(function (warning) {
       var index = warning.id.replace(/^path-(\d+)-unmatched$/, "$1");
       var row = document.querySelector('#impact-paths tr[data-path-index="' + index + '"]');
-      var unmatched = row !== null && row.classList.contains("unmatched");
-      if (unmatched) {
-        warning.querySelector(".path-warning-text").textContent = row.getAttribute("data-unmatched-text");
+      var text = row === null ? "" : row.getAttribute("data-warning-text");
+      if (text) {
+        warning.querySelector(".path-warning-text").textContent = text;
       }
-      warning.hidden = !unmatched;
+      warning.hidden = !text;
     });
   }
   document.addEventListener("htmx:afterSettle", update);
