@@ -265,7 +265,7 @@ func TestListenAppliesOtherProcessesChanges(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	require.Eventually(t, func() bool {
 		return pgtest.Count(t, b.pool, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND query = 'LISTEN edihub_senders'`) == 1
+			WHERE datname = current_database() AND query = 'LISTEN "edihub_senders"'`) == 1
 	}, 10*time.Second, 10*time.Millisecond, "the listener listens")
 	// Listening, it has forgotten what was cached before; from here on
 	// only notifications make it forget.
