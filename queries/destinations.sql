@@ -4,10 +4,18 @@ VALUES (@tenant_id, @environment_id, @url, @message_type_ids::bigint[], @secret,
 RETURNING id;
 
 -- DestinationListForWorkers lists every destination with what a worker
--- process needs to run its queue: whether it is paused and how many
--- deliveries may run at once.
+-- process needs to run its queue: whether it is paused, how many
+-- deliveries may run at once, and whether it has any pending delivery
+-- (a probe of deliveries_destination_pending).
 -- name: DestinationListForWorkers :many
-SELECT id, paused, max_concurrency FROM destinations ORDER BY id;
+SELECT d.id, d.paused, d.max_concurrency,
+       EXISTS (SELECT 1 FROM deliveries dl WHERE dl.destination_id = d.id AND dl.status = 'pending') AS has_pending
+FROM destinations d ORDER BY d.id;
+
+-- DestinationGetForWorkers is DestinationListForWorkers for one destination
+-- whose queue was just given a job.
+-- name: DestinationGetForWorkers :one
+SELECT id, paused, max_concurrency FROM destinations WHERE id = @id;
 
 -- DestinationSetPaused pauses or resumes a destination within the signed-in
 -- user's scope (NULL: a global user); it returns no row outside the scope.
@@ -47,3 +55,16 @@ SET url = @url, message_type_ids = @message_type_ids::bigint[], max_concurrency 
 WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING id;
 
+
+-- DestinationLockTenant holds a tenant's row until the transaction ends,
+-- so that two creations at once cannot both pass the bound on
+-- destinations. NO KEY UPDATE leaves the row free for the KEY SHARE locks
+-- that writes referring to the tenant take. The count must be a statement
+-- of its own, after this one: under READ COMMITTED a statement sees what
+-- committed before it began, so a count in the locking statement would miss
+-- the destination of the transaction it waited for.
+-- name: DestinationLockTenant :exec
+SELECT id FROM tenants WHERE id = @tenant_id FOR NO KEY UPDATE;
+
+-- name: DestinationCountOfTenant :one
+SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id;

@@ -10,6 +10,17 @@ import (
 	"time"
 )
 
+const destinationCountOfTenant = `-- name: DestinationCountOfTenant :one
+SELECT count(*) FROM destinations WHERE tenant_id = $1
+`
+
+func (q *Queries) DestinationCountOfTenant(ctx context.Context, tenantID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, destinationCountOfTenant, tenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const destinationFindByURL = `-- name: DestinationFindByURL :one
 SELECT id FROM destinations WHERE tenant_id = $1 AND environment_id = $2 AND url = $3
 ORDER BY id LIMIT 1
@@ -28,6 +39,25 @@ func (q *Queries) DestinationFindByURL(ctx context.Context, arg DestinationFindB
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const destinationGetForWorkers = `-- name: DestinationGetForWorkers :one
+SELECT id, paused, max_concurrency FROM destinations WHERE id = $1
+`
+
+type DestinationGetForWorkersRow struct {
+	ID             int64
+	Paused         bool
+	MaxConcurrency int32
+}
+
+// DestinationGetForWorkers is DestinationListForWorkers for one destination
+// whose queue was just given a job.
+func (q *Queries) DestinationGetForWorkers(ctx context.Context, id int64) (DestinationGetForWorkersRow, error) {
+	row := q.db.QueryRow(ctx, destinationGetForWorkers, id)
+	var i DestinationGetForWorkersRow
+	err := row.Scan(&i.ID, &i.Paused, &i.MaxConcurrency)
+	return i, err
 }
 
 const destinationInsert = `-- name: DestinationInsert :one
@@ -123,18 +153,22 @@ func (q *Queries) DestinationListForAdmin(ctx context.Context, arg DestinationLi
 }
 
 const destinationListForWorkers = `-- name: DestinationListForWorkers :many
-SELECT id, paused, max_concurrency FROM destinations ORDER BY id
+SELECT d.id, d.paused, d.max_concurrency,
+       EXISTS (SELECT 1 FROM deliveries dl WHERE dl.destination_id = d.id AND dl.status = 'pending') AS has_pending
+FROM destinations d ORDER BY d.id
 `
 
 type DestinationListForWorkersRow struct {
 	ID             int64
 	Paused         bool
 	MaxConcurrency int32
+	HasPending     bool
 }
 
 // DestinationListForWorkers lists every destination with what a worker
-// process needs to run its queue: whether it is paused and how many
-// deliveries may run at once.
+// process needs to run its queue: whether it is paused, how many
+// deliveries may run at once, and whether it has any pending delivery
+// (a probe of deliveries_destination_pending).
 func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationListForWorkersRow, error) {
 	rows, err := q.db.Query(ctx, destinationListForWorkers)
 	if err != nil {
@@ -144,7 +178,12 @@ func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationL
 	var items []DestinationListForWorkersRow
 	for rows.Next() {
 		var i DestinationListForWorkersRow
-		if err := rows.Scan(&i.ID, &i.Paused, &i.MaxConcurrency); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.Paused,
+			&i.MaxConcurrency,
+			&i.HasPending,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -153,6 +192,22 @@ func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationL
 		return nil, err
 	}
 	return items, nil
+}
+
+const destinationLockTenant = `-- name: DestinationLockTenant :exec
+SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// DestinationLockTenant holds a tenant's row until the transaction ends,
+// so that two creations at once cannot both pass the bound on
+// destinations. NO KEY UPDATE leaves the row free for the KEY SHARE locks
+// that writes referring to the tenant take. The count must be a statement
+// of its own, after this one: under READ COMMITTED a statement sees what
+// committed before it began, so a count in the locking statement would miss
+// the destination of the transaction it waited for.
+func (q *Queries) DestinationLockTenant(ctx context.Context, tenantID int64) error {
+	_, err := q.db.Exec(ctx, destinationLockTenant, tenantID)
+	return err
 }
 
 const destinationSetPaused = `-- name: DestinationSetPaused :one

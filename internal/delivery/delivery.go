@@ -12,6 +12,7 @@ package delivery
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/riverqueue/river"
 )
@@ -31,9 +32,22 @@ func insertOpts(destinationID int64, maxAttempts int) *river.InsertOpts {
 	return &river.InsertOpts{Queue: QueueName(destinationID), MaxAttempts: maxAttempts}
 }
 
+// queuePrefix begins the name of every destination's River queue.
+const queuePrefix = "destination_"
+
 // QueueName is the River queue of a destination's deliveries.
 func QueueName(destinationID int64) string {
-	return "destination_" + strconv.FormatInt(destinationID, 10)
+	return queuePrefix + strconv.FormatInt(destinationID, 10)
+}
+
+// destinationOfQueue is the destination whose queue is named queue.
+func destinationOfQueue(queue string) (int64, bool) {
+	rest, ok := strings.CutPrefix(queue, queuePrefix)
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(rest, 10, 64)
+	return id, err == nil
 }
 
 // WebhookID is the webhook-id header of every attempt of one message to one

@@ -2,8 +2,11 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/pglisten"
 )
 
 // Runner runs the delivery workers of one process: a River client with one
@@ -20,6 +24,13 @@ import (
 // concurrency limit. Any number of processes run Runners on one database;
 // River's row locks give each job to one of them at a time, and the
 // destination's leases (worker.takeLease) hold the limit across them.
+//
+// A queue runs only while its destination has pending deliveries: each
+// running queue polls the database, so running one per configured
+// destination would make idle cost grow with configuration. A queue starts
+// when River announces a job for it (the listener) or when the sweep every
+// DELIVERY_SYNC_INTERVAL finds pending deliveries for it, and stops when a
+// sweep finds none, or the destination gone.
 type Runner struct {
 	client  *river.Client[pgx.Tx]
 	service *Service
@@ -27,9 +38,26 @@ type Runner struct {
 	log     *slog.Logger
 	sync    time.Duration
 	timeout time.Duration
-	// queues is each destination's queue this process runs, with its
-	// number of workers; only the Run goroutine touches it.
-	queues map[int64]int32
+	// queues is each destination's queue this process runs; only the Run
+	// goroutine touches it. running is its size, for anyone to read.
+	queues  map[int64]*runningQueue
+	running atomic.Int64
+	// woken carries, from the listener to Run, the destinations whose queue
+	// River announced a job for.
+	woken chan int64
+	// resync asks Run for a sweep now: the listener listens again, and
+	// announcements made meanwhile were lost.
+	resync chan struct{}
+}
+
+// runningQueue is a destination's queue that this process runs.
+type runningQueue struct {
+	workers int32
+	// busyAt is when a job was last announced for the queue or a sweep
+	// last found pending deliveries: a queue is stopped as idle only a
+	// sweep interval after, so that a job announced just before a sweep
+	// that did not see it yet is not left without a worker.
+	busyAt time.Time
 }
 
 // NewRunner builds a Runner. shutdown is how long Run lets running
@@ -64,14 +92,19 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 	}
 	return &Runner{
 		client: client, service: service, pool: pool, log: log,
-		sync: cfg.SyncInterval, timeout: cfg.Timeout, queues: map[int64]int32{},
+		sync: cfg.SyncInterval, timeout: cfg.Timeout, queues: map[int64]*runningQueue{},
+		woken: make(chan int64, wokenBacklog), resync: make(chan struct{}, 1),
 	}, nil
 }
+
+// wokenBacklog bounds the announcements waiting for Run; one announced
+// when it is full is dropped and found by the next sweep instead.
+const wokenBacklog = 1024
 
 // Run works deliveries until ctx ends, then stops gracefully: no new
 // attempt starts, running ones may finish within the shutdown time.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.syncQueues(ctx); err != nil {
+	if err := r.sweep(ctx); err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the workers started: nothing runs to finish.
 			return nil
@@ -83,15 +116,26 @@ func (r *Runner) Run(ctx context.Context) error {
 	if err := r.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start delivery workers: %w", err)
 	}
-	r.log.Info("delivery workers started", "destinations", len(r.queues))
+	channel, err := r.insertChannel(ctx)
+	if err != nil {
+		return err
+	}
+	listenCtx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	go pglisten.Listen(listenCtx, r.pool, channel, r, r.log,
+		"delivery workers find new deliveries every DELIVERY_SYNC_INTERVAL meanwhile")
+	r.log.Info("delivery workers started", "destinations_with_pending_deliveries", len(r.queues))
 	ticker := time.NewTicker(r.sync)
 	defer ticker.Stop()
 	for {
+		var err error
 		select {
 		case <-ticker.C:
-			if err := r.syncQueues(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("find destinations", "error", err)
-			}
+			err = r.sweep(ctx)
+		case <-r.resync:
+			err = r.sweep(ctx)
+		case id := <-r.woken:
+			err = r.wake(ctx, id)
 		case <-ctx.Done():
 			r.log.Info("stopping delivery workers: finishing running attempts")
 			if err := r.client.Stop(context.WithoutCancel(ctx)); err != nil {
@@ -100,46 +144,144 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.log.Info("delivery workers stopped")
 			return nil
 		}
+		if err != nil && ctx.Err() == nil {
+			r.log.Error("run destination queues", "error", err)
+		}
 	}
 }
 
-// syncQueues starts a queue for every destination this process does not
-// run yet and restarts the queues whose concurrency limit changed.
-func (r *Runner) syncQueues(ctx context.Context) error {
+// insertChannel is where River announces jobs given to a queue, with the
+// payload {"queue": "<name>"}: River's "<schema>.river_insert", sent by the
+// transaction that inserts the jobs as it commits.
+func (r *Runner) insertChannel(ctx context.Context) (string, error) {
+	var schema string
+	if err := r.pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		return "", fmt.Errorf("find River's schema: %w", err)
+	}
+	return schema + ".river_insert", nil
+}
+
+// Listening asks for a sweep: jobs announced while nothing listened were
+// announced to no one.
+func (r *Runner) Listening() {
+	select {
+	case r.resync <- struct{}{}:
+	default:
+	}
+}
+
+// Notified passes a destination's announced job on to Run, without ever
+// waiting for it.
+func (r *Runner) Notified(payload string) {
+	var n struct {
+		Queue string `json:"queue"`
+	}
+	if json.Unmarshal([]byte(payload), &n) != nil {
+		return
+	}
+	id, ok := destinationOfQueue(n.Queue)
+	if !ok {
+		return
+	}
+	select {
+	case r.woken <- id:
+	default:
+	}
+}
+
+// wake runs the queue of a destination that River announced a job for.
+func (r *Runner) wake(ctx context.Context, id int64) error {
+	if q, running := r.queues[id]; running {
+		q.busyAt = time.Now()
+		return nil
+	}
+	d, err := db.On(r.pool).DestinationGetForWorkers(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("load destination %d: %w", id, err)
+	}
+	return r.start(ctx, d.ID, d.Paused, d.MaxConcurrency)
+}
+
+// sweep starts the queue of every destination with pending deliveries that
+// this process does not run yet, restarts the queues whose concurrency
+// limit changed, and stops the queues of destinations that have had no
+// pending delivery for a sweep interval or are gone.
+func (r *Runner) sweep(ctx context.Context) error {
 	destinations, err := db.On(r.pool).DestinationListForWorkers(ctx)
 	if err != nil {
 		return fmt.Errorf("list destinations: %w", err)
 	}
+	listed := make(map[int64]bool, len(destinations))
 	for _, d := range destinations {
-		workers, running := r.queues[d.ID]
-		if running && workers == d.MaxConcurrency {
-			continue
-		}
-		name := QueueName(d.ID)
-		if running {
-			// Removing waits for the queue's running attempts, which end
-			// within the delivery timeout.
-			removeCtx, cancel := context.WithTimeout(ctx, r.timeout+5*time.Second)
-			err := r.client.Queues().Remove(removeCtx, name)
-			cancel()
-			if err != nil {
-				return fmt.Errorf("restart queue %s: %w", name, err)
+		listed[d.ID] = true
+		q, running := r.queues[d.ID]
+		switch {
+		case running && q.workers != d.MaxConcurrency:
+			if err := r.stop(ctx, d.ID); err != nil {
+				return err
 			}
-			delete(r.queues, d.ID)
-		}
-		if d.Paused {
-			// The queue must start paused, so that no attempt slips
-			// through before the pause is seen.
-			if err := db.WithPgxTx(ctx, r.pool, func(tx pgx.Tx) error {
-				return r.service.pauseQueueTx(ctx, tx, d.ID, true)
-			}); err != nil {
+			if err := r.start(ctx, d.ID, d.Paused, d.MaxConcurrency); err != nil {
+				return err
+			}
+		case running && d.HasPending:
+			q.busyAt = time.Now()
+		case running && time.Since(q.busyAt) > r.sync:
+			if err := r.stop(ctx, d.ID); err != nil {
+				return err
+			}
+		case !running && d.HasPending:
+			if err := r.start(ctx, d.ID, d.Paused, d.MaxConcurrency); err != nil {
 				return err
 			}
 		}
-		if err := r.client.Queues().Add(name, river.QueueConfig{MaxWorkers: int(d.MaxConcurrency)}); err != nil {
-			return fmt.Errorf("add queue %s: %w", name, err)
-		}
-		r.queues[d.ID] = d.MaxConcurrency
 	}
+	for id := range r.queues {
+		if !listed[id] {
+			if err := r.stop(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// start runs a destination's queue with its limit's number of workers.
+func (r *Runner) start(ctx context.Context, id int64, paused bool, workers int32) error {
+	name := QueueName(id)
+	if paused {
+		// The queue must start paused, so that no attempt slips through
+		// before the pause is seen.
+		if err := db.WithPgxTx(ctx, r.pool, func(tx pgx.Tx) error {
+			return r.service.pauseQueueTx(ctx, tx, id, true)
+		}); err != nil {
+			return err
+		}
+	}
+	if err := r.client.Queues().Add(name, river.QueueConfig{MaxWorkers: int(workers)}); err != nil {
+		return fmt.Errorf("add queue %s: %w", name, err)
+	}
+	r.queues[id] = &runningQueue{workers: workers, busyAt: time.Now()}
+	r.running.Store(int64(len(r.queues)))
+	return nil
+}
+
+// RunningQueues is how many destinations' queues the process runs now:
+// those with pending deliveries, not every destination.
+func (r *Runner) RunningQueues() int { return int(r.running.Load()) }
+
+// stop ends a destination's queue. It waits for the queue's running
+// attempts, which end within the delivery timeout.
+func (r *Runner) stop(ctx context.Context, id int64) error {
+	name := QueueName(id)
+	removeCtx, cancel := context.WithTimeout(ctx, r.timeout+5*time.Second)
+	defer cancel()
+	if err := r.client.Queues().Remove(removeCtx, name); err != nil {
+		return fmt.Errorf("stop queue %s: %w", name, err)
+	}
+	delete(r.queues, id)
+	r.running.Store(int64(len(r.queues)))
 	return nil
 }

@@ -21,6 +21,12 @@ import (
 // once, across every worker process, unless the destination says otherwise.
 const DefaultMaxConcurrency = 4
 
+// MaxDestinationsPerTenant bounds a tenant's destinations. Each one is
+// given every matching message, so a tenant with many multiplies the work
+// of every message it sends; a hundred is far beyond the systems one
+// tenant hands its documents on to.
+const MaxDestinationsPerTenant = 100
+
 // DestinationSpec describes a destination to create.
 type DestinationSpec struct {
 	TenantSlug      string
@@ -58,6 +64,9 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		if err != nil {
 			return err
 		}
+		if err := checkRoomForDestination(ctx, q, t); err != nil {
+			return err
+		}
 		typeIDs, err := messageTypeIDs(ctx, q, t, spec.MessageTypeCodes)
 		if err != nil {
 			return err
@@ -82,6 +91,24 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		return 0, "", err
 	}
 	return id, secret, nil
+}
+
+// checkRoomForDestination refuses a tenant's destination beyond
+// MaxDestinationsPerTenant; the tenant's row stays locked until the
+// transaction ends.
+func checkRoomForDestination(ctx context.Context, q *db.Queries, t db.Tenant) error {
+	if err := q.DestinationLockTenant(ctx, t.ID); err != nil {
+		return fmt.Errorf("lock tenant: %w", err)
+	}
+	n, err := q.DestinationCountOfTenant(ctx, t.ID)
+	if err != nil {
+		return fmt.Errorf("count destinations: %w", err)
+	}
+	if n >= MaxDestinationsPerTenant {
+		return apperr.New(apperr.Conflict, "too-many-destinations",
+			"tenant %s has %d destinations, the most a tenant may have: change the URL or the message types of one instead", t.Slug, n)
+	}
+	return nil
 }
 
 // validateDestination checks what a destination is given to send to: a URL

@@ -1,0 +1,102 @@
+package delivery_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/delivery"
+)
+
+// startRunner runs a worker process on a pool of its own, so that the
+// database work it does can be counted apart from the test's.
+func (b *testBundle) startRunner(t *testing.T) (*delivery.Runner, *pgxpool.Pool) {
+	t.Helper()
+	pool, err := pgxpool.New(context.Background(), b.pool.Config().ConnString())
+	require.NoError(t, err)
+	runner, err := delivery.NewRunner(pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+		pool.Close()
+	})
+	return runner, pool
+}
+
+func (b *testBundle) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	_, err := b.pool.Exec(context.Background(), sql, args...)
+	require.NoError(t, err)
+}
+
+// Idle destinations cost nothing: a worker process runs a destination's
+// queue only while the destination has pending deliveries. Before, every
+// destination's queue polled the database about once a second, so 300 idle
+// destinations took some 300 connections a second from the pool.
+func TestIdleDestinationsCostNothing(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// Only River's announcement can start a queue within the test: the
+	// sweep runs once, at the start.
+	b.cfg.SyncInterval = time.Hour
+	rc := newReceiver(t, nil)
+	busy := b.destination(t, "production", rc.srv.URL)
+	// More than a tenant may create, so written directly.
+	b.exec(t, `INSERT INTO destinations (tenant_id, environment_id, url, secret)
+		SELECT $1, $2, $3, $4 FROM generate_series(1, 299)`, b.tenantID, b.envs["sandbox"], rc.srv.URL, testSecret)
+	runner, pool := b.startRunner(t)
+	time.Sleep(time.Second)
+	before := pool.Stat().AcquireCount()
+	time.Sleep(3 * time.Second)
+	acquired := pool.Stat().AcquireCount() - before
+	t.Logf("300 idle destinations: %d connections taken from the pool in 3 s", acquired)
+	require.Less(t, acquired, int64(30), "idle destinations take no connections")
+	require.Zero(t, runner.RunningQueues())
+
+	// A message for one of them is delivered at once: River's announcement
+	// of its job starts its queue.
+	start := time.Now()
+	b.receive(t, "production", "ORDERS05", "1")
+	require.Eventually(t, func() bool { return rc.total() == 1 }, 10*time.Second, 10*time.Millisecond)
+	t.Logf("delivered %s after it was stored", time.Since(start).Round(time.Millisecond))
+	require.Equal(t, 1, runner.RunningQueues(), "only the destination with work runs a queue")
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'delivered'`, busy) == 1
+	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// A queue stops once its destination has had no pending delivery for a
+// sweep, and a destination deleted is no longer worked, without a restart.
+func TestQueuesStopWhenIdleOrDeleted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.cfg.SyncInterval = 200 * time.Millisecond
+	rc := newReceiver(t, nil)
+	kept := b.destination(t, "production", rc.srv.URL)
+	paused := b.destination(t, "production", rc.srv.URL)
+	b.exec(t, `UPDATE destinations SET paused = true WHERE id = $1`, paused)
+	runner, _ := b.startRunner(t)
+	b.receive(t, "production", "ORDERS05", "1")
+	require.Eventually(t, func() bool { return rc.total() == 1 }, 10*time.Second, 10*time.Millisecond)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'pending'`, paused))
+	require.Eventually(t, func() bool { return runner.RunningQueues() == 1 }, 10*time.Second, 10*time.Millisecond,
+		"the delivered destination's queue stops; the paused one, with a pending delivery, runs")
+
+	b.exec(t, `DELETE FROM deliveries WHERE destination_id = $1`, paused)
+	b.exec(t, `DELETE FROM destinations WHERE id = $1`, paused)
+	require.Eventually(t, func() bool { return runner.RunningQueues() == 0 }, 10*time.Second, 10*time.Millisecond,
+		"the deleted destination's queue stops")
+	b.receive(t, "production", "ORDERS05", "2")
+	require.Eventually(t, func() bool { return rc.total() == 2 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'delivered'`, kept) == 2
+	}, 10*time.Second, 10*time.Millisecond)
+}
