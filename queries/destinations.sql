@@ -56,15 +56,7 @@ WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sq
 RETURNING id;
 
 
--- DestinationLockTenant holds a tenant's row until the transaction ends,
--- so that two creations at once cannot both pass the bound on
--- destinations. NO KEY UPDATE leaves the row free for the KEY SHARE locks
--- that writes referring to the tenant take. The count must be a statement
--- of its own, after this one: under READ COMMITTED a statement sees what
--- committed before it began, so a count in the locking statement would miss
--- the destination of the transaction it waited for.
--- name: DestinationLockTenant :exec
-SELECT id FROM tenants WHERE id = @tenant_id FOR NO KEY UPDATE;
-
+-- DestinationCountOfTenant counts a tenant's destinations, under
+-- TenantLock to bound them.
 -- name: DestinationCountOfTenant :one
 SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id;

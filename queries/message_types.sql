@@ -63,3 +63,8 @@ LEFT JOIN LATERAL (
 ) w ON true
 WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR t.id = sqlc.narg(scope_tenant_id))
 ORDER BY t.slug;
+
+-- MessageTypeCountOfTenant counts a tenant's message types, under
+-- TenantLock to bound them.
+-- name: MessageTypeCountOfTenant :one
+SELECT count(*) FROM message_types WHERE tenant_id = @tenant_id;

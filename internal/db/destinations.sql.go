@@ -14,6 +14,8 @@ const destinationCountOfTenant = `-- name: DestinationCountOfTenant :one
 SELECT count(*) FROM destinations WHERE tenant_id = $1
 `
 
+// DestinationCountOfTenant counts a tenant's destinations, under
+// TenantLock to bound them.
 func (q *Queries) DestinationCountOfTenant(ctx context.Context, tenantID int64) (int64, error) {
 	row := q.db.QueryRow(ctx, destinationCountOfTenant, tenantID)
 	var count int64
@@ -192,22 +194,6 @@ func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationL
 		return nil, err
 	}
 	return items, nil
-}
-
-const destinationLockTenant = `-- name: DestinationLockTenant :exec
-SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE
-`
-
-// DestinationLockTenant holds a tenant's row until the transaction ends,
-// so that two creations at once cannot both pass the bound on
-// destinations. NO KEY UPDATE leaves the row free for the KEY SHARE locks
-// that writes referring to the tenant take. The count must be a statement
-// of its own, after this one: under READ COMMITTED a statement sees what
-// committed before it began, so a count in the locking statement would miss
-// the destination of the transaction it waited for.
-func (q *Queries) DestinationLockTenant(ctx context.Context, tenantID int64) error {
-	_, err := q.db.Exec(ctx, destinationLockTenant, tenantID)
-	return err
 }
 
 const destinationSetPaused = `-- name: DestinationSetPaused :one

@@ -9,6 +9,19 @@ import (
 	"context"
 )
 
+const messageTypeCountOfTenant = `-- name: MessageTypeCountOfTenant :one
+SELECT count(*) FROM message_types WHERE tenant_id = $1
+`
+
+// MessageTypeCountOfTenant counts a tenant's message types, under
+// TenantLock to bound them.
+func (q *Queries) MessageTypeCountOfTenant(ctx context.Context, tenantID int64) (int64, error) {
+	row := q.db.QueryRow(ctx, messageTypeCountOfTenant, tenantID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const messageTypeGetByCode = `-- name: MessageTypeGetByCode :one
 SELECT id, tenant_id, code, duplicate_key_fields, duplicate_window_hours, version, created_at, updated_at FROM message_types WHERE tenant_id = $1 AND code = $2
 `

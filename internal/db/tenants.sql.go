@@ -77,3 +77,19 @@ func (q *Queries) TenantList(ctx context.Context, scopeTenantID *int64) ([]Tenan
 	}
 	return items, nil
 }
+
+const tenantLock = `-- name: TenantLock :exec
+SELECT id FROM tenants WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// TenantLock holds a tenant's row until the transaction ends, so that two
+// creations at once cannot both pass a bound on what a tenant may have.
+// NO KEY UPDATE leaves the row free for the KEY SHARE locks that writes
+// referring to the tenant take. The count must be a statement of its own,
+// after this one: under READ COMMITTED a statement sees what committed
+// before it began, so a count in the locking statement would miss the row
+// of the transaction it waited for.
+func (q *Queries) TenantLock(ctx context.Context, id int64) error {
+	_, err := q.db.Exec(ctx, tenantLock, id)
+	return err
+}

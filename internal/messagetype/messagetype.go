@@ -23,6 +23,11 @@ const MaxWindowHours = 87600
 // MaxFields bounds the paths per type; a business key has a handful.
 const MaxFields = 32
 
+// MaxTypesPerTenant bounds a tenant's message types: each adds series to
+// the metrics and a type to every sender lookup, and a hundred is far
+// beyond the kinds of documents one tenant exchanges.
+const MaxTypesPerTenant = 100
+
 // MaxCodeLength is the longest message type code, in bytes.
 const MaxCodeLength = 64
 

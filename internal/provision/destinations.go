@@ -64,7 +64,7 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		if err != nil {
 			return err
 		}
-		if err := checkRoomForDestination(ctx, q, t); err != nil {
+		if err := checkRoom(ctx, q, t, "destinations", MaxDestinationsPerTenant, q.DestinationCountOfTenant); err != nil {
 			return err
 		}
 		typeIDs, err := messageTypeIDs(ctx, q, t, spec.MessageTypeCodes)
@@ -91,24 +91,6 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 		return 0, "", err
 	}
 	return id, secret, nil
-}
-
-// checkRoomForDestination refuses a tenant's destination beyond
-// MaxDestinationsPerTenant; the tenant's row stays locked until the
-// transaction ends.
-func checkRoomForDestination(ctx context.Context, q *db.Queries, t db.Tenant) error {
-	if err := q.DestinationLockTenant(ctx, t.ID); err != nil {
-		return fmt.Errorf("lock tenant: %w", err)
-	}
-	n, err := q.DestinationCountOfTenant(ctx, t.ID)
-	if err != nil {
-		return fmt.Errorf("count destinations: %w", err)
-	}
-	if n >= MaxDestinationsPerTenant {
-		return apperr.New(apperr.Conflict, "too-many-destinations",
-			"tenant %s has %d destinations, the most a tenant may have: change the URL or the message types of one instead", t.Slug, n)
-	}
-	return nil
 }
 
 // validateDestination checks what a destination is given to send to: a URL

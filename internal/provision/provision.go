@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -113,4 +114,23 @@ func (s *Service) Places(ctx context.Context, scope auth.Scope) ([]Place, error)
 		out[i] = Place{Tenant: r.TenantSlug, Environment: r.EnvironmentSlug}
 	}
 	return out, nil
+}
+
+// checkRoom refuses to create one more of a tenant's things, counted by
+// count, when it has max of them already, with the problem type
+// "too-many-<things>". The tenant's row stays locked until the transaction
+// ends, so that creations at once are counted one after the other.
+func checkRoom(ctx context.Context, q *db.Queries, t db.Tenant, things string, max int, count func(context.Context, int64) (int64, error)) error {
+	if err := q.TenantLock(ctx, t.ID); err != nil {
+		return fmt.Errorf("lock tenant %s: %w", t.Slug, err)
+	}
+	n, err := count(ctx, t.ID)
+	if err != nil {
+		return fmt.Errorf("count %s of tenant %s: %w", things, t.Slug, err)
+	}
+	if n >= int64(max) {
+		return apperr.New(apperr.Conflict, "too-many-"+strings.ReplaceAll(things, " ", "-"),
+			"tenant %s has %d %s, the most a tenant may have", t.Slug, n, things)
+	}
+	return nil
 }

@@ -32,6 +32,9 @@ func (s *Service) CreateMessageType(ctx context.Context, tenantSlug string, spec
 		if err != nil {
 			return err
 		}
+		if err := checkRoom(ctx, q, t, "message types", messagetype.MaxTypesPerTenant, q.MessageTypeCountOfTenant); err != nil {
+			return err
+		}
 		mt, err = insertMessageType(ctx, q, t, spec)
 		return err
 	})
