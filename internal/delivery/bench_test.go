@@ -10,18 +10,27 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/provision"
 )
 
 // BenchmarkDelivery stores b.N messages from 8 concurrent clients, each
 // owed to one destination (a local receiver answering at once), while one
-// worker process delivers them. It reports deliveries per second, from the
-// first message stored to the last one received, and the lag from each
+// worker process delivers them, at the default concurrency limit and at
+// 32. It reports messages stored per second, from the first to the last
+// answer, deliveries per second, from the first message stored to the last
+// one received, and the lag from each
 // message's ingest answer to its first attempt arriving at the receiver
 // (p50, p99). Run it with a fixed count: -benchtime=2000x.
 func BenchmarkDelivery(b *testing.B) {
+	for _, limit := range []int32{provision.DefaultMaxConcurrency, 32} {
+		b.Run(fmt.Sprintf("limit=%d", limit), func(b *testing.B) { benchmarkDelivery(b, limit) })
+	}
+}
+
+func benchmarkDelivery(b *testing.B, limit int32) {
 	tb := setup(b)
 	rc := newReceiver(b, nil)
-	destination := tb.limitedDestination(b, rc.srv.URL, 32)
+	destination := tb.limitedDestination(b, rc.srv.URL, limit)
 	tb.run(b)
 	// Let the worker find the destination's queue before the clock starts.
 	time.Sleep(3 * tb.cfg.SyncInterval)
@@ -61,6 +70,8 @@ func BenchmarkDelivery(b *testing.B) {
 		}
 	}
 	slices.Sort(lags)
+	stored := slices.MaxFunc(answered, func(x, y time.Time) int { return x.Compare(y) })
+	b.ReportMetric(float64(b.N)/stored.Sub(start).Seconds(), "stored/s")
 	b.ReportMetric(float64(b.N)/last.Sub(start).Seconds(), "deliveries/s")
 	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-lag-ms")
 	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-lag-ms")
