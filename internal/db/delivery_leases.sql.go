@@ -10,16 +10,17 @@ import (
 )
 
 const deliveryLeaseLock = `-- name: DeliveryLeaseLock :exec
-SELECT pg_advisory_xact_lock(3, d.id::int) FROM destinations d WHERE d.id = $1
+SELECT pg_advisory_xact_lock(3, dl.destination_id::int) FROM deliveries dl WHERE dl.id = $1
 `
 
 // DeliveryLeaseLock makes one attempt of a destination at a time count its
 // leases and take one, to the end of the transaction, so that two worker
-// processes cannot both take the last place. Key space 3 is the
-// destinations' (1 and 2 are sign-ins'); an id past the int range would
-// fail the cast rather than share a lock.
-func (q *Queries) DeliveryLeaseLock(ctx context.Context, destinationID int64) error {
-	_, err := q.db.Exec(ctx, deliveryLeaseLock, destinationID)
+// processes cannot both take the last place. It finds the destination from
+// the delivery, so that it can go in the round trip that loads the
+// delivery. Key space 3 is the destinations' (1 and 2 are sign-ins'); an id
+// past the int range would fail the cast rather than share a lock.
+func (q *Queries) DeliveryLeaseLock(ctx context.Context, deliveryID int64) error {
+	_, err := q.db.Exec(ctx, deliveryLeaseLock, deliveryID)
 	return err
 }
 
@@ -42,28 +43,30 @@ func (q *Queries) DeliveryLeaseReturn(ctx context.Context, arg DeliveryLeaseRetu
 
 const deliveryLeaseTake = `-- name: DeliveryLeaseTake :one
 INSERT INTO delivery_leases (delivery_id, destination_id, expires_at)
-SELECT $1, d.id, now() + make_interval(secs => $2::float8)
-FROM destinations d
-WHERE d.id = $3
+SELECT dl.id, d.id, now() + make_interval(secs => $1::float8)
+FROM deliveries dl
+JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+WHERE dl.id = $2 AND dl.status = 'pending' AND NOT d.paused
   AND (SELECT count(*) FROM delivery_leases l
-       WHERE l.destination_id = d.id AND l.expires_at > now() AND l.delivery_id <> $1) < d.max_concurrency
+       WHERE l.destination_id = d.id AND l.expires_at > now() AND l.delivery_id <> dl.id) < d.max_concurrency
 ON CONFLICT (delivery_id) DO UPDATE SET expires_at = excluded.expires_at
 RETURNING delivery_id
 `
 
 type DeliveryLeaseTakeParams struct {
-	DeliveryID    int64
-	TtlSeconds    float64
-	DestinationID int64
+	TtlSeconds float64
+	DeliveryID int64
 }
 
 // DeliveryLeaseTake takes a place of the delivery's destination for ttl
-// when fewer than its max_concurrency leases are live, and returns the
-// delivery's id; it returns no row when every place is taken. Run it after
-// DeliveryLeaseLock, in its transaction, so that it counts the leases
-// committed by the attempts that held the lock before.
+// when the delivery is still pending, the destination not paused, and
+// fewer than its max_concurrency leases are live, and returns the
+// delivery's id; it returns no row otherwise. Run it after
+// DeliveryLeaseLock, in its transaction, as a statement of its own: under
+// READ COMMITTED it then counts the leases committed by the attempts that
+// held the lock before.
 func (q *Queries) DeliveryLeaseTake(ctx context.Context, arg DeliveryLeaseTakeParams) (int64, error) {
-	row := q.db.QueryRow(ctx, deliveryLeaseTake, arg.DeliveryID, arg.TtlSeconds, arg.DestinationID)
+	row := q.db.QueryRow(ctx, deliveryLeaseTake, arg.TtlSeconds, arg.DeliveryID)
 	var delivery_id int64
 	err := row.Scan(&delivery_id)
 	return delivery_id, err

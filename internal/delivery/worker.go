@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,10 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
@@ -87,17 +86,20 @@ func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, 
 // Timeout gives a job its HTTP timeout plus the time to record the attempt.
 func (w *worker) Timeout(*river.Job[Args]) time.Duration { return w.timeout + 30*time.Second }
 
-// Work makes one attempt and records it. A 2xx answer marks the delivery
-// delivered and completes the job in the same transaction; anything else
+// Work makes one attempt and records it: one round trip loads the delivery
+// and takes a place of its destination, one records the answer and gives
+// the place back. A 2xx answer marks the delivery delivered; River then
+// completes the job. Should the process die between the two, the job runs
+// again, finds the delivery delivered and sends nothing. Any other answer
 // is returned as an error, so that River retries the job after the backoff
 // of retryPolicy, until the last attempt marks the delivery failed.
 func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	d, err := db.On(w.pool).DeliveryGetForAttempt(ctx, job.Args.DeliveryID)
+	d, leased, err := w.loadAndLease(ctx, job.Args.DeliveryID)
 	if errors.Is(err, db.ErrNotFound) {
 		return river.JobCancel(fmt.Errorf("delivery %d does not exist", job.Args.DeliveryID))
 	}
 	if err != nil {
-		return fmt.Errorf("load delivery %d: %w", job.Args.DeliveryID, err)
+		return err
 	}
 	switch {
 	case d.Status == StatusDelivered:
@@ -106,12 +108,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return nil
 	case d.Paused:
 		return river.JobSnooze(pausedRecheck)
-	}
-	leased, err := w.takeLease(ctx, d)
-	if err != nil {
-		return err
-	}
-	if !leased {
+	case !leased:
 		// Every place of the destination is taken by attempts in this or
 		// other worker processes; waiting does not use up an attempt.
 		return river.JobSnooze(leaseRecheck/2 + rand.N(leaseRecheck))
@@ -125,27 +122,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	case job.Attempt >= job.MaxAttempts:
 		status = StatusFailed
 	}
-	// The attempt is recorded even when the job's context was cancelled by
-	// a hard stop: the request happened, and the job goes back to the queue.
-	recordCtx := context.WithoutCancel(ctx)
-	err = db.WithPgxTx(recordCtx, w.pool, func(tx pgx.Tx) error {
-		q := db.On(tx)
-		if err := q.DeliveryRecordAttempt(recordCtx, db.DeliveryRecordAttemptParams{
-			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
-			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
-		}); err != nil {
-			return fmt.Errorf("record attempt: %w", err)
-		}
-		if err := q.DeliveryLeaseReturn(recordCtx, db.DeliveryLeaseReturnParams{DeliveryID: d.ID, DestinationID: d.DestinationID}); err != nil {
-			return fmt.Errorf("return lease: %w", err)
-		}
-		if status != StatusDelivered {
-			return nil
-		}
-		_, err := river.JobCompleteTx[*riverpgxv5.Driver](recordCtx, tx, job)
-		return err
-	})
-	if err != nil {
+	if err := w.record(ctx, d, a, status); err != nil {
 		return err
 	}
 	if w.observer != nil {
@@ -158,30 +135,72 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return errors.New(a.err)
 }
 
-// takeLease takes one of the destination's places for the attempt about to
-// run, and reports false when all are taken. The lease outlives the longest
-// attempt (the job's timeout), so it is never lost to a slow answer, and
-// expires by itself if this process dies.
-func (w *worker) takeLease(ctx context.Context, d db.DeliveryGetForAttemptRow) (bool, error) {
-	var taken bool
-	err := db.WithPgxTx(ctx, w.pool, func(tx pgx.Tx) error {
-		q := db.On(tx)
-		if err := q.DeliveryLeaseLock(ctx, d.DestinationID); err != nil {
-			return err
-		}
-		_, err := q.DeliveryLeaseTake(ctx, db.DeliveryLeaseTakeParams{
-			DeliveryID: d.ID, DestinationID: d.DestinationID, TtlSeconds: w.Timeout(nil).Seconds(),
-		})
-		if errors.Is(err, db.ErrNotFound) {
-			return nil
-		}
-		taken = err == nil
-		return err
-	})
-	if err != nil {
-		return false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, err)
+// loadAndLease loads what an attempt of a delivery sends and takes one of
+// its destination's places, reporting false when all are taken (or the
+// delivery is no longer pending, or its destination paused), in one
+// transaction of one round trip. The lease outlives the longest attempt
+// (the job's timeout), so it is never lost to a slow answer, and expires by
+// itself if this process dies.
+func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.DeliveryGetForAttemptRow, bool, error) {
+	var (
+		b                         db.Batch
+		d                         db.DeliveryGetForAttemptRow
+		leasedID                  int64
+		loadErr, lockErr, takeErr error
+		locked                    struct{}
+	)
+	queued := errors.Join(
+		db.Queue(ctx, &b, (*db.Queries).DeliveryGetForAttempt, deliveryID, &d, &loadErr),
+		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryLeaseLock), deliveryID, &locked, &lockErr),
+		db.Queue(ctx, &b, (*db.Queries).DeliveryLeaseTake, db.DeliveryLeaseTakeParams{
+			DeliveryID: deliveryID, TtlSeconds: w.Timeout(nil).Seconds(),
+		}, &leasedID, &takeErr),
+	)
+	if queued != nil {
+		return d, false, queued
 	}
-	return taken, nil
+	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool})); err != nil {
+		return d, false, fmt.Errorf("load delivery %d and take a place: %w", deliveryID, err)
+	}
+	if loadErr != nil {
+		return d, false, fmt.Errorf("load delivery %d: %w", deliveryID, loadErr)
+	}
+	if err := cmp.Or(lockErr, takeErr); err != nil && !errors.Is(err, db.ErrNotFound) {
+		return d, false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, err)
+	}
+	return d, takeErr == nil, nil
+}
+
+// record keeps an attempt's answer and gives the destination's place back,
+// in one transaction of one round trip. The attempt is recorded even when
+// the job's context was cancelled by a hard stop: the request happened, and
+// the job goes back to the queue.
+func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a attempt, status string) error {
+	ctx = context.WithoutCancel(ctx)
+	var (
+		b                    db.Batch
+		done                 struct{}
+		recordErr, returnErr error
+	)
+	queued := errors.Join(
+		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryRecordAttempt), db.DeliveryRecordAttemptParams{
+			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
+			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
+		}, &done, &recordErr),
+		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryLeaseReturn), db.DeliveryLeaseReturnParams{
+			DeliveryID: d.ID, DestinationID: d.DestinationID,
+		}, &done, &returnErr),
+	)
+	if queued != nil {
+		return queued
+	}
+	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool})); err != nil {
+		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
+	}
+	if err := cmp.Or(recordErr, returnErr); err != nil {
+		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
+	}
+	return nil
 }
 
 // attempt is what one HTTP attempt found out.
