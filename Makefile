@@ -77,6 +77,14 @@ generate/templ:
 generate/openapi:
 	$(OAPI) -config internal/openapi/client/oapi-codegen.yaml internal/openapi/openapi.yaml
 
+# The linter is pinned in a module of its own: its dependencies must not
+# move the code generators'.
+LINT := go tool -modfile=tools/lint/go.mod golangci-lint
+
+.PHONY: lint
+lint: ## run golangci-lint: the standard checks and the house rules of .golangci.yaml
+	$(LINT) run ./...
+
 .PHONY: lint/openapi
 lint/openapi: ## lint the OpenAPI document with Redocly's linter (needs npm); libopenapi checks it in go test
 	npx --yes @redocly/cli@2.77.0 lint --config internal/openapi/redocly.yaml internal/openapi/openapi.yaml

@@ -225,7 +225,7 @@ func serveFloor(ctx context.Context, args []string, stderr io.Writer) error {
 	srv := &http.Server{Handler: floor, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
-		srv.Close()
+		_ = srv.Close()
 	}()
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return err

@@ -104,7 +104,7 @@ func writeDemoSecrets(path string, lines []string) error {
 	if err != nil {
 		return fmt.Errorf("demo secrets: %w", err)
 	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	defer func() { _ = os.Remove(tmp.Name()) }() // fails harmlessly after the rename
 	_, err = tmp.WriteString(strings.Join(lines, "\n") + "\n")
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

@@ -208,10 +208,10 @@ func retention(getenv func(string) string, errs *[]error) Retention {
 // a Go duration such as 36h, or off to keep the data forever (returned as 0).
 func retentionPeriod(getenv func(string) string, name string, def time.Duration, errs *[]error) time.Duration {
 	v := getenv(name)
-	switch {
-	case v == "":
+	switch v {
+	case "":
 		return def
-	case v == "off":
+	case "off":
 		return 0
 	}
 	if days, ok := strings.CutSuffix(v, "d"); ok {

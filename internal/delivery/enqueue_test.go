@@ -177,7 +177,7 @@ func TestEnqueueTwiceCreatesNothingTheSecondTime(t *testing.T) {
 	msg := b.receive(t, "production", "ORDERS05", "1")
 	tx, err := b.pool.Begin(context.Background())
 	require.NoError(t, err)
-	defer tx.Rollback(context.Background())
+	defer func() { _ = tx.Rollback(context.Background()) }()
 	n, err := b.deliveries.EnqueueTx(context.Background(), tx, msg.MessageID)
 	require.NoError(t, err)
 	require.Zero(t, n)

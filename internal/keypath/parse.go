@@ -75,12 +75,12 @@ const (
 
 // parser reads one path, counting what the limits bound.
 type parser struct {
-	s                                   string
-	i                                   int
-	chains                              []string
-	rest                                string
-	wildcardKeys, fanOuts, queries      int
-	chainFanOuts, chainQueries, nesting int
+	s                              string
+	i                              int
+	chains                         []string
+	rest                           string
+	wildcardKeys, fanOuts, queries int
+	nesting                        int
 }
 
 // Parse checks text against the grammar and its limits. A refused path

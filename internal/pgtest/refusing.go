@@ -38,7 +38,7 @@ func RefusingServerURL(t testing.TB, sqlstate string) string {
 }
 
 func refuse(conn net.Conn, sqlstate string) {
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	backend := pgproto3.NewBackend(conn, conn)
 	if _, err := backend.ReceiveStartupMessage(); err != nil {
 		return

@@ -49,7 +49,7 @@ func (l *loadRun) send(client *http.Client, b *testBundle, docnum string) {
 		if err != nil {
 			return // the connection went away: not acknowledged
 		}
-		io.Copy(io.Discard, resp.Body)
+		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		l.mu.Lock()
 		l.statuses[resp.StatusCode]++
@@ -189,7 +189,7 @@ func TestGracefulShutdownUnderLoad(t *testing.T) {
 				if err != nil {
 					return // the server no longer accepts connections
 				}
-				conn.Close()
+				_ = conn.Close()
 			}
 		})
 	}

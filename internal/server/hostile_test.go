@@ -129,7 +129,7 @@ func TestSlowClientIsCutOff(t *testing.T) {
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(b.url, "http://"))
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	body := `{"message_type":"ORDERS05","docnum":"1","payload":{}}`
 	_, err = fmt.Fprintf(conn, "POST /api/edi-hub/receive-message HTTP/1.1\r\nHost: x\r\n"+
 		"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", b.apiKey, len(body))

@@ -376,7 +376,7 @@ func TestMessagePageShowsReceivedIDocXML(t *testing.T) {
 	b := setup(t)
 	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
 	idoc := idocOf(t, readFile(t, "orders05.xml"))
-	second := strings.Replace(withDocnum(idoc, "0000000000900177"), "4500012345", "4500099999", -1)
+	second := strings.ReplaceAll(withDocnum(idoc, "0000000000900177"), "4500012345", "4500099999")
 	second = strings.Replace(second, "Purchasing Group 210", "Einkauf &lt;Süd&gt; &amp; Co", 1)
 	packet, err := charmap.ISO8859_1.NewEncoder().Bytes(packetOf(t, idoc, second))
 	require.NoError(t, err)
