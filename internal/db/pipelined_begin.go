@@ -23,9 +23,8 @@ import (
 // made once per connection. Left to choose, PostgreSQL plans a statement
 // again on every execution while its plan for the parameters at hand is
 // estimated cheaper than the generic one, and for statements over array
-// parameters (a batch's messages, a group's ids) that is every execution:
-// DeliveryCreateForMessages spent 0.35 ms of each call planning,
-// MessageStoreOrBlockAll up to 0.9 ms. The generic plans of the statements
+// parameters (a batch's messages, a group's ids) that is every execution,
+// at a cost docs/performance.md measures. The generic plans of the statements
 // ingest runs are the ones TestHotStatementsKeepIndexPlans proves to read
 // through their indexes, so forcing them also makes the plan that runs the
 // plan that is tested. SET LOCAL travels with BEGIN and ends with the
