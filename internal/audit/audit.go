@@ -14,11 +14,10 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/filternames"
-	"github.com/lefia/edihub/internal/keyset"
 )
 
 // PageSize is how many events one page shows.
@@ -101,8 +100,8 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if err != nil {
 		return Page{}, fmt.Errorf("list audit events: %w", err)
 	}
-	rows, page.Older = keyset.Page(rows, PageSize, func(r db.AuditEventListRow) keyset.Cursor {
-		return keyset.Cursor{Time: r.CreatedAt, ID: r.ID}
+	rows, page.Older = adminlist.Page(rows, PageSize, func(r db.AuditEventListRow) adminlist.Cursor {
+		return adminlist.Cursor{Time: r.CreatedAt, ID: r.ID}
 	})
 	page.Events = make([]Event, len(rows))
 	for i, r := range rows {
@@ -182,7 +181,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 			problems = append(problems, fmt.Sprintf("%q is not an action name such as message.duplicate_blocked", f.Action))
 		}
 	}
-	ids, more, err := filternames.Resolve(ctx, s.q, scope, filternames.Names{
+	ids, more, err := adminlist.Resolve(ctx, s.q, scope, adminlist.Names{
 		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
 	})
 	if err != nil {
@@ -215,7 +214,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 	default:
 		problems = append(problems, fmt.Sprintf("%q is not a content comparison: changed, shape_only or identical", f.Content))
 	}
-	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
 	problems = append(problems, boundProblems...)
 	p.Since, p.Until = bounds.Since, bounds.Until
 	if bounds.Before != nil {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
-	"github.com/lefia/edihub/internal/keyset"
 	"github.com/lefia/edihub/internal/pgtest"
 )
 
@@ -27,7 +27,7 @@ func BenchmarkAuditList(b *testing.B) {
 	b.Logf("filled 1,000,000 audit events in %s", time.Since(start).Round(time.Second))
 	ctx := context.Background()
 
-	var middle keyset.Cursor
+	var middle adminlist.Cursor
 	require.NoError(b, pool.QueryRow(ctx, `SELECT created_at, id FROM audit_events
 		ORDER BY created_at DESC, id DESC OFFSET 500000 LIMIT 1`).Scan(&middle.Time, &middle.ID))
 	deep := middle.Encode()

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/urlfilter"
 )
 
 // Filter is what an admin asked the audit page for, as written in its URL,
@@ -30,7 +30,7 @@ type Filter struct {
 
 // The URL query parameters of the filter fields, in the order they are
 // written.
-var params = []urlfilter.Param[Filter]{
+var params = []adminlist.Param[Filter]{
 	{Name: "action", Field: func(f *Filter) *string { return &f.Action }},
 	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
 	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
@@ -44,10 +44,10 @@ var params = []urlfilter.Param[Filter]{
 }
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return urlfilter.Read(params, q) }
+func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }
 
 // URL is the audit page showing f.
-func (f Filter) URL() string { return urlfilter.URL(params, adminpath.Path(adminpath.Audit), f) }
+func (f Filter) URL() string { return adminlist.URL(params, adminpath.Path(adminpath.Audit), f) }
 
 // Older is the same filter one page further back, after cursor.
 func (f Filter) Older(cursor string) Filter {

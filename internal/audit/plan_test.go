@@ -9,11 +9,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/keyset"
 	"github.com/lefia/edihub/internal/pgtest"
 )
 
@@ -63,7 +63,7 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	var key string
 	var t4 int64
 	require.NoError(t, load.QueryRow(ctx, `SELECT id FROM tenants WHERE slug = 't4'`).Scan(&t4))
-	var cursor keyset.Cursor
+	var cursor adminlist.Cursor
 	require.NoError(t, load.QueryRow(ctx, `SELECT created_at, id FROM audit_events
 		ORDER BY created_at DESC, id DESC OFFSET 15000 LIMIT 1`).Scan(&cursor.Time, &cursor.ID))
 	deep = cursor.Encode()

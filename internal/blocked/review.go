@@ -7,12 +7,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/filternames"
-	"github.com/lefia/edihub/internal/keyset"
-	"github.com/lefia/edihub/internal/urlfilter"
 )
 
 // The review states of a kept copy (blocked_copies.review_state).
@@ -47,7 +45,7 @@ type Filter struct {
 	Before      string // cursor: copies received before this
 }
 
-var reviewParams = []urlfilter.Param[Filter]{
+var reviewParams = []adminlist.Param[Filter]{
 	{Name: "state", Field: func(f *Filter) *string { return &f.State }},
 	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
 	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
@@ -58,10 +56,10 @@ var reviewParams = []urlfilter.Param[Filter]{
 }
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return urlfilter.Read(reviewParams, q) }
+func FilterFromQuery(q url.Values) Filter { return adminlist.Read(reviewParams, q) }
 
 // URL is the review queue showing f.
-func (f Filter) URL() string { return urlfilter.URL(reviewParams, adminpath.Path(adminpath.Review), f) }
+func (f Filter) URL() string { return adminlist.URL(reviewParams, adminpath.Path(adminpath.Review), f) }
 
 // Older is the same filter one page further back, after cursor.
 func (f Filter) Older(cursor string) Filter {
@@ -119,7 +117,7 @@ type ReviewPage struct {
 // Review returns the page of the review queue that f asks for, within scope.
 func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (ReviewPage, error) {
 	p := db.BlockedCopyReviewListParams{ScopeTenantID: scope.TenantFilter(), PageSize: ReviewPageSize + 1}
-	ids, problems, err := filternames.Resolve(ctx, s.plans, scope, filternames.Names{
+	ids, problems, err := adminlist.Resolve(ctx, s.plans, scope, adminlist.Names{
 		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
 	})
 	if err != nil {
@@ -134,7 +132,7 @@ func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (Revie
 	default:
 		problems = append(problems, fmt.Sprintf("%q is not a review state: open, released, dismissed or any", f.State))
 	}
-	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
 	problems = append(problems, boundProblems...)
 	p.Since, p.Until = bounds.Since, bounds.Until
 	if bounds.Before != nil {
@@ -147,8 +145,8 @@ func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (Revie
 	if err != nil {
 		return ReviewPage{}, fmt.Errorf("list blocked copies for review: %w", err)
 	}
-	rows, page.Older = keyset.Page(rows, ReviewPageSize, func(r db.BlockedCopyReviewListRow) keyset.Cursor {
-		return keyset.Cursor{Time: r.ReceivedAt, ID: r.ID}
+	rows, page.Older = adminlist.Page(rows, ReviewPageSize, func(r db.BlockedCopyReviewListRow) adminlist.Cursor {
+		return adminlist.Cursor{Time: r.ReceivedAt, ID: r.ID}
 	})
 	page.Copies = make([]Reviewed, len(rows))
 	for i, r := range rows {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/keyset"
 )
 
 // Match selects deliveries; nil fields match anything. It is what a retry
@@ -88,7 +88,7 @@ const maxCodeLength = 64
 
 // parse turns the filter into the values its queries take, and says what
 // cannot be understood.
-func (f Filter) parse() (status *string, m Match, before *keyset.Cursor, problems []string) {
+func (f Filter) parse() (status *string, m Match, before *adminlist.Cursor, problems []string) {
 	if f.Status != "" {
 		if slices.Contains(Statuses, f.Status) {
 			status = &f.Status
@@ -110,7 +110,7 @@ func (f Filter) parse() (status *string, m Match, before *keyset.Cursor, problem
 			problems = append(problems, fmt.Sprintf("a message type code has at most %d characters", maxCodeLength))
 		}
 	}
-	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
 	m.Since, m.Until, before = bounds.Since, bounds.Until, bounds.Before
 	problems = append(problems, boundProblems...)
 	return status, m, before, problems

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/keyset"
 )
 
 // PageSize is how many deliveries one page of the deliveries page shows.
@@ -64,8 +64,8 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 		return Page{}, fmt.Errorf("list deliveries: %w", err)
 	}
 	var page Page
-	rows, page.Older = keyset.Page(rows, PageSize, func(r db.DeliveryListRow) keyset.Cursor {
-		return keyset.Cursor{Time: r.CreatedAt, ID: r.ID}
+	rows, page.Older = adminlist.Page(rows, PageSize, func(r db.DeliveryListRow) adminlist.Cursor {
+		return adminlist.Cursor{Time: r.CreatedAt, ID: r.ID}
 	})
 	page.Deliveries = make([]Listed, len(rows))
 	for i, r := range rows {

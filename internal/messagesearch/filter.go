@@ -3,8 +3,8 @@ package messagesearch
 import (
 	"net/url"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/urlfilter"
 )
 
 // Filter is what an admin asked the messages page for, as written in its
@@ -23,7 +23,7 @@ type Filter struct {
 
 // The URL query parameters of the filter fields, in the order they are
 // written.
-var params = []urlfilter.Param[Filter]{
+var params = []adminlist.Param[Filter]{
 	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
 	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
 	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
@@ -35,10 +35,10 @@ var params = []urlfilter.Param[Filter]{
 }
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return urlfilter.Read(params, q) }
+func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }
 
 // URL is the messages page showing f.
-func (f Filter) URL() string { return urlfilter.URL(params, adminpath.Path(adminpath.Messages), f) }
+func (f Filter) URL() string { return adminlist.URL(params, adminpath.Path(adminpath.Messages), f) }
 
 // Older is the same filter one page further back, after cursor.
 func (f Filter) Older(cursor string) Filter {

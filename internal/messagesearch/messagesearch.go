@@ -19,10 +19,9 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/filternames"
-	"github.com/lefia/edihub/internal/keyset"
 )
 
 // PageSize is how many messages one page shows.
@@ -79,12 +78,12 @@ var (
 
 // search is a filter resolved into what the queries take.
 type search struct {
-	filternames.IDs
+	adminlist.IDs
 	scope  *int64
 	docnum *string
 	key    *string
 	since  time.Time
-	below  keyset.Cursor // the page holds rows before this (received_at, id)
+	below  adminlist.Cursor // the page holds rows before this (received_at, id)
 }
 
 // List returns the page of messages that f asks for, within scope.
@@ -122,7 +121,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	}
 	if more && len(rows) > 0 {
 		last := rows[len(rows)-1]
-		page.Older = keyset.Cursor{Time: last.ReceivedAt, ID: last.ID}.Encode()
+		page.Older = adminlist.Cursor{Time: last.ReceivedAt, ID: last.ID}.Encode()
 	}
 	return page, nil
 }
@@ -167,8 +166,8 @@ func (s *Service) find(ctx context.Context, sr search) ([]int64, error) {
 
 // resolve turns f into a search and collects what cannot be understood.
 func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (search, []string, error) {
-	sr := search{scope: scope.TenantFilter(), since: farPast, below: keyset.Cursor{Time: farFuture}}
-	ids, problems, err := filternames.Resolve(ctx, s.q, scope, filternames.Names{
+	sr := search{scope: scope.TenantFilter(), since: farPast, below: adminlist.Cursor{Time: farFuture}}
+	ids, problems, err := adminlist.Resolve(ctx, s.q, scope, adminlist.Names{
 		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
 	})
 	if err != nil {
@@ -187,14 +186,14 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 			*v.dst = &v.value
 		}
 	}
-	bounds, boundProblems := keyset.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
 	problems = append(problems, boundProblems...)
 	if bounds.Since != nil {
 		sr.since = *bounds.Since
 	}
 	if bounds.Until != nil {
 		// Before (to, 0) is before to: ids are positive.
-		sr.below = keyset.Cursor{Time: *bounds.Until}
+		sr.below = adminlist.Cursor{Time: *bounds.Until}
 	}
 	if bounds.Before != nil && bounds.Before.Before(sr.below) {
 		sr.below = *bounds.Before

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/auth"
-	"github.com/lefia/edihub/internal/keyset"
 	"github.com/lefia/edihub/internal/messagesearch"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -64,7 +64,7 @@ func TestSearchReadsOneIndexRangeWithGenericPlans(t *testing.T) {
 	require.NoError(t, load.QueryRow(ctx, `SELECT id, docnum FROM messages WHERE tenant_id = $1 ORDER BY id OFFSET 300 LIMIT 1`, t4).
 		Scan(&someID, &someDocnum))
 	someKey := fmt.Sprint(4500000000 + someID)
-	var deep keyset.Cursor
+	var deep adminlist.Cursor
 	require.NoError(t, load.QueryRow(ctx, `SELECT received_at, id FROM messages ORDER BY received_at DESC, id DESC OFFSET 600000 LIMIT 1`).
 		Scan(&deep.Time, &deep.ID))
 

@@ -1,8 +1,9 @@
-// Package filternames turns the tenant, environment and message type names
-// that an admin list's filter carries in its URL into the ids its queries
-// take. Names are looked up within the signed-in user's scope, so a
+package adminlist
+
+// An admin list's filter carries tenant, environment and message type
+// names in its URL; Resolve turns them into the ids its queries take.
+// Names are looked up within the signed-in user's scope, so a
 // tenant-scoped user naming another tenant learns nothing about it.
-package filternames
 
 import (
 	"context"

@@ -1,6 +1,4 @@
-// Package keyset holds what the admin lists share: the cursor of keyset
-// pagination, newest first on (time, id), and the times their filters take.
-package keyset
+package adminlist
 
 import (
 	"encoding/base64"

@@ -1,7 +1,8 @@
-// Package urlfilter keeps the filter of an admin list in its URL's query,
-// so that a filtered page can be shared and the back button works: one
-// table of parameters per filter reads it and writes it.
-package urlfilter
+package adminlist
+
+// An admin list keeps its filter in its URL's query, so that a filtered
+// page can be shared and the back button works: one table of parameters
+// per filter reads it and writes it.
 
 import (
 	"net/url"
