@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/dashboard"
@@ -21,8 +22,9 @@ const filterTime = "2006-01-02T15:04:05"
 // the dashboard counts, of one message type when code is not "".
 func weekBlockedURL(d dashboard.Dashboard, tenant, code string) templ.SafeURL {
 	f := audit.Filter{
-		Action: auditevent.DuplicateBlocked, Tenant: tenant, MessageType: code,
-		From: d.WeekStart.UTC().Format(filterTime),
+		Action: auditevent.DuplicateBlocked,
+		Names:  adminlist.Names{Tenant: tenant, MessageType: code},
+		Window: adminlist.Window{From: d.WeekStart.UTC().Format(filterTime)},
 	}
 	return templ.URL(f.URL())
 }
@@ -30,7 +32,7 @@ func weekBlockedURL(d dashboard.Dashboard, tenant, code string) templ.SafeURL {
 // weekMessagesURL is the messages page of the 7 days' messages that the
 // dashboard counts.
 func weekMessagesURL(d dashboard.Dashboard) templ.SafeURL {
-	f := messagesearch.Filter{Tenant: d.Tenant, From: d.WeekStart.UTC().Format(time.DateTime)}
+	f := messagesearch.Filter{Names: adminlist.Names{Tenant: d.Tenant}, Window: adminlist.Window{From: d.WeekStart.UTC().Format(time.DateTime)}}
 	return templ.URL(f.URL())
 }
 

@@ -14,7 +14,8 @@ import (
 	"github.com/lefia/edihub/internal/db"
 )
 
-// Names are a filter's names; "" matches anything.
+// Names are the names a list's filter carries, embedded in it; "" matches
+// anything.
 type Names struct {
 	Tenant      string // slug
 	Environment string // slug, within the tenant

@@ -26,14 +26,20 @@ func Read[F any](params []Param[F], q url.Values) F {
 	return f
 }
 
-// URL is path with f as its query, empty fields left out.
-func URL[F any](params []Param[F], path string, f F) string {
+// Values returns f as query values, empty fields left out.
+func Values[F any](params []Param[F], f F) url.Values {
 	q := url.Values{}
 	for _, p := range params {
 		if v := *p.Field(&f); v != "" {
 			q.Set(p.Name, v)
 		}
 	}
+	return q
+}
+
+// URL is path with f as its query, empty fields left out.
+func URL[F any](params []Param[F], path string, f F) string {
+	q := Values(params, f)
 	if len(q) == 0 {
 		return path
 	}

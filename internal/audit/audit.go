@@ -181,9 +181,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 			problems = append(problems, fmt.Sprintf("%q is not an action name such as message.duplicate_blocked", f.Action))
 		}
 	}
-	ids, more, err := adminlist.Resolve(ctx, s.q, scope, adminlist.Names{
-		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
-	})
+	ids, more, err := adminlist.Resolve(ctx, s.q, scope, f.Names)
 	if err != nil {
 		return p, nil, nil, err
 	}
@@ -214,7 +212,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (p db
 	default:
 		problems = append(problems, fmt.Sprintf("%q is not a content comparison: changed, shape_only or identical", f.Content))
 	}
-	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := f.Bounds()
 	problems = append(problems, boundProblems...)
 	p.Since, p.Until = bounds.Since, bounds.Until
 	if bounds.Before != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -105,16 +106,16 @@ func TestListFilters(t *testing.T) {
 		args   []any
 	}{
 		{"action", audit.Filter{Action: "user.login_failed"}, `action = 'user.login_failed'`, nil},
-		{"tenant", audit.Filter{Tenant: "t4"}, `tenant_id = $1`, []any{t4}},
-		{"tenant and action", audit.Filter{Tenant: "t2", Action: "message.duplicate_blocked"},
+		{"tenant", audit.Filter{Names: adminlist.Names{Tenant: "t4"}}, `tenant_id = $1`, []any{t4}},
+		{"tenant and action", audit.Filter{Names: adminlist.Names{Tenant: "t2"}, Action: "message.duplicate_blocked"},
 			`tenant_id = $1 AND action = 'message.duplicate_blocked'`, []any{t2}},
-		{"environment", audit.Filter{Tenant: "t2", Environment: "sandbox"},
+		{"environment", audit.Filter{Names: adminlist.Names{Tenant: "t2", Environment: "sandbox"}},
 			`environment_id = (SELECT id FROM environments WHERE tenant_id = $1 AND slug = 'sandbox')`, []any{t2}},
-		{"message type", audit.Filter{Tenant: "t4", MessageType: "INVOIC02"},
+		{"message type", audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "INVOIC02"}},
 			`message_type_id = (SELECT id FROM message_types WHERE tenant_id = $1 AND code = 'INVOIC02')`, []any{t4}},
 		{"fingerprint", audit.Filter{Key: fingerprint}, `match_key = $1`, []any{fingerprint}},
 		{"message", audit.Filter{MessageID: fmt.Sprint(messageID)}, `message_id = $1`, []any{messageID}},
-		{"time range", audit.Filter{From: from, To: to},
+		{"time range", audit.Filter{Window: adminlist.Window{From: from, To: to}},
 			`created_at >= $1 AND created_at < $2`, []any{middle.Add(-time.Hour).Truncate(time.Minute), middle.Add(time.Hour).Truncate(time.Second)}},
 	}
 	for _, tt := range tests {
@@ -130,7 +131,7 @@ func TestListDecodesBlockedDuplicates(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100)
 	page, err := b.svc.List(context.Background(), auth.GlobalScope(),
-		audit.Filter{Action: "message.duplicate_blocked", Tenant: "t1", Environment: "production", MessageType: "ORDERS05"})
+		audit.Filter{Action: "message.duplicate_blocked", Names: adminlist.Names{Tenant: "t1", Environment: "production", MessageType: "ORDERS05"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Events)
 	for _, e := range page.Events {
@@ -155,13 +156,13 @@ func TestListKeepsToTheScope(t *testing.T) {
 	scope := auth.TenantScope(t3)
 
 	require.Equal(t, own, b.all(t, scope, audit.Filter{}))
-	require.Equal(t, own, b.all(t, scope, audit.Filter{Tenant: "t3"}))
+	require.Equal(t, own, b.all(t, scope, audit.Filter{Names: adminlist.Names{Tenant: "t3"}}))
 	require.Empty(t, b.all(t, scope, audit.Filter{Action: "user.login_failed"}), "events outside any tenant are the global users'")
 	require.Empty(t, b.all(t, auth.Scope{}, audit.Filter{}), "the zero scope sees nothing")
 
 	// Another tenant's name reads as unknown, exactly like a made-up one.
 	for _, slug := range []string{"t1", "nope"} {
-		page, err := b.svc.List(context.Background(), scope, audit.Filter{Tenant: slug})
+		page, err := b.svc.List(context.Background(), scope, audit.Filter{Names: adminlist.Names{Tenant: slug}})
 		require.NoError(t, err)
 		require.Equal(t, []string{fmt.Sprintf("there is no tenant %q", slug)}, page.Problems)
 		require.Empty(t, page.Events)
@@ -178,8 +179,11 @@ func TestListExplainsFiltersItCannotApply(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 10)
 	page, err := b.svc.List(context.Background(), auth.GlobalScope(), audit.Filter{
-		Action: "DROP TABLE", Environment: "production", Key: string(make([]byte, 300)),
-		MessageID: "12x", From: "yesterday", To: "2026-13-01", Before: "not-a-cursor",
+		Action:    "DROP TABLE",
+		Names:     adminlist.Names{Environment: "production"},
+		Key:       string(make([]byte, 300)),
+		MessageID: "12x",
+		Window:    adminlist.Window{From: "yesterday", To: "2026-13-01", Before: "not-a-cursor"},
 	})
 	require.NoError(t, err)
 	require.Empty(t, page.Events)
@@ -194,7 +198,7 @@ func TestListExplainsFiltersItCannotApply(t *testing.T) {
 	}, page.Problems)
 
 	page, err = b.svc.List(context.Background(), auth.GlobalScope(),
-		audit.Filter{Tenant: "t1", Environment: "qa", MessageType: "DESADV"})
+		audit.Filter{Names: adminlist.Names{Tenant: "t1", Environment: "qa", MessageType: "DESADV"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{`the tenant has no environment "qa"`, `the tenant has no message type "DESADV"`}, page.Problems)
 }
@@ -202,15 +206,18 @@ func TestListExplainsFiltersItCannotApply(t *testing.T) {
 func TestFilterRoundTripsThroughTheURL(t *testing.T) {
 	t.Parallel()
 	f := audit.Filter{
-		Action: "message.duplicate_blocked", Tenant: "acme", Environment: "production", MessageType: "ORDERS05",
-		Key: "a b&c", MessageID: "7", From: "2026-01-01T00:00", To: "2026-02-01T00:00", Before: "MTIz",
+		Action:    "message.duplicate_blocked",
+		Names:     adminlist.Names{Tenant: "acme", Environment: "production", MessageType: "ORDERS05"},
+		Key:       "a b&c",
+		MessageID: "7",
+		Window:    adminlist.Window{From: "2026-01-01T00:00", To: "2026-02-01T00:00", Before: "MTIz"},
 	}
 	u, err := url.Parse(f.URL())
 	require.NoError(t, err)
 	require.Equal(t, f, audit.FilterFromQuery(u.Query()))
 	require.Equal(t, "/admin/audit?action=message.duplicate_blocked", audit.Filter{Action: "message.duplicate_blocked"}.URL())
 	require.Equal(t, "/admin/audit", audit.Filter{}.URL(), "empty fields stay out of the URL")
-	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Before: "c"}.WithKey("k").URL(),
+	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Window: adminlist.Window{Before: "c"}}.WithKey("k").URL(),
 		"narrowing the filter starts from the newest event")
 }
 

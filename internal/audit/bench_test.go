@@ -48,11 +48,11 @@ func BenchmarkAuditList(b *testing.B) {
 		{"all", auth.GlobalScope(), audit.Filter{}},
 		{"action", auth.GlobalScope(), audit.Filter{Action: dup}},
 		{"rare_action", auth.GlobalScope(), audit.Filter{Action: "user.login_failed"}},
-		{"action+tenant", auth.GlobalScope(), audit.Filter{Action: dup, Tenant: "t4"}},
+		{"action+tenant", auth.GlobalScope(), audit.Filter{Action: dup, Names: adminlist.Names{Tenant: "t4"}}},
 		{"tenant_user", auth.TenantScope(t4), audit.Filter{}},
 		{"tenant_user+action", auth.TenantScope(t4), audit.Filter{Action: dup}},
-		{"environment", auth.GlobalScope(), audit.Filter{Tenant: "t4", Environment: "sandbox"}},
-		{"message_type", auth.GlobalScope(), audit.Filter{Tenant: "t4", MessageType: "SHOP_ORDER"}},
+		{"environment", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "sandbox"}}},
+		{"message_type", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}},
 	} {
 		pages = append(pages, page{p.name + "/first", p.scope, p.filter},
 			page{p.name + "/deep", p.scope, p.filter.Older(deep)})

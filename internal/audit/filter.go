@@ -3,6 +3,7 @@ package audit
 import (
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 
 	"github.com/lefia/edihub/internal/adminlist"
@@ -13,35 +14,27 @@ import (
 // so that a filtered page can be shared and the back button works. Empty
 // fields match anything.
 type Filter struct {
-	Action      string // e.g. message.duplicate_blocked
-	Tenant      string // tenant slug
-	Environment string // environment slug, within the tenant
-	MessageType string // message type code, within the tenant
-	Key         string // the fingerprint or Idempotency-Key a duplicate matched
-	MessageID   string // events about one message (blocked duplicates name their original)
+	Action string // e.g. message.duplicate_blocked
+	adminlist.Names
+	Key       string // the fingerprint or Idempotency-Key a duplicate matched
+	MessageID string // events about one message (blocked duplicates name their original)
 	// Content narrows to blocked duplicates whose content compared so with
 	// their original's: "changed" (the audit log's "content changed only"),
 	// "shape_only" or "identical".
 	Content string
-	From    string // time range start, inclusive, UTC
-	To      string // time range end, exclusive, UTC
-	Before  string // cursor: show events older than this
+	adminlist.Window
 }
 
-// The URL query parameters of the filter fields, in the order they are
-// written.
-var params = []adminlist.Param[Filter]{
+// The URL query parameters of the filter fields.
+var params = slices.Concat([]adminlist.Param[Filter]{
 	{Name: "action", Field: func(f *Filter) *string { return &f.Action }},
-	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
-	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
-	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
 	{Name: "key", Field: func(f *Filter) *string { return &f.Key }},
 	{Name: "message", Field: func(f *Filter) *string { return &f.MessageID }},
 	{Name: "content", Field: func(f *Filter) *string { return &f.Content }},
-	{Name: "from", Field: func(f *Filter) *string { return &f.From }},
-	{Name: "to", Field: func(f *Filter) *string { return &f.To }},
-	{Name: "before", Field: func(f *Filter) *string { return &f.Before }},
-}
+},
+	adminlist.NameParams(func(f *Filter) *adminlist.Names { return &f.Names }),
+	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+)
 
 // FilterFromQuery reads a filter from a URL query.
 func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }

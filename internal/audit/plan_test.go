@@ -94,23 +94,23 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	}{
 		// The primary key, (created_at, id), read backwards.
 		{"everything", auth.GlobalScope(), audit.Filter{}, "audit_events_pkey"},
-		{"everything, deep", auth.GlobalScope(), audit.Filter{Before: deep}, "audit_events_pkey"},
+		{"everything, deep", auth.GlobalScope(), audit.Filter{Window: adminlist.Window{Before: deep}}, "audit_events_pkey"},
 		// Blocked duplicates, nine events in ten, are the first entries of
 		// any time-ordered index; only the rare actions have an index of
 		// their own (audit_events_action_time and
 		// audit_events_tenant_action_time hold no blocked duplicate).
 		{"action", auth.GlobalScope(), audit.Filter{Action: dup}, "audit_events_pkey"},
 		{"content changed", auth.GlobalScope(), audit.Filter{Content: "changed"}, "audit_events_content_time"},
-		{"content changed, deep", auth.GlobalScope(), audit.Filter{Content: "changed", Before: deep}, "audit_events_content_time"},
-		{"rare action, deep", auth.GlobalScope(), audit.Filter{Action: "user.login_failed", Before: deep}, "audit_events_action_time"},
+		{"content changed, deep", auth.GlobalScope(), audit.Filter{Content: "changed", Window: adminlist.Window{Before: deep}}, "audit_events_content_time"},
+		{"rare action, deep", auth.GlobalScope(), audit.Filter{Action: "user.login_failed", Window: adminlist.Window{Before: deep}}, "audit_events_action_time"},
 		{"tenant scope", auth.TenantScope(t4), audit.Filter{}, "audit_events_tenant_time"},
-		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Before: deep}, "audit_events_tenant_time"},
-		{"tenant filter and action", auth.GlobalScope(), audit.Filter{Tenant: "t4", Action: dup}, "audit_events_tenant_time"},
-		{"tenant filter and rare action", auth.GlobalScope(), audit.Filter{Tenant: "t4", Action: "user.logged_in"}, "audit_events_tenant_action_time"},
+		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Window: adminlist.Window{Before: deep}}, "audit_events_tenant_time"},
+		{"tenant filter and action", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: dup}, "audit_events_tenant_time"},
+		{"tenant filter and rare action", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: "user.logged_in"}, "audit_events_tenant_action_time"},
 		{"message", auth.GlobalScope(), audit.Filter{Action: dup, MessageID: strconv.FormatInt(message, 10)}, "audit_events_message"},
-		{"rare environment", auth.GlobalScope(), audit.Filter{Tenant: "t4", Environment: "rare"}, "audit_events_environment_time"},
+		{"rare environment", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "rare"}}, "audit_events_environment_time"},
 		{"fingerprint", auth.GlobalScope(), audit.Filter{Key: key}, "audit_events_match_key_time"},
-		{"message type", auth.GlobalScope(), audit.Filter{Tenant: "t4", MessageType: "SHOP_ORDER"}, "audit_events_message_type_time"},
+		{"message type", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}, "audit_events_message_type_time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

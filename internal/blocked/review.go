@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,24 +37,17 @@ const MaxOpenCount = 100
 // URL. An empty State lists the open copies, which an admin comes to the
 // queue for; StateAny lists all.
 type Filter struct {
-	State       string
-	Tenant      string // tenant slug
-	Environment string // environment slug, within the tenant
-	MessageType string // message type code, within the tenant
-	From        string // received at or after, UTC
-	To          string // received before, UTC
-	Before      string // cursor: copies received before this
+	State string
+	adminlist.Names
+	adminlist.Window
 }
 
-var reviewParams = []adminlist.Param[Filter]{
+var reviewParams = slices.Concat([]adminlist.Param[Filter]{
 	{Name: "state", Field: func(f *Filter) *string { return &f.State }},
-	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
-	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
-	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
-	{Name: "from", Field: func(f *Filter) *string { return &f.From }},
-	{Name: "to", Field: func(f *Filter) *string { return &f.To }},
-	{Name: "before", Field: func(f *Filter) *string { return &f.Before }},
-}
+},
+	adminlist.NameParams(func(f *Filter) *adminlist.Names { return &f.Names }),
+	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+)
 
 // FilterFromQuery reads a filter from a URL query.
 func FilterFromQuery(q url.Values) Filter { return adminlist.Read(reviewParams, q) }
@@ -117,9 +111,7 @@ type ReviewPage struct {
 // Review returns the page of the review queue that f asks for, within scope.
 func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (ReviewPage, error) {
 	p := db.BlockedCopyReviewListParams{ScopeTenantID: scope.TenantFilter(), PageSize: ReviewPageSize + 1}
-	ids, problems, err := adminlist.Resolve(ctx, s.plans, scope, adminlist.Names{
-		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
-	})
+	ids, problems, err := adminlist.Resolve(ctx, s.plans, scope, f.Names)
 	if err != nil {
 		return ReviewPage{}, err
 	}
@@ -132,7 +124,7 @@ func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (Revie
 	default:
 		problems = append(problems, fmt.Sprintf("%q is not a review state: open, released, dismissed or any", f.State))
 	}
-	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := f.Bounds()
 	problems = append(problems, boundProblems...)
 	p.Since, p.Until = bounds.Since, bounds.Until
 	if bounds.Before != nil {

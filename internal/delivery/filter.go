@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lefia/edihub/internal/adminlist"
@@ -29,45 +28,30 @@ type Filter struct {
 	Status      string // pending, delivered or failed
 	Destination string // a destination id
 	MessageType string // a message type code
-	From        string // time range start, inclusive, UTC
-	To          string // time range end, exclusive, UTC
-	Before      string // cursor: show deliveries older than this
+	adminlist.Window
 }
+
+// The URL query parameters of the filter fields.
+var params = slices.Concat([]adminlist.Param[Filter]{
+	{Name: "status", Field: func(f *Filter) *string { return &f.Status }},
+	{Name: "destination", Field: func(f *Filter) *string { return &f.Destination }},
+	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
+},
+	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+)
 
 // Statuses lists the statuses a delivery can have, in the order the page's
 // filter offers them.
 var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter {
-	get := func(name string) string { return strings.TrimSpace(q.Get(name)) }
-	return Filter{
-		Status: get("status"), Destination: get("destination"), MessageType: get("message_type"),
-		From: get("from"), To: get("to"), Before: get("before"),
-	}
-}
+func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }
 
 // Values returns the filter as URL query values, leaving out empty fields.
-func (f Filter) Values() url.Values {
-	q := url.Values{}
-	for name, v := range map[string]string{
-		"status": f.Status, "destination": f.Destination, "message_type": f.MessageType,
-		"from": f.From, "to": f.To, "before": f.Before,
-	} {
-		if v != "" {
-			q.Set(name, v)
-		}
-	}
-	return q
-}
+func (f Filter) Values() url.Values { return adminlist.Values(params, f) }
 
 // URL is the deliveries page showing f.
-func (f Filter) URL() string {
-	if q := f.Values().Encode(); q != "" {
-		return adminpath.Path(adminpath.Deliveries) + "?" + q
-	}
-	return adminpath.Path(adminpath.Deliveries)
-}
+func (f Filter) URL() string { return adminlist.URL(params, adminpath.Path(adminpath.Deliveries), f) }
 
 // Older is the same filter one page further back, after cursor.
 func (f Filter) Older(cursor string) Filter {
@@ -110,7 +94,7 @@ func (f Filter) parse() (status *string, m Match, before *adminlist.Cursor, prob
 			problems = append(problems, fmt.Sprintf("a message type code has at most %d characters", maxCodeLength))
 		}
 	}
-	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := f.Bounds()
 	m.Since, m.Until, before = bounds.Since, bounds.Until, bounds.Before
 	problems = append(problems, boundProblems...)
 	return status, m, before, problems

@@ -2,6 +2,7 @@ package messagesearch
 
 import (
 	"net/url"
+	"slices"
 
 	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
@@ -11,28 +12,20 @@ import (
 // URL (SPEC.md, "Admin: finding messages"), so that a search can be shared
 // and the back button works. Empty fields match anything.
 type Filter struct {
-	Tenant      string // tenant slug
-	Environment string // environment slug, within the tenant
-	MessageType string // message type code, within the tenant
-	Docnum      string // exact docnum
-	Key         string // exact value of one of the type's duplicate_key_fields
-	From        string // received at or after, UTC
-	To          string // received before, UTC
-	Before      string // cursor: show messages older than this
+	adminlist.Names
+	Docnum string // exact docnum
+	Key    string // exact value of one of the type's duplicate_key_fields
+	adminlist.Window
 }
 
-// The URL query parameters of the filter fields, in the order they are
-// written.
-var params = []adminlist.Param[Filter]{
-	{Name: "tenant", Field: func(f *Filter) *string { return &f.Tenant }},
-	{Name: "environment", Field: func(f *Filter) *string { return &f.Environment }},
-	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
+// The URL query parameters of the filter fields.
+var params = slices.Concat([]adminlist.Param[Filter]{
 	{Name: "docnum", Field: func(f *Filter) *string { return &f.Docnum }},
 	{Name: "key", Field: func(f *Filter) *string { return &f.Key }},
-	{Name: "from", Field: func(f *Filter) *string { return &f.From }},
-	{Name: "to", Field: func(f *Filter) *string { return &f.To }},
-	{Name: "before", Field: func(f *Filter) *string { return &f.Before }},
-}
+},
+	adminlist.NameParams(func(f *Filter) *adminlist.Names { return &f.Names }),
+	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+)
 
 // FilterFromQuery reads a filter from a URL query.
 func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }

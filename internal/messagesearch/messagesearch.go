@@ -167,9 +167,7 @@ func (s *Service) find(ctx context.Context, sr search) ([]int64, error) {
 // resolve turns f into a search and collects what cannot be understood.
 func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (search, []string, error) {
 	sr := search{scope: scope.TenantFilter(), since: farPast, below: adminlist.Cursor{Time: farFuture}}
-	ids, problems, err := adminlist.Resolve(ctx, s.q, scope, adminlist.Names{
-		Tenant: f.Tenant, Environment: f.Environment, MessageType: f.MessageType,
-	})
+	ids, problems, err := adminlist.Resolve(ctx, s.q, scope, f.Names)
 	if err != nil {
 		return sr, nil, err
 	}
@@ -186,7 +184,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 			*v.dst = &v.value
 		}
 	}
-	bounds, boundProblems := adminlist.ParseBounds(f.From, f.To, f.Before)
+	bounds, boundProblems := f.Bounds()
 	problems = append(problems, boundProblems...)
 	if bounds.Since != nil {
 		sr.since = *bounds.Since

@@ -12,6 +12,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/auth"
@@ -223,7 +224,7 @@ func TestAuditEventsPartitionedInPlace(t *testing.T) {
 		scans, raw := rec.Explain(t, traced)
 		require.NotContains(t, scans, "Seq Scan on audit_events", "%s", raw)
 		require.Contains(t, scans, index, "%s", raw)
-		older, err := svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: action, Before: page.Older})
+		older, err := svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: action, Window: adminlist.Window{Before: page.Older}})
 		require.NoError(t, err)
 		require.Less(t, older.Events[0].ID, page.Events[len(page.Events)-1].ID)
 		require.Equal(t, action, older.Events[0].Action)
