@@ -71,8 +71,6 @@ func deliveriesOf(destinationID int64) templ.SafeURL {
 	return templ.URL(delivery.Filter{Destination: strconv.FormatInt(destinationID, 10)}.URL())
 }
 
-func deliveriesURL(f delivery.Filter) templ.SafeURL { return templ.URL(f.URL()) }
-
 func typesText(codes []string) string {
 	if len(codes) == 0 {
 		return "every type"
