@@ -80,14 +80,20 @@ func (s *Service) CreateAPIKey(ctx context.Context, by By, tenantSlug, envSlug s
 // that presents it is refused. Revoking a revoked key changes nothing but
 // is recorded all the same.
 func (s *Service) RevokeAPIKey(ctx context.Context, by By, id int64) error {
-	return db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+	var tenantID int64
+	err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		k, err := revokeAPIKey(ctx, q, by, id, time.Now())
 		if err != nil {
 			return err
 		}
+		tenantID = k.TenantID
 		return auditevent.Record(ctx, q, by.Actor, &k.TenantID, auditevent.APIKeyRevoked,
 			map[string]any{"api_key_id": id, "prefix": k.KeyPrefix})
 	})
+	if err == nil {
+		s.Announce(tenantID)
+	}
+	return err
 }
 
 // RotateAPIKey gives the key with id a successor in the same environment
@@ -105,11 +111,13 @@ func (s *Service) RotateAPIKey(ctx context.Context, by By, id int64, grace time.
 	}
 	now := time.Now()
 	oldStops := now.Add(grace).UTC()
+	var tenantID int64
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		old, err := revokeAPIKey(ctx, q, by, id, oldStops)
 		if err != nil {
 			return err
 		}
+		tenantID = old.TenantID
 		if old.RevokedBefore != nil && !old.RevokedBefore.After(now) {
 			return apperr.New(apperr.Conflict, "revoked", "API key %d is revoked: create a new key instead", id)
 		}
@@ -127,6 +135,9 @@ func (s *Service) RotateAPIKey(ctx context.Context, by By, id int64, grace time.
 	if err != nil {
 		return "", err
 	}
+	// The old key's cached lookup must end with its grace period, which
+	// the rotation has just set.
+	s.Announce(tenantID)
 	return key.Secret, nil
 }
 

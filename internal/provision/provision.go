@@ -20,11 +20,30 @@ import (
 
 // Service creates records, each with an audit event in the same transaction.
 type Service struct {
-	pool *pgxpool.Pool
+	pool    *pgxpool.Pool
+	changed func(tenantID int64)
 }
 
 // New returns a Service on pool.
 func New(pool *pgxpool.Pool) *Service { return &Service{pool: pool} }
+
+// AnnouncingChanges returns s telling changed, once each change has
+// committed, of every tenant whose API keys or message types it changed,
+// so that this process's caches of them forget that tenant at once; other
+// processes hear of it from the database (migration 020's notifications).
+func (s *Service) AnnouncingChanges(changed func(tenantID int64)) *Service {
+	c := *s
+	c.changed = changed
+	return &c
+}
+
+// Announce tells s's listener, if it has one, that a committed change
+// touched tenantID's API keys or message types.
+func (s *Service) Announce(tenantID int64) {
+	if s.changed != nil {
+		s.changed(tenantID)
+	}
+}
 
 var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,62}$`)
 

@@ -38,6 +38,9 @@ func (s *Service) CreateMessageType(ctx context.Context, tenantSlug string, spec
 		mt, err = insertMessageType(ctx, q, t, spec)
 		return err
 	})
+	if err == nil {
+		s.Announce(mt.TenantID)
+	}
 	return mt, err
 }
 

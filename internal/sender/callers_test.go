@@ -150,17 +150,19 @@ func TestCachedKeyEndsWithItsGracePeriod(t *testing.T) {
 	require.ErrorIs(t, err, sender.ErrBadAPIKey)
 }
 
-// Forget, which this process's own changes call, applies them to the next
-// lookup; a type created elsewhere is found without it, by one more
-// lookup past the cache.
-func TestForgetAppliesChangesAtOnceAndNewTypesAreFound(t *testing.T) {
+// ForgetTenant, which this process's own changes call, applies them to
+// the next lookup of that tenant's keys; a type created elsewhere is found
+// without it, by one more lookup past the cache.
+func TestForgetTenantAppliesChangesAtOnceAndNewTypesAreFound(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b := setupCache(t)
 	require.Nil(t, b.window(t))
 	b.exec(t, `UPDATE message_types SET duplicate_window_hours = 3`)
 	require.Nil(t, b.window(t), "without notice the cached type stays until the TTL")
-	b.senders.Forget()
+	b.senders.ForgetTenant(b.typ.TenantID + 1)
+	require.Nil(t, b.window(t), "another tenant's change leaves this tenant's entries")
+	b.senders.ForgetTenant(b.typ.TenantID)
 	require.Equal(t, int32(3), *b.window(t))
 
 	who, err := b.senders.APIKeyWithTypes(ctx, b.key)
@@ -240,8 +242,7 @@ func TestConcurrentLookupsAroundARevocation(t *testing.T) {
 		})
 	}
 	require.Eventually(t, func() bool { return accepted.Load() >= 500 }, 30*time.Second, time.Millisecond)
-	require.NoError(t, provision.New(b.pool).RevokeAPIKey(ctx, provision.ByCLI, id))
-	b.senders.Forget()
+	require.NoError(t, provision.New(b.pool).AnnouncingChanges(b.senders.ForgetTenant).RevokeAPIKey(ctx, provision.ByCLI, id))
 	revoked.Store(true)
 	require.Eventually(t, func() bool { return refusedAfter.Load() >= 500 }, 30*time.Second, time.Millisecond)
 	close(stop)

@@ -168,11 +168,12 @@ func (s *Service) lookUp(ctx context.Context, hash [sha256.Size]byte) (Typed, *t
 	return t, rows[0].RevokedAt, nil
 }
 
-// Forget makes every key be looked up afresh by its next request: this
-// process changed a key or a message type, and the change applies at once.
-func (s *Service) Forget() {
+// ForgetTenant makes every key of a tenant be looked up afresh by its next
+// request: this process changed one of the tenant's keys or message types
+// (provision.Service.AnnouncingChanges), and the change applies at once.
+func (s *Service) ForgetTenant(tenantID int64) {
 	if s.callers != nil {
-		s.callers.forgetAll()
+		s.callers.forgetTenant(tenantID)
 	}
 }
 

@@ -43,9 +43,6 @@ func (s *Server) adminRevokeAPIKey(c echo.Context) error {
 	_, err = s.changeBy(c, func(by provision.By) (string, error) {
 		return "", s.provision.RevokeAPIKey(c.Request().Context(), by, id)
 	})
-	// The key's cached lookup is forgotten once the revocation committed,
-	// so that its next request is refused however recently it was used.
-	s.senders.Forget()
 	if err != nil {
 		return s.answerAPIKeys(c, err, web.APIKeys{})
 	}
@@ -66,9 +63,6 @@ func (s *Server) adminRotateAPIKey(c echo.Context) error {
 		}
 		return s.provision.RotateAPIKey(c.Request().Context(), by, id, grace)
 	})
-	// The old key's cached lookup must end with its grace period, which
-	// the rotation has just set (at once, without grace).
-	s.senders.Forget()
 	return s.answerAPIKeys(c, err, web.APIKeys{NewKey: key, RotatedFrom: id})
 }
 

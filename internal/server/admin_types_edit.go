@@ -55,9 +55,6 @@ func (s *Server) adminSaveMessageType(c echo.Context) error {
 			status = http.StatusBadRequest
 		} else {
 			saved, err := s.types.Update(ctx, u, t.ID, p)
-			// The tenant's cached types are forgotten, so that the next
-			// message of this type is judged by the saved settings.
-			s.senders.Forget()
 			var stale *typeeditor.StaleError
 			switch {
 			case err == nil:

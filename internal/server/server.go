@@ -83,11 +83,12 @@ func WithClock(now func() time.Time) Option {
 // New builds a server with every route registered.
 func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option) *Server {
 	deliveries := delivery.NewService(pool, cfg.Delivery.MaxAttempts)
+	senders := sender.New(pool, cfg.APIKeyCacheTTL)
 	s := &Server{
 		cfg:     cfg,
 		pool:    pool,
 		log:     log,
-		senders: sender.New(pool, cfg.APIKeyCacheTTL),
+		senders: senders,
 		echo:    echo.New(),
 		now:     time.Now,
 
@@ -96,8 +97,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		audit:     audit.New(pool),
 		messages:  messageview.New(pool),
 		search:    messagesearch.New(pool),
-		provision: provision.New(pool),
-		types:     typeeditor.New(pool),
+		provision: provision.New(pool).AnnouncingChanges(senders.ForgetTenant),
+		types:     typeeditor.New(pool).AnnouncingChanges(senders.ForgetTenant),
 		dashboard: dashboard.New(pool),
 		blocked:   blocked.New(pool, deliveries),
 

@@ -95,6 +95,10 @@ func (s *Service) Update(ctx context.Context, u auth.User, id int64, p Proposal)
 			"before": settings(before), "after": settings(saved),
 		})
 	})
+	if err == nil {
+		// The next message of this type is judged by the saved settings.
+		s.prov.Announce(saved.TenantID)
+	}
 	return saved, err
 }
 

@@ -39,6 +39,15 @@ func New(pool *pgxpool.Pool) *Service {
 	return &Service{pool: pool, q: db.On(pool), prov: provision.New(pool), auth: auth.New(pool), traffic: dashboard.New(pool)}
 }
 
+// AnnouncingChanges returns s telling changed of every tenant whose message
+// types it created or saved, once the change committed, as
+// provision.Service.AnnouncingChanges does.
+func (s *Service) AnnouncingChanges(changed func(tenantID int64)) *Service {
+	c := *s
+	c.prov = s.prov.AnnouncingChanges(changed)
+	return &c
+}
+
 // Type is a message type as the editor shows it.
 type Type struct {
 	ID          int64
