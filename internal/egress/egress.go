@@ -39,8 +39,22 @@ var blocked = []netip.Prefix{
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("2001:db8::/32"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64 can reach IPv4 private space
+	netip.MustParsePrefix("64:ff9b::/96"),   // NAT64 can reach IPv4 private space
+	netip.MustParsePrefix("64:ff9b:1::/48"), // NAT64 of a local network (RFC 8215)
 }
+
+// IPv6 ranges whose addresses carry an IPv4 address that a translator, a
+// tunnel or the host's own stack may deliver to instead: IPv4-compatible
+// (deprecated, RFC 4291), IPv4-translated (SIIT, RFC 2765), NAT64
+// (RFC 6052), 6to4 (RFC 3056) and Teredo (RFC 4380). IPv4-mapped addresses
+// (::ffff:0:0/96) are unmapped before any check.
+var (
+	ipv4Compatible = netip.MustParsePrefix("::/96")
+	ipv4Translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	nat64          = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour      = netip.MustParsePrefix("2002::/16")
+	teredo         = netip.MustParsePrefix("2001::/32")
+)
 
 // Policy says which addresses connections may go to: every public address,
 // plus the ranges an operator opened explicitly.
@@ -79,6 +93,35 @@ func (p Policy) Check(addr netip.Addr) error {
 	}
 	if reason := restricted(addr); reason != "" {
 		return fmt.Errorf("%w: %s is a %s address (DESTINATION_ALLOWED_CIDRS can open it)", ErrForbidden, addr, reason)
+	}
+	for _, inner := range embeddedIPv4(addr) {
+		if reason := restricted(inner); reason != "" {
+			return fmt.Errorf("%w: %s carries the %s address %s (DESTINATION_ALLOWED_CIDRS can open it)", ErrForbidden, addr, reason, inner)
+		}
+	}
+	return nil
+}
+
+// embeddedIPv4 returns the IPv4 addresses that the IPv6 address addr
+// carries, by the ranges above: a connection to [::127.0.0.1] or
+// [2002:7f00:1::] may end at 127.0.0.1, so what it carries is checked as
+// if it were the address connected to.
+func embeddedIPv4(addr netip.Addr) []netip.Addr {
+	if !addr.Is6() {
+		return nil
+	}
+	b := addr.As16()
+	v4 := func(at int) netip.Addr { return netip.AddrFrom4([4]byte(b[at : at+4])) }
+	switch {
+	case ipv4Compatible.Contains(addr), ipv4Translated.Contains(addr), nat64.Contains(addr):
+		return []netip.Addr{v4(12)}
+	case sixToFour.Contains(addr):
+		return []netip.Addr{v4(2)}
+	case teredo.Contains(addr):
+		// The Teredo server, and the client's address with its bits
+		// inverted.
+		client := [4]byte{^b[12], ^b[13], ^b[14], ^b[15]}
+		return []netip.Addr{v4(4), netip.AddrFrom4(client)}
 	}
 	return nil
 }

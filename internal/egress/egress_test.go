@@ -29,6 +29,30 @@ func TestCheckRefusesInternalAddresses(t *testing.T) {
 	}
 }
 
+// An IPv6 address that carries an IPv4 address (IPv4-compatible, SIIT,
+// NAT64, 6to4, Teredo) may be delivered to that IPv4 address by a
+// translator or tunnel, so it is refused when the IPv4 address would be.
+func TestCheckRefusesIPv4AddressesCarriedInIPv6(t *testing.T) {
+	t.Parallel()
+	p, err := egress.ParsePolicy("")
+	require.NoError(t, err)
+	for _, addr := range []string{
+		"::127.0.0.1", "::10.0.0.1", "::ffff:0:169.254.169.254", "64:ff9b:1::a00:1",
+		"2002:7f00:1::", "2002:a9fe:a9fe::1", "2002:c0a8:101:1::1",
+		"2001:0:7f00:1::",              // Teredo server 127.0.0.1
+		"2001:0:808:808:0:0:f5ff:fffe", // Teredo client 10.0.0.1, inverted
+	} {
+		require.ErrorIs(t, p.Check(netip.MustParseAddr(addr)), egress.ErrForbidden, addr)
+	}
+	require.ErrorContains(t, p.Check(netip.MustParseAddr("2002:7f00:1::")), "carries the loopback address 127.0.0.1")
+	for _, addr := range []string{"2002:808:808::1", "2001:0:808:808:0:0:f7f7:f7f7"} {
+		require.NoError(t, p.Check(netip.MustParseAddr(addr)), addr)
+	}
+	for _, raw := range []string{"http://[::127.0.0.1]/hook", "http://[2002:7f00:1::]/hook"} {
+		require.ErrorIs(t, p.CheckURL(context.Background(), net.DefaultResolver, raw), egress.ErrForbidden, raw)
+	}
+}
+
 func TestAllowedCIDRsOpenOnlyTheirRanges(t *testing.T) {
 	t.Parallel()
 	p, err := egress.ParsePolicy(" 127.0.0.0/8, 10.0.0.0/16 ")
