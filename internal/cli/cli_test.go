@@ -243,6 +243,11 @@ func TestDestinationCreate(t *testing.T) {
 	require.NoError(t, r.err)
 	require.Equal(t, secret, r.lines()[1], "a given secret is kept")
 
+	// Scheme and host are kept in lower case, the one form the table takes.
+	r = run(t, url, loopback, "", append(base, "--url", "HTTP://127.0.0.1:9000/Upper")...)
+	require.NoError(t, r.err)
+	requireFailure(t, run(t, url, loopback, "", append(base, "--url", "http://127.0.0.1:9000/\u202e")...), "printable ASCII")
+
 	requireFailure(t, run(t, url, nil, "", append(base, "--url", "http://127.0.0.1:9000/hook")...), "loopback")
 	requireFailure(t, run(t, url, nil, "", append(base, "--url", "http://169.254.169.254/latest")...), "link-local")
 	requireFailure(t, run(t, url, loopback, "", append(base, "--url", "ftp://127.0.0.1/")...), "http://")

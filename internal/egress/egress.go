@@ -148,24 +148,71 @@ func restricted(addr netip.Addr) string {
 	return ""
 }
 
-// CheckURL validates a destination URL: http or https, a host, no user
-// information, and every address the host resolves to allowed now. The
-// dialer checks again at every connection.
-func (p Policy) CheckURL(ctx context.Context, resolver *net.Resolver, raw string) error {
+// MaxURLLength is the longest destination URL kept, in bytes (the
+// destinations table checks it).
+const MaxURLLength = 2048
+
+// NormalizeURL checks the form of a destination URL and returns it as it is
+// kept and dialled: http or https, a host, no user information, printable
+// ASCII only, at most MaxURLLength bytes, and the scheme and host in lower
+// case. Both are case-insensitive (RFC 3986, 6.2.2.1), so HTTP://Example.COM
+// is the same destination as http://example.com, and one spelling keeps the
+// stored URLs comparable. Any other character must be %-escaped, and an
+// international host name written in its xn-- form: a right-to-left
+// override or a raw byte in a URL would make an admin's screen lie about
+// where deliveries go.
+func NormalizeURL(raw string) (string, error) {
+	u, err := normalized(raw)
+	if err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+func normalized(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if i := strings.IndexFunc(raw, notPrintableASCII); i >= 0 {
+		return nil, fmt.Errorf("the URL may hold printable ASCII characters only (escape others as %%XX, write an international host name as xn--…), not the one at byte %d", i+1)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return fmt.Errorf("the URL cannot be parsed: %w", err)
+		return nil, fmt.Errorf("the URL cannot be parsed: %w", err)
 	}
+	// url.Parse has lowered the scheme already.
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("the URL must start with http:// or https://")
+		return nil, fmt.Errorf("the URL must start with http:// or https://")
 	}
 	if u.User != nil {
-		return fmt.Errorf("the URL must not carry a user name or password")
+		return nil, fmt.Errorf("the URL must not carry a user name or password")
 	}
-	host := u.Hostname()
-	if host == "" {
-		return fmt.Errorf("the URL has no host")
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("the URL has no host")
 	}
+	u.Host = strings.ToLower(u.Host)
+	if n := len(u.String()); n > MaxURLLength {
+		return nil, fmt.Errorf("the URL is %d bytes long, more than the %d allowed", n, MaxURLLength)
+	}
+	return u, nil
+}
+
+func notPrintableASCII(r rune) bool { return r <= ' ' || r > '~' }
+
+// CheckURL is NormalizeURL, and then every address the host resolves to
+// must be allowed now. The dialer checks again at every connection.
+func (p Policy) CheckURL(ctx context.Context, resolver *net.Resolver, raw string) (string, error) {
+	u, err := normalized(raw)
+	if err != nil {
+		return "", err
+	}
+	if err := p.checkHost(ctx, resolver, u.Hostname()); err != nil {
+		return "", err
+	}
+	return u.String(), nil
+}
+
+// checkHost checks host, an IP address or a name, and every address a name
+// resolves to.
+func (p Policy) checkHost(ctx context.Context, resolver *net.Resolver, host string) error {
 	if addr, err := netip.ParseAddr(host); err == nil {
 		return p.Check(addr)
 	}

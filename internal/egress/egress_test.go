@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,7 +50,8 @@ func TestCheckRefusesIPv4AddressesCarriedInIPv6(t *testing.T) {
 		require.NoError(t, p.Check(netip.MustParseAddr(addr)), addr)
 	}
 	for _, raw := range []string{"http://[::127.0.0.1]/hook", "http://[2002:7f00:1::]/hook"} {
-		require.ErrorIs(t, p.CheckURL(context.Background(), net.DefaultResolver, raw), egress.ErrForbidden, raw)
+		_, err := p.CheckURL(context.Background(), net.DefaultResolver, raw)
+		require.ErrorIs(t, err, egress.ErrForbidden, raw)
 	}
 }
 
@@ -82,10 +84,39 @@ func TestCheckURL(t *testing.T) {
 		"http://localhost:9/hook":        "loopback",
 		"https://10.0.0.5/hook":          "private",
 	} {
-		err := p.CheckURL(ctx, net.DefaultResolver, raw)
+		_, err := p.CheckURL(ctx, net.DefaultResolver, raw)
 		require.ErrorContains(t, err, want, raw)
 	}
-	require.NoError(t, p.CheckURL(ctx, net.DefaultResolver, "https://93.184.215.14/hook"))
+	url, err := p.CheckURL(ctx, net.DefaultResolver, "https://93.184.215.14/hook")
+	require.NoError(t, err)
+	require.Equal(t, "https://93.184.215.14/hook", url)
+}
+
+// Scheme and host are case-insensitive, so a URL is kept with both in lower
+// case, the one form the destinations table accepts; a URL that is not
+// printable ASCII, or too long to keep, is refused with a reason.
+func TestNormalizeURL(t *testing.T) {
+	t.Parallel()
+	for raw, want := range map[string]string{
+		"HTTP://ERP.Example.COM:8443/Path/To?Q=A#F": "http://erp.example.com:8443/Path/To?Q=A#F",
+		"  Https://[2606:4700::1111]/hook ":         "https://[2606:4700::1111]/hook",
+		"https://example.com/a%20b":                 "https://example.com/a%20b",
+	} {
+		got, err := egress.NormalizeURL(raw)
+		require.NoError(t, err, raw)
+		require.Equal(t, want, got, raw)
+	}
+	for raw, want := range map[string]string{
+		"https://example.com/\u202egnp.exe":                               "printable ASCII characters only",
+		"https://b\u00fccher.example/":                                    "printable ASCII characters only",
+		"https://example.com/a b":                                         "not the one at byte 22",
+		"https://example.com/\xff":                                        "printable ASCII characters only",
+		"HTTPS://example.com/" + strings.Repeat("a", egress.MaxURLLength): "more than the 2048 allowed",
+		"FTP://example.com/":                                              "http:// or https://",
+	} {
+		_, err := egress.NormalizeURL(raw)
+		require.ErrorContains(t, err, want, raw)
+	}
 }
 
 // TestDialerChecksTheAddressItConnectsTo proves that the check happens at

@@ -9,7 +9,6 @@ import (
 	"net"
 
 	"github.com/lefia/edihub/internal/apikey"
-	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
@@ -139,13 +138,17 @@ func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept
 
 // ensureDestination creates a destination for every type at url unless
 // the environment has one there.
-func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, url string, policy egress.Policy) (int64, error) {
+func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, raw string, policy egress.Policy) (int64, error) {
+	url, err := egress.NormalizeURL(raw)
+	if err != nil {
+		return 0, invalidURL("demo receiver", raw, err)
+	}
 	id, err := q.DestinationFindByURL(ctx, db.DestinationFindByURLParams{TenantID: t.ID, EnvironmentID: e.ID, Url: url})
 	if err == nil || !errors.Is(err, db.ErrNotFound) {
 		return id, err
 	}
-	if err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
-		return 0, apperr.New(apperr.Invalid, "invalid-field", "demo receiver URL %q: %v", url, err)
+	if _, err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
+		return 0, invalidURL("demo receiver", raw, err)
 	}
 	secret, err := signature.GenerateSecret(signature.StandardWebhooks)
 	if err != nil {

@@ -49,7 +49,8 @@ type DestinationSpec struct {
 // secret. Its URL must be allowed by policy now (the delivery workers check
 // every connection again, against the address they connect to).
 func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, policy egress.Policy) (id int64, secret string, err error) {
-	if err := validateDestination(ctx, spec.URL, spec.MaxConcurrency, policy); err != nil {
+	url, err := validateDestination(ctx, spec.URL, spec.MaxConcurrency, policy)
+	if err != nil {
 		return 0, "", err
 	}
 	if secret = spec.Secret; secret == "" {
@@ -72,7 +73,7 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 			return err
 		}
 		id, err = q.DestinationInsert(ctx, db.DestinationInsertParams{
-			TenantID: t.ID, EnvironmentID: e.ID, Url: spec.URL, MessageTypeIds: typeIDs, Secret: secret,
+			TenantID: t.ID, EnvironmentID: e.ID, Url: url, MessageTypeIds: typeIDs, Secret: secret,
 			MaxConcurrency: spec.MaxConcurrency,
 		})
 		if err != nil {
@@ -83,7 +84,7 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 			who = auditevent.ActorCLI
 		}
 		return auditevent.Record(ctx, q, who, &t.ID, auditevent.DestinationCreated, map[string]any{
-			"destination_id": strconv.FormatInt(id, 10), "environment": e.Slug, "url": spec.URL,
+			"destination_id": strconv.FormatInt(id, 10), "environment": e.Slug, "url": url,
 			"message_types": spec.MessageTypeCodes,
 		})
 	})
@@ -95,15 +96,27 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 
 // validateDestination checks what a destination is given to send to: a URL
 // policy allows now (the delivery workers check every connection again,
-// against the address they connect to), and a concurrency limit.
-func validateDestination(ctx context.Context, url string, maxConcurrency int32, policy egress.Policy) error {
-	if err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
-		return apperr.New(apperr.Invalid, "invalid-field", "destination URL %q: %v", url, err)
+// against the address they connect to), and a concurrency limit. It returns
+// the URL as it is kept (egress.NormalizeURL).
+func validateDestination(ctx context.Context, raw string, maxConcurrency int32, policy egress.Policy) (string, error) {
+	url, err := policy.CheckURL(ctx, net.DefaultResolver, raw)
+	if err != nil {
+		return "", invalidURL("destination", raw, err)
 	}
 	if maxConcurrency < 1 || maxConcurrency > 100 {
-		return apperr.New(apperr.Invalid, "invalid-field", "the concurrency limit must be from 1 to 100, not %d", maxConcurrency)
+		return "", apperr.New(apperr.Invalid, "invalid-field", "the concurrency limit must be from 1 to 100, not %d", maxConcurrency)
 	}
-	return nil
+	return url, nil
+}
+
+// invalidURL says why the URL raw of what names cannot be used. The URL is
+// quoted with its hidden characters escaped, and only its start when long.
+func invalidURL(what, raw string, err error) error {
+	const shown = 200
+	if len(raw) > shown {
+		raw = strings.ToValidUTF8(raw[:shown], "") + "…"
+	}
+	return apperr.New(apperr.Invalid, "invalid-field", "%s URL %+q: %v", what, raw, err)
 }
 
 // messageTypeIDs looks up a tenant's message types by code.
@@ -193,7 +206,8 @@ type DestinationChange struct {
 // UpdateDestination changes a destination within scope. The URL is checked
 // against policy as at creation.
 func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id int64, change DestinationChange, policy egress.Policy) error {
-	if err := validateDestination(ctx, change.URL, change.MaxConcurrency, policy); err != nil {
+	url, err := validateDestination(ctx, change.URL, change.MaxConcurrency, policy)
+	if err != nil {
 		return err
 	}
 	current, err := s.Destination(ctx, scope, id)
@@ -210,7 +224,7 @@ func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id in
 			return err
 		}
 		_, err = q.DestinationUpdate(ctx, db.DestinationUpdateParams{
-			ID: id, ScopeTenantID: scope.TenantFilter(), Url: change.URL, MessageTypeIds: typeIDs, MaxConcurrency: change.MaxConcurrency,
+			ID: id, ScopeTenantID: scope.TenantFilter(), Url: url, MessageTypeIds: typeIDs, MaxConcurrency: change.MaxConcurrency,
 		})
 		if errors.Is(err, db.ErrNotFound) {
 			return apperr.New(apperr.NotFound, "not-found", "destination %d does not exist", id)
@@ -219,7 +233,7 @@ func (s *Service) UpdateDestination(ctx context.Context, scope auth.Scope, id in
 			return fmt.Errorf("update destination %d: %w", id, err)
 		}
 		return auditevent.Record(ctx, q, change.Actor, &t.ID, auditevent.DestinationUpdated, map[string]any{
-			"destination_id": strconv.FormatInt(id, 10), "url": change.URL, "message_types": change.MessageTypeCodes,
+			"destination_id": strconv.FormatInt(id, 10), "url": url, "message_types": change.MessageTypeCodes,
 			"max_concurrency": change.MaxConcurrency,
 		})
 	})

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -139,6 +140,42 @@ func requireNothingChanged(t *testing.T, site *deliverySite) {
 // A destination URL on loopback, a private network or the metadata address
 // is refused at creation with a form error; an allowed one is created, and
 // its signing secret is shown on that answer only.
+// A URL's scheme and host are case-insensitive: HTTP:// is kept as
+// http://, which the destinations table requires, rather than failing its
+// check with a 500. A URL that cannot be kept as it is (a hidden character,
+// too long) is explained on the form, created or edited.
+func TestDestinationURLsAreKeptInLowerCaseOrExplained(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.client(t)
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	c.get("/admin/destinations/new")
+	resp := c.submit("/admin/destinations", url.Values{"place": {"acme/production"}, "url": {"HTTPS://93.184.215.14/Edihub"}, "max_concurrency": {"4"}})
+	require.Equal(t, http.StatusCreated, resp.status, "%s", resp.body)
+	var id int64
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT id FROM destinations WHERE url = 'https://93.184.215.14/Edihub'`).Scan(&id))
+
+	edit := fmt.Sprintf("/admin/destinations/%d", id)
+	c.get(edit)
+	resp = c.submit(edit, url.Values{"url": {"HTTP://93.184.215.14/Other"}, "max_concurrency": {"4"}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations WHERE url = 'http://93.184.215.14/Other'`))
+
+	for u, reason := range map[string]string{
+		"https://93.184.215.14/\u202egnp.exe":                "printable ASCII characters only",
+		"https://93.184.215.14/" + strings.Repeat("a", 3000): "more than the 2048 allowed",
+	} {
+		c.get(edit)
+		resp := c.submit(edit, url.Values{"url": {u}, "max_concurrency": {"4"}})
+		require.Equal(t, http.StatusBadRequest, resp.status, u)
+		require.Contains(t, problemOf(t, string(resp.body)), reason, u)
+		c.get("/admin/destinations/new")
+		resp = c.submit("/admin/destinations", url.Values{"place": {"acme/production"}, "url": {u}, "max_concurrency": {"4"}})
+		require.Equal(t, http.StatusBadRequest, resp.status, u)
+	}
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations`))
+}
+
 func TestDestinationCreationRefusesPrivateAddressesAndShowsTheSecretOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
