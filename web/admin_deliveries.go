@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/provision"
 )
 
@@ -80,7 +81,7 @@ func typesText(codes []string) string {
 
 // destinationText names a destination in a list: its id and URL.
 func destinationText(d provision.Destination) string {
-	return fmt.Sprintf("#%d %s", d.ID, d.URL)
+	return fmt.Sprintf("#%d %s", d.ID, identifier.Visible(d.URL))
 }
 
 // answerText is what an attempt got back: an HTTP status or nothing.

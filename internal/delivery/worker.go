@@ -10,15 +10,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/signature"
 )
 
@@ -232,15 +231,26 @@ func (w *worker) attempt(ctx context.Context, d db.DeliveryGetForAttemptRow) att
 	code := int32(resp.StatusCode)
 	a.status = &code
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, snippetBytes))
-	a.snippet = strings.ToValidUTF8(string(body), string(utf8.RuneError))
+	// The answer is the receiver's to choose: text PostgreSQL cannot keep
+	// (a NUL, invalid UTF-8) or that would mislead an admin's screen (a
+	// right-to-left override, an escape sequence) is kept as escapes.
+	a.snippet = identifier.Visible(string(body))
 	if !a.delivered() {
-		a.err = "the destination answered " + resp.Status
+		a.err = "the destination answered " + identifier.Visible(clip(resp.Status, snippetBytes))
 	} else if readErr != nil {
 		// The status is the destination's receipt; a body cut short
 		// afterwards does not undo it.
 		a.snippet += " (answer cut short: " + readErr.Error() + ")"
 	}
 	return a
+}
+
+// clip cuts s to at most n bytes.
+func clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
 
 // request builds the signed POST of a delivery's stored payload.

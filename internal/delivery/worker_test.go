@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -215,6 +216,36 @@ func TestConnectionsToRefusedAddressesAreNotMade(t *testing.T) {
 	require.Equal(t, b.cfg.MaxAttempts, b.count(t, `
 		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
 		WHERE d.destination_id = $1 AND a.response_status IS NULL AND a.error LIKE '%address not allowed%loopback%'`, id))
+}
+
+// A receiver chooses its answer: a NUL byte or invalid UTF-8, which
+// PostgreSQL cannot keep, and a right-to-left override or an escape
+// sequence, which would mislead an admin's screen, are kept as escapes, in
+// the answer's body and in its status line alike.
+func TestHostileAnswersAreKeptAsEscapes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	const body = "\u202e\x1b[31m\xff\x00 down"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer func() { _ = conn.Close() }()
+		fmt.Fprintf(buf, "HTTP/1.1 502 Bad \u202eGateway\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(body), body)
+		_ = buf.Flush()
+	}))
+	t.Cleanup(srv.Close)
+	id := b.destination(t, "production", srv.URL)
+	b.receive(t, "production", "ORDERS05", "1")
+	b.run(t)
+	b.waitSettled(t, 20*time.Second)
+
+	require.Equal(t, b.cfg.MaxAttempts, b.count(t, `
+		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
+		WHERE d.destination_id = $1 AND a.response_status = 502
+		  AND a.error = 'the destination answered 502 Bad \u202eGateway' AND a.response_snippet = $2`,
+		id, `\u202e\x1b[31m\xff\x00 down`))
 }
 
 // On shutdown an attempt that does not finish within the shutdown time is

@@ -44,8 +44,9 @@ func Hidden(r rune) bool {
 
 // Visible returns s for display with every hidden character, and every
 // byte of invalid UTF-8, written as an escape (\u202e, \x1b, \xff), so that
-// text stored before these rules, or taken from a payload, shows what it
-// holds instead of reordering or hiding what follows it.
+// text stored before these rules, taken from a payload or chosen by a
+// destination (its answer), shows what it holds instead of reordering or
+// hiding what follows it. It is the one such helper of every admin page.
 func Visible(s string) string {
 	if !needsEscape(s) {
 		return s

@@ -140,6 +140,37 @@ func requireNothingChanged(t *testing.T, site *deliverySite) {
 // A destination URL on loopback, a private network or the metadata address
 // is refused at creation with a form error; an allowed one is created, and
 // its signing secret is shown on that answer only.
+// Text a tenant's admin or a receiver chose, stored before the rules that
+// refuse or escape it (a destination URL, an attempt's error and answer),
+// shows its right-to-left overrides and escape sequences as escapes on
+// every page that shows it, so that it cannot reorder or hide the text
+// around it.
+func TestDestinationURLsAndAnswersShowHiddenCharactersAsEscapes(t *testing.T) {
+	t.Parallel()
+	site := newDeliverySite(t)
+	_, err := site.pool.Exec(context.Background(), `UPDATE destinations SET url = url || '/'||chr(8238)||'exe.txt' WHERE id = $1`, site.acmeDest)
+	require.NoError(t, err)
+	_, err = site.pool.Exec(context.Background(), `UPDATE delivery_attempts
+		SET error = 'answered 502 '||chr(8238)||'yawetaG', response_snippet = chr(27)||'[2J'||chr(8238)||'down'`)
+	require.NoError(t, err)
+	c := site.client(t)
+	c.login(site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+
+	for _, path := range []string{
+		"/admin/destinations", fmt.Sprintf("/admin/destinations/%d", site.acmeDest), "/admin/deliveries",
+		fmt.Sprintf("/admin/deliveries?destination=%d", site.acmeDest), fmt.Sprintf("/admin/messages/%d", site.messages[0]),
+	} {
+		page := string(c.get(path).body)
+		require.NotContains(t, page, "\u202e", path)
+		require.NotContains(t, page, "\x1b", path)
+		require.Contains(t, page, `/\u202eexe.txt`, path)
+	}
+	page := string(c.get(fmt.Sprintf("/admin/messages/%d", site.messages[0])).body)
+	require.Contains(t, page, `answered 502 \u202eyawetaG`)
+	require.Contains(t, page, `\x1b[2J\u202edown`)
+	require.Contains(t, string(c.get("/admin/deliveries").body), `answered 502 \u202eyawetaG`)
+}
+
 // A URL's scheme and host are case-insensitive: HTTP:// is kept as
 // http://, which the destinations table requires, rather than failing its
 // check with a 500. A URL that cannot be kept as it is (a hidden character,
