@@ -130,3 +130,16 @@ func ContentHash(raw []byte) ([32]byte, error) {
 	defer c.Release()
 	return sha256.Sum256(c.Bytes()), nil
 }
+
+// Unquote returns the text of the JSON string raw (quotes included), read
+// as documents are read here (see the package comment): invalid UTF-8 and a
+// lone or mismatched surrogate escape such as "\ud800" are an error. A
+// lenient reader (gjson, encoding/json) puts U+FFFD in their place, which
+// would make two different strings one.
+func Unquote(raw string) (string, error) {
+	text, err := jsontext.AppendUnquote(make([]byte, 0, len(raw)), raw)
+	if err != nil {
+		return "", fmt.Errorf("unquote JSON string: %w", err)
+	}
+	return string(text), nil
+}

@@ -118,3 +118,17 @@ func TestContentHash(t *testing.T) {
 	require.NotEqual(t, ha, hc, "a changed value must change the hash")
 	require.Equal(t, sha256.Sum256([]byte(`{"E1EDK01":{"BELNR":"4500012345","CURCY":"BRL"},"items":[1,2]}`)), ha)
 }
+
+// Unquote reads strings as the payload's are read: a surrogate pair is its
+// character, and a lone or reversed surrogate escape is refused rather than
+// read as U+FFFD.
+func TestUnquote(t *testing.T) {
+	t.Parallel()
+	text, err := canon.Unquote(`"4711\ud83d\ude00\u00e9"`)
+	require.NoError(t, err)
+	require.Equal(t, "4711😀é", text)
+	for _, raw := range []string{`"\ud800"`, `"a\udbffb"`, `"\ude00\ud83d"`, "\"\xff\""} {
+		_, err := canon.Unquote(raw)
+		require.Error(t, err, raw)
+	}
+}

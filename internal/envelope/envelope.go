@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/messagetype"
 )
@@ -69,8 +70,9 @@ func parseChecked(body []byte) (env Envelope, members map[string]gjson.Result, e
 	if problem := identifier.Problem(mt.Str, messagetype.MaxCodeLength); problem != "" {
 		return env, nil, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
 	}
-	// Short strings are copied, so that they do not keep the body alive.
-	env.MessageType = strings.Clone(mt.Str)
+	if env.MessageType, err = text("message_type", mt); err != nil {
+		return env, nil, err
+	}
 
 	payload, ok := members["payload"]
 	if !ok {
@@ -82,8 +84,10 @@ func parseChecked(body []byte) (env Envelope, members map[string]gjson.Result, e
 		if d.Type != gjson.String {
 			return env, nil, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
 		}
-		env.Docnum = strings.Clone(d.Str)
-		if err := CheckDocnum("docnum", env.Docnum); err != nil {
+		if err := CheckDocnum("docnum", d.Str); err != nil {
+			return env, nil, err
+		}
+		if env.Docnum, err = text("docnum", d); err != nil {
 			return env, nil, err
 		}
 	}
@@ -93,6 +97,24 @@ func parseChecked(body []byte) (env Envelope, members map[string]gjson.Result, e
 		}
 	}
 	return env, members, nil
+}
+
+// text is the text of the string member named name, read as the payload's
+// strings are read (canon.Unquote): gjson reads a lone surrogate escape
+// ("\ud800") as U+FFFD, so two different docnums would be stored as one.
+// The text is a copy, so that it does not keep the body alive.
+func text(name string, r gjson.Result) (string, error) {
+	if !strings.Contains(r.Raw, `\`) {
+		// Without an escape there is nothing to misread, and no decoding
+		// to pay for on every request.
+		return strings.Clone(r.Str), nil
+	}
+	s, err := canon.Unquote(r.Raw)
+	if err != nil {
+		return "", apperr.New(apperr.Invalid, "invalid-field",
+			"%s is not valid UTF-8: it holds a lone surrogate escape (\\ud800 to \\udfff without its pair)", name)
+	}
+	return s, nil
 }
 
 // detectedDocnum is the docnum of an IDoc control record in payload, checked.

@@ -111,6 +111,9 @@ func TestParseErrors(t *testing.T) {
 		{"NUL in the payload's DOCNUM", `{"message_type":"A","payload":{"EDI_DC40":{"DOCNUM":"1\u00002"}}}`, "invalid-field", "the payload's EDI_DC40.DOCNUM"},
 		{"message type of a megabyte", `{"message_type":"` + strings.Repeat("M", 1<<20) + `","payload":{}}`, "invalid-field", "message_type is longer than 64 bytes"},
 		{"NUL in the message type", `{"message_type":"ORDERS\u000005","payload":{}}`, "invalid-field", "message_type is holding"},
+		{"lone surrogate in the docnum", `{"message_type":"A","docnum":"4711\ud800","payload":{}}`, "invalid-field", "docnum is not valid UTF-8"},
+		{"reversed surrogates in the docnum", `{"message_type":"A","docnum":"\ude00\ud83d","payload":{}}`, "invalid-field", "lone surrogate"},
+		{"lone surrogate in the message type", `{"message_type":"ORDERS\udfff","payload":{}}`, "invalid-field", "message_type is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

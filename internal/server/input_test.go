@@ -69,6 +69,32 @@ func TestIdentifiersThatCannotBeStoredAreRefused(t *testing.T) {
 	require.Equal(t, http.StatusCreated, b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{}}`)).status)
 }
 
+// A lone surrogate escape is not a character: read leniently it becomes
+// U+FFFD, and "4711\ud800" and "4711\udbff" would be one docnum. It is
+// refused in a docnum, alone or in a batch, as it is in a payload.
+func TestLoneSurrogatesAreRefusedInDocnums(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	for _, docnum := range []string{`4711\ud800`, `4711\udbff`, `\ude00\ud83d`} {
+		resp := b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"`+docnum+`","payload":{}}`))
+		require.Equal(t, http.StatusBadRequest, resp.status, "%s: %s", docnum, resp.body)
+		require.Equal(t, "invalid-field", resp.json(t)["type"])
+		require.Contains(t, resp.json(t)["detail"], "lone surrogate")
+	}
+	resp := do(t, http.MethodPost, b.url+"/api/edi-hub/receive-messages",
+		http.Header{"Authorization": {"Bearer " + b.apiKey}, "Content-Type": {"application/json"}},
+		[]byte(`{"messages":[{"message_type":"ORDERS05","docnum":"1","payload":{}},{"message_type":"ORDERS05","docnum":"\udfff","payload":{}}]}`))
+	require.Equal(t, http.StatusBadRequest, resp.status, "%s", resp.body)
+	require.Equal(t, "invalid-batch", resp.json(t)["type"])
+	require.Contains(t, string(resp.body), `"index":1,"type":"invalid-field"`)
+	resp = b.post(t, []byte(`{"message_type":"ORDERS05","payload":{"EDI_DC40":{"DOCNUM":"4711\ud800"}}}`))
+	require.Equal(t, http.StatusBadRequest, resp.status, "%s", resp.body)
+	require.Equal(t, "invalid-payload", resp.json(t)["type"])
+	require.Zero(t, b.messages(t))
+	require.Equal(t, http.StatusCreated, b.post(t, []byte(`{"message_type":"ORDERS05","docnum":"4711\ud83d\ude00","payload":{}}`)).status)
+}
+
 // Admin filters and forms holding NUL bytes or invalid UTF-8, and a page
 // cursor far outside PostgreSQL's timestamps, are a clear answer, never a
 // 500.
