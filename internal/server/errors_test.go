@@ -97,8 +97,39 @@ func TestProblemInstanceNamesTheRequest(t *testing.T) {
 	require.Contains(t, logs.String(), `"msg":"database unavailable"`)
 	require.Contains(t, logs.String(), `"request_id":"`+id+`"`)
 
-	resp = send("batch 7/ä")
-	require.Equal(t, "urn:edihub:request:batch%207%2F%C3%A4", resp.json(t)["instance"])
+	resp = send("batch#7/a")
+	require.Equal(t, "urn:edihub:request:batch%237%2Fa", resp.json(t)["instance"])
+}
+
+// A client's X-Request-Id is kept only when it is 1 to 128 printable ASCII
+// characters: it goes into the audit events of the request, which are kept
+// for a year. Any other is replaced by an id of the server's own, and logged
+// apart, cut short, so that the client's report can still be matched.
+func TestClientRequestIDsAreBounded(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	b := serveReal(t, nil, logs)
+	b.messageType(t, "ORDERS05", []string{"n"}, nil)
+	body := []byte(`{"message_type":"ORDERS05","payload":{"n":"1"}}`)
+	require.Equal(t, http.StatusCreated, b.post(t, body).status)
+
+	huge := strings.Repeat("r", 60_000)
+	for _, id := range []string{huge, "order 7", "bestellung-ä", strings.Repeat("r", 129)} {
+		resp := b.post(t, body, "X-Request-Id", id)
+		require.Equal(t, http.StatusOK, resp.status, "%s", resp.body)
+		own := resp.header.Get("X-Request-Id")
+		require.NotEqual(t, id, own)
+		require.Regexp(t, `^[A-Z2-7]{26}$`, own)
+		require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE details->'source'->>'request_id' = $1`, own))
+	}
+	require.Zero(t, b.count(t, `SELECT count(*) FROM audit_events WHERE length(details::text) > 2000`))
+	require.Contains(t, logs.String(), `"client_request_id":"`+huge[:512]+`…(60000 bytes)"`)
+	require.Less(t, len(logs.String()), 20_000, "log lines stay small")
+
+	kept := "SAP-" + strings.Repeat("7", 124)
+	resp := b.post(t, body, "X-Request-Id", kept)
+	require.Equal(t, kept, resp.header.Get("X-Request-Id"))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE details->'source'->>'request_id' = $1`, kept))
 }
 
 func TestUnknownRouteIsAProblem(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // routes lists every route of the server in one place.
 func (s *Server) routes() {
 	e := s.echo
-	e.Use(middleware.RequestID())
+	e.Use(requestIDs)
 	e.Use(middleware.Recover())
 	e.Use(s.requestLogger())
 	e.Use(s.observeLatency)
@@ -115,6 +115,7 @@ func (s *Server) requestLogger() echo.MiddlewareFunc {
 			if v.Error != nil {
 				attrs = append(attrs, slog.String("error", bounded(v.Error.Error())))
 			}
+			attrs = appendClientRequestID(c, attrs)
 			s.log.LogAttrs(c.Request().Context(), levelOfStatus(v.Status), msg, attrs...)
 			return nil
 		},
