@@ -51,6 +51,8 @@ func (s *Server) adminLogin(c echo.Context) error {
 	if err := s.saveSession(c); err != nil {
 		return err
 	}
+	// The visitor's token is done with.
+	c.SetCookie(s.signInCookie(""))
 	return c.Redirect(http.StatusSeeOther, form.Next)
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/pgxstore"
@@ -36,6 +37,9 @@ const (
 	// csrfSessionKey the session value that holds it.
 	csrfKey        = "csrf"
 	csrfSessionKey = "csrf_token"
+	// signInCSRFCookie holds the CSRF token of a visitor who is not signed
+	// in (see visitorToken).
+	signInCSRFCookie = "edihub_signin_csrf"
 )
 
 // newSessions returns the admin session manager. Sessions live in
@@ -110,24 +114,23 @@ var errCSRF = apperr.New(apperr.Forbidden, "csrf-token-invalid",
 // protectForms guards every unsafe request of the admin pages against
 // cross-site request forgery, twice. Current browsers say where a request
 // comes from (Sec-Fetch-Site, Origin), and Go's CrossOriginProtection
-// refuses one from another site. And every session holds a random token of
-// its own, kept server-side in the session and written into each form (and
-// into htmx's headers): a request whose token is not its session's is
-// refused. A token is good for one session only, so a token and cookie
+// refuses one from another site. And every form carries a random token
+// that the request must match (formToken): a signed-in session's is kept
+// server-side in the session and written into each form (and into htmx's
+// headers), so a token is good for one session only, and a token and cookie
 // that an attacker obtained in a session of their own and planted in a
-// victim's browser open nothing, as they would with a token checked
-// against a cookie.
+// victim's browser open nothing, as they would with a token checked against
+// a cookie.
 func (s *Server) protectForms() echo.MiddlewareFunc {
 	crossOrigin := http.NewCrossOriginProtection()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			ctx := c.Request().Context()
-			token := s.sessions.GetString(ctx, csrfSessionKey)
+			token := s.formToken(c)
 			switch r := c.Request(); r.Method {
 			case http.MethodGet, http.MethodHead, http.MethodOptions:
 				if token == "" {
-					token = newCSRFToken(ctx, s.sessions)
-					if err := s.saveSession(c); err != nil {
+					var err error
+					if token, err = s.newFormToken(c); err != nil {
 						return err
 					}
 				}
@@ -145,6 +148,69 @@ func (s *Server) protectForms() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// formToken is the CSRF token the request must carry: its session's, or
+// for a visitor who is not signed in, the one of the sign-in cookie; "" when
+// it has none yet.
+func (s *Server) formToken(c echo.Context) string {
+	ctx := c.Request().Context()
+	token := s.sessions.GetString(ctx, csrfSessionKey)
+	if token != "" || s.sessions.GetInt64(ctx, sessionUserKey) != 0 {
+		return token
+	}
+	return visitorToken(c)
+}
+
+// newFormToken gives the request a CSRF token. A signed-in session from
+// before tokens were kept gets one in its row. A visitor gets one in the
+// sign-in cookie instead of a stored session: a session row for every
+// visit of the sign-in page, kept for hours, would let anyone fill the
+// sessions table (1,000 rows in 3.3 s). The visitor's token guards the
+// sign-in form only, the one form a visitor can post, and is replaced by a
+// session's at sign-in. Signing it would prove nothing more: it belongs to
+// no session, so any token the server would sign an attacker could fetch
+// as well, and the Sec-Fetch-Site and Origin check still applies.
+func (s *Server) newFormToken(c echo.Context) (string, error) {
+	ctx := c.Request().Context()
+	if s.sessions.GetInt64(ctx, sessionUserKey) != 0 {
+		token := newCSRFToken(ctx, s.sessions)
+		return token, s.saveSession(c)
+	}
+	token := rand.Text()
+	c.SetCookie(s.signInCookie(token))
+	return token, nil
+}
+
+// visitorToken is the token of the request's sign-in cookie, or "" when it
+// has none that the server could have made: the value is written into the
+// page, so nothing else is taken from a cookie.
+func visitorToken(c echo.Context) string {
+	ck, err := c.Cookie(signInCSRFCookie)
+	if err != nil || len(ck.Value) != tokenLength || strings.Trim(ck.Value, base32Alphabet) != "" {
+		return ""
+	}
+	return ck.Value
+}
+
+// base32Alphabet is the alphabet of rand.Text, and tokenLength the length
+// of its texts, which a later Go may make longer.
+const base32Alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+
+var tokenLength = len(rand.Text())
+
+// signInCookie is the cookie holding a visitor's token, with the session
+// cookie's attributes; an empty token deletes it. It ends with the browser
+// session, as the session cookie does.
+func (s *Server) signInCookie(token string) *http.Cookie {
+	ck := &http.Cookie{
+		Name: signInCSRFCookie, Value: token, Path: adminpath.Prefix,
+		HttpOnly: true, Secure: s.sessions.Cookie.Secure, SameSite: http.SameSiteLaxMode,
+	}
+	if token == "" {
+		ck.MaxAge = -1
+	}
+	return ck
 }
 
 // newCSRFToken gives the session a new random CSRF token and returns it.

@@ -95,10 +95,49 @@ func TestCookiesAreSecureWhenConfigured(t *testing.T) {
 	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
 	c := b.client(t)
 	resp := c.get("/admin/login")
-	require.True(t, cookieNamed(t, resp, "edihub_session").Secure, "the session holding the sign-in form's CSRF token")
+	require.True(t, cookieNamed(t, resp, "edihub_signin_csrf").Secure, "the cookie holding the sign-in form's CSRF token")
 	resp = c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
 	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
 	require.True(t, cookieNamed(t, resp, "edihub_session").Secure)
+}
+
+// A visitor of the sign-in page is not given a stored session: rows kept
+// for hours for every anonymous request would let anyone fill the sessions
+// table. The sign-in form keeps its CSRF token, in a cookie of its own,
+// until sign-in gives the session one.
+func TestVisitorsGetNoStoredSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	email := b.user(t, "admin@acme.example", auth.RoleAdmin, "")
+	for range 50 {
+		require.Equal(t, http.StatusOK, do(t, http.MethodGet, b.url+"/admin/login", nil, nil).status)
+	}
+	c := b.client(t)
+	for _, path := range []string{"/admin/login", "/admin/audit", "/admin/login?next=/admin/users"} {
+		for _, ck := range c.get(path).header.Values("Set-Cookie") {
+			require.NotContains(t, ck, "edihub_session=", path)
+		}
+	}
+	require.Zero(t, b.count(t, `SELECT count(*) FROM sessions`))
+
+	// The sign-in form needs its token, and a token only opens the form
+	// of the browser that holds its cookie.
+	form := url.Values{"email": {email}, "password": {testfactory.Password}}
+	require.Equal(t, http.StatusForbidden, c.post("/admin/login", form).status, "no token")
+	other := b.client(t)
+	other.get("/admin/login")
+	require.NotEqual(t, c.csrf, other.csrf)
+	form.Set("_csrf", other.csrf)
+	require.Equal(t, http.StatusForbidden, c.post("/admin/login", form).status, "another browser's token")
+	require.Zero(t, b.count(t, `SELECT count(*) FROM sessions`))
+
+	resp := c.submit("/admin/login", url.Values{"email": {email}, "password": {testfactory.Password}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	require.Contains(t, resp.header.Values("Set-Cookie"), "edihub_signin_csrf=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Lax",
+		"the visitor's token is done with")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM sessions`))
+	c.get(resp.header.Get("Location"))
+	require.Equal(t, http.StatusSeeOther, c.submit("/admin/users", url.Values{"email": {"new@acme.example"}, "password": {testfactory.Password}, "role": {"viewer"}}).status)
 }
 
 func TestLoginRefusesWrongCredentialsAndThrottles(t *testing.T) {
