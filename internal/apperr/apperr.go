@@ -8,6 +8,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error by what the caller should do about it.
@@ -34,6 +35,9 @@ type Error struct {
 	Type   string // stable, e.g. "idempotency-key-reused"
 	Detail string // a sentence for a person
 	Err    error  // the internal cause, if any; logged, never shown
+	// RetryAfter is how long a throttled client must wait, told to it in
+	// whole seconds; 0 says nothing.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -107,6 +109,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 		h.Set("Retry-After", retryAfterSeconds)
 	case http.StatusUnauthorized:
 		h.Set("WWW-Authenticate", `Bearer realm="edihub"`)
+	}
+	if ae, ok := apperr.As(err); ok && ae.RetryAfter > 0 {
+		// Rounded up: a client that waits what it is told is let through.
+		h.Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	body, _ := json.Marshal(p) // a struct of strings and ints always marshals
 	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {

@@ -59,11 +59,11 @@ func (s *Server) receiveMessage(c echo.Context) error {
 // returns the caller with its tenant's message types, and the request's
 // Idempotency-Key ("" when there is none).
 func (s *Server) apiCaller(c echo.Context) (sender.Typed, string, error) {
-	key, err := apiKeyOf(c)
-	if err != nil {
-		return sender.Typed{}, "", err
-	}
-	who, err := s.senders.APIKeyWithTypes(c.Request().Context(), key)
+	var who sender.Typed
+	err := s.withAPIKey(c, func(key string) (err error) {
+		who, err = s.senders.APIKeyWithTypes(c.Request().Context(), key)
+		return err
+	})
 	if err != nil {
 		return who, "", err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/sender"
+	"github.com/lefia/edihub/internal/throttle"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
 
@@ -43,6 +44,8 @@ type Server struct {
 	metrics *metrics.Metrics
 	// bodies bounds the request bodies the API holds in memory at once.
 	bodies *bodyBudget
+	// keyFailures throttles clients whose API keys keep failing.
+	keyFailures *throttle.Failures
 
 	// The admin pages: signed-in sessions, users, the audit log, messages,
 	// message types, the dashboard and blocked copies.
@@ -91,6 +94,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		senders: senders,
 		echo:    echo.New(),
 		now:     time.Now,
+
+		keyFailures: newKeyFailures(),
 
 		sessions:  newSessions(pool, cfg.CookieSecure),
 		auth:      auth.New(pool),

@@ -24,11 +24,8 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	report.tenantID, report.environmentID = in.TenantID, in.EnvironmentID
 	report.messageType, report.typeKnown = in.MessageType.Code, true
 	if in.Bearer() {
-		apiKey, err := apiKeyOf(c)
+		err := s.withAPIKey(c, func(key string) error { return s.senders.AuthenticateBearer(ctx, in, key) })
 		if err != nil {
-			return err
-		}
-		if err := s.senders.AuthenticateBearer(ctx, in, apiKey); err != nil {
 			return err
 		}
 	}

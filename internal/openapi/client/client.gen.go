@@ -236,6 +236,9 @@ type Status struct {
 // Timeout defines model for Timeout.
 type Timeout = Problem
 
+// TooManyAttempts defines model for TooManyAttempts.
+type TooManyAttempts = Problem
+
 // Unauthorized defines model for Unauthorized.
 type Unauthorized = Problem
 
@@ -1250,6 +1253,12 @@ type ReceiveMessageResponse422Headers struct {
 	XRequestId *string
 }
 
+// ReceiveMessageResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessage
+type ReceiveMessageResponse429Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
 // ReceiveMessageResponse500Headers the declared response headers of an HTTP 500 response for ReceiveMessage
 type ReceiveMessageResponse500Headers struct {
 	XRequestId *string
@@ -1288,6 +1297,8 @@ type ReceiveMessageResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyAttempts
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1310,6 +1321,8 @@ type ReceiveMessageResponse struct {
 	Headers415 *ReceiveMessageResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ReceiveMessageResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveMessageResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReceiveMessageResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1353,6 +1366,11 @@ func (r ReceiveMessageResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ReceiveMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSON429() *TooManyAttempts {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -1436,6 +1454,12 @@ type ReceiveMessagesResponse422Headers struct {
 	XRequestId *string
 }
 
+// ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
+type ReceiveMessagesResponse429Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
 // ReceiveMessagesResponse500Headers the declared response headers of an HTTP 500 response for ReceiveMessages
 type ReceiveMessagesResponse500Headers struct {
 	XRequestId *string
@@ -1472,6 +1496,8 @@ type ReceiveMessagesResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyAttempts
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1492,6 +1518,8 @@ type ReceiveMessagesResponse struct {
 	Headers415 *ReceiveMessagesResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ReceiveMessagesResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveMessagesResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReceiveMessagesResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1530,6 +1558,11 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON429() *TooManyAttempts {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -1623,6 +1656,12 @@ type ReceiveWebhookResponse422Headers struct {
 	XRequestId *string
 }
 
+// ReceiveWebhookResponse429Headers the declared response headers of an HTTP 429 response for ReceiveWebhook
+type ReceiveWebhookResponse429Headers struct {
+	RetryAfter int
+	XRequestId *string
+}
+
 // ReceiveWebhookResponse500Headers the declared response headers of an HTTP 500 response for ReceiveWebhook
 type ReceiveWebhookResponse500Headers struct {
 	XRequestId *string
@@ -1663,6 +1702,8 @@ type ReceiveWebhookResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *TooManyAttempts
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *InternalError
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
@@ -1687,6 +1728,8 @@ type ReceiveWebhookResponse struct {
 	Headers415 *ReceiveWebhookResponse415Headers
 	// Headers422 the parsed response headers for an HTTP 422 response
 	Headers422 *ReceiveWebhookResponse422Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveWebhookResponse429Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *ReceiveWebhookResponse500Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
@@ -1735,6 +1778,11 @@ func (r ReceiveWebhookResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r ReceiveWebhookResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ReceiveWebhookResponse) GetApplicationproblemJSON429() *TooManyAttempts {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -2098,6 +2146,13 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2213,6 +2268,23 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReceiveMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ReceiveMessageResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -2321,6 +2393,13 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2426,6 +2505,23 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReceiveMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ReceiveMessagesResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -2547,6 +2643,13 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyAttempts
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -2673,6 +2776,23 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers422 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReceiveWebhookResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 500:
 		var headers ReceiveWebhookResponse500Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
