@@ -162,7 +162,8 @@ func requireSameAsOracle(t testing.TB, body []byte, charset string, limits Limit
 	require.Equal(t, want, got, "%q (charset %q, %+v)", body, charset, limits)
 }
 
-var differentialLimits = []Limits{DefaultLimits, {MaxDepth: 16, MaxElements: 1000}, {MaxDepth: 4, MaxElements: 12}}
+var differentialLimits = []Limits{DefaultLimits, {MaxDepth: 16, MaxElements: 1000}, {MaxDepth: 4, MaxElements: 12},
+	{MaxDepth: 16, MaxElements: 1000, MaxIDocs: 2}}
 
 // Parse reads every document of the corpus, and every truncation and
 // many corruptions of the small ones, exactly as the parser it replaced.

@@ -38,11 +38,17 @@ type Limits struct {
 	MaxDepth int
 	// MaxElements is the most elements a document may hold in all.
 	MaxElements int
+	// MaxIDocs is the most IDocs a document may hold (0: no limit). Each
+	// IDoc becomes a message decided in the request's one transaction, so
+	// a packet costs the database in proportion to its IDocs; reading stops
+	// at the first IDoc past the limit.
+	MaxIDocs int
 }
 
 // DefaultLimits admit any IDoc SAP can produce in a body of the default
 // 10 MiB: a real IDoc holds one element per field, of at least 7 bytes.
-var DefaultLimits = Limits{MaxDepth: 128, MaxElements: 1_500_000}
+// A packet holds as many IDocs as a batch holds messages by default.
+var DefaultLimits = Limits{MaxDepth: 128, MaxElements: 1_500_000, MaxIDocs: 1000}
 
 // Document is a parsed IDoc-XML document.
 type Document struct {
@@ -106,6 +112,14 @@ func (e *InvalidError) Error() string {
 		return fmt.Sprintf("IDoc %d: %s", e.Position, e.Reason)
 	}
 	return fmt.Sprintf("IDoc %d (DOCNUM %s): %s", e.Position, e.Docnum, e.Reason)
+}
+
+// TooManyIDocsError says that a document holds more IDocs than
+// Limits.MaxIDocs; it was read no further than the first IDoc too many.
+type TooManyIDocsError struct{ Max int }
+
+func (e *TooManyIDocsError) Error() string {
+	return fmt.Sprintf("the document holds more than %d IDocs", e.Max)
 }
 
 // ErrUnsupportedCharset is returned for a charset other than UTF-8 (and its
@@ -464,6 +478,9 @@ func (p *parser) root(start token, doc *Document) error {
 				return &InvalidError{Reason: fmt.Sprintf("the root element %s holds an element %s; "+
 					"an IDoc document holds IDOC elements only", doc.Root, tok.name.Local)}
 			}
+			if err := p.limits.checkIDocs(position); err != nil {
+				return err
+			}
 			if err := p.element(tok, 2); err != nil {
 				return err
 			}
@@ -488,6 +505,14 @@ func (p *parser) root(start token, doc *Document) error {
 			return nil
 		}
 	}
+}
+
+// checkIDocs refuses the IDoc at position when it is one too many.
+func (l Limits) checkIDocs(position int) error {
+	if l.MaxIDocs > 0 && position > l.MaxIDocs {
+		return &TooManyIDocsError{Max: l.MaxIDocs}
+	}
+	return nil
 }
 
 // offset is the input's offset after the last token.

@@ -245,6 +245,19 @@ func TestLimits(t *testing.T) {
 	require.ErrorAs(t, err, &invalid)
 	require.Contains(t, invalid.Error(), "more than 10 elements")
 
+	// A packet of more IDocs than MaxIDocs is read no further than the
+	// first one too many: what follows it, malformed here, is never seen.
+	idoc := `<IDOC>` + control + `</IDOC>`
+	limits.MaxIDocs = 2
+	_, err = idocxml.Parse([]byte(`<R>`+idoc+idoc+`</R>`), "", limits)
+	require.NoError(t, err)
+	var tooManyIDocs *idocxml.TooManyIDocsError
+	for _, body := range []string{`<R>` + idoc + idoc + idoc + `</R>`, `<R>` + idoc + idoc + `<IDOC><<<`} {
+		_, err = idocxml.Parse([]byte(body), "", limits)
+		require.ErrorAs(t, err, &tooManyIDocs, body)
+		require.Equal(t, "the document holds more than 2 IDocs", err.Error())
+	}
+
 	// A billion-laughs document never gets to expand anything.
 	laughs := `<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>` +
 		`<lolz>&lol2;</lolz>`

@@ -142,6 +142,9 @@ func (p *oldParser) root(start xml.StartElement, doc *Document) error {
 				return &InvalidError{Reason: fmt.Sprintf("the root element %s holds an element %s; "+
 					"an IDoc document holds IDOC elements only", doc.Root, t.Name.Local)}
 			}
+			if err := p.limits.checkIDocs(position); err != nil {
+				return err
+			}
 			e, err := p.element(t, 2)
 			if err != nil {
 				return err

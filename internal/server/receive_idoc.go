@@ -23,7 +23,9 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 	if err != nil {
 		return err
 	}
-	doc, err := idocxml.Parse(body, charset, idocxml.DefaultLimits)
+	limits := idocxml.DefaultLimits
+	limits.MaxIDocs = s.cfg.MaxBatchMessages
+	doc, err := idocxml.Parse(body, charset, limits)
 	if err != nil {
 		return idocProblem(err)
 	}
@@ -101,11 +103,18 @@ func idocName(doc idocxml.Document, idoc idocxml.IDoc) string {
 func idocProblem(err error) error {
 	var malformed *idocxml.MalformedError
 	var invalid *idocxml.InvalidError
+	var tooMany *idocxml.TooManyIDocsError
 	switch {
 	case errors.As(err, &malformed):
 		return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-xml", Detail: "the body is not well-formed XML: " + malformed.Reason}
 	case errors.As(err, &invalid):
 		return &apperr.Error{Kind: apperr.Invalid, Type: "invalid-payload", Detail: "the body is not an IDoc-XML document: " + invalid.Error()}
+	case errors.As(err, &tooMany):
+		// SAP resends a refused packet as it is: the detail tells its
+		// administrator what to change (WE20's packet size).
+		return apperr.New(apperr.TooLarge, "payload-too-large",
+			"the packet holds more than %d IDocs, the most one request may carry (MAX_BATCH_MESSAGES); "+
+				"send smaller packets (the partner profile's Pack. Size)", tooMany.Max)
 	case errors.Is(err, idocxml.ErrUnsupportedCharset):
 		return &apperr.Error{Kind: apperr.UnsupportedMediaType, Type: "unsupported-media-type", Detail: err.Error()}
 	}
