@@ -349,14 +349,15 @@ FROM judged j, decision d
 WHERE d.all_held
 ORDER BY j.ord;
 
--- MessageClaimLocks takes, until the transaction ends, an advisory lock on
--- each claim a batch is about to make (fingerprints and idempotency keys,
--- hashed to bigints by the caller), in the order given. Batches that sort
--- their claims the same way take them in one global order, so two batches
--- holding the same messages in different orders wait for each other instead
--- of deadlocking on the unique indexes.
+-- MessageClaimLocks takes, until the transaction ends, the advisory locks
+-- a request takes before it claims anything (ingest.claimLocks), in the
+-- order given: each one shared where shared says so, else exclusive.
+-- Requests that sort their locks the same way take them in one global
+-- order, so two requests holding the same messages in different orders
+-- wait for each other instead of deadlocking on the unique indexes.
 -- name: MessageClaimLocks :exec
-SELECT pg_advisory_xact_lock(k) FROM unnest(@claim_locks::bigint[]) AS k;
+SELECT CASE WHEN l.shared THEN pg_advisory_xact_lock_shared(l.id) ELSE pg_advisory_xact_lock(l.id) END
+FROM ROWS FROM (unnest(@claim_locks::bigint[]), unnest(@shared::boolean[])) AS l (id, shared);
 
 -- MessageReleaseFingerprint hands a fingerprint back after its window passed,
 -- so that a newer message can claim it. It changes nothing when another

@@ -120,17 +120,23 @@ func (q *Queries) MessageBlockRetransmissions(ctx context.Context, arg MessageBl
 }
 
 const messageClaimLocks = `-- name: MessageClaimLocks :exec
-SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k
+SELECT CASE WHEN l.shared THEN pg_advisory_xact_lock_shared(l.id) ELSE pg_advisory_xact_lock(l.id) END
+FROM ROWS FROM (unnest($1::bigint[]), unnest($2::boolean[])) AS l (id, shared)
 `
 
-// MessageClaimLocks takes, until the transaction ends, an advisory lock on
-// each claim a batch is about to make (fingerprints and idempotency keys,
-// hashed to bigints by the caller), in the order given. Batches that sort
-// their claims the same way take them in one global order, so two batches
-// holding the same messages in different orders wait for each other instead
-// of deadlocking on the unique indexes.
-func (q *Queries) MessageClaimLocks(ctx context.Context, claimLocks []int64) error {
-	_, err := q.db.Exec(ctx, messageClaimLocks, claimLocks)
+type MessageClaimLocksParams struct {
+	ClaimLocks []int64
+	Shared     []bool
+}
+
+// MessageClaimLocks takes, until the transaction ends, the advisory locks
+// a request takes before it claims anything (ingest.claimLocks), in the
+// order given: each one shared where shared says so, else exclusive.
+// Requests that sort their locks the same way take them in one global
+// order, so two requests holding the same messages in different orders
+// wait for each other instead of deadlocking on the unique indexes.
+func (q *Queries) MessageClaimLocks(ctx context.Context, arg MessageClaimLocksParams) error {
+	_, err := q.db.Exec(ctx, messageClaimLocks, arg.ClaimLocks, arg.Shared)
 	return err
 }
 

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
@@ -137,30 +135,6 @@ func allByFingerprint(ms []message) bool {
 		}
 	}
 	return true
-}
-
-// claimLocks returns the advisory lock ids of everything ms will claim (see
-// MessageClaimLocks): sorted, so that every batch takes its locks in one
-// global order, and without repeats. A collision of two claims' ids only
-// makes their batches wait for each other.
-func claimLocks(ms []message) []int64 {
-	locks := make([]int64, 0, len(ms))
-	for _, m := range ms {
-		var claim string
-		switch {
-		case m.IdempotencyKey != "":
-			claim = "key\x00" + m.KeyScope + "\x00" + m.IdempotencyKey
-		case m.fingerprint != nil:
-			claim = "fingerprint\x00" + *m.fingerprint
-		default:
-			continue
-		}
-		sum := sha256.Sum256([]byte(strconv.FormatInt(m.TenantID, 10) + "\x00" +
-			strconv.FormatInt(m.EnvironmentID, 10) + "\x00" + claim))
-		locks = append(locks, int64(binary.BigEndian.Uint64(sum[:8])))
-	}
-	slices.Sort(locks)
-	return slices.Compact(locks)
 }
 
 // decideWithKey is receiveWithKey inside a batch's transaction: it replays

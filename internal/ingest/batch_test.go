@@ -189,6 +189,41 @@ func TestConcurrentBatchesStoreEachMessageOnce(t *testing.T) {
 	require.Zero(t, unblocked, "every blocked copy names a stored message")
 }
 
+// Batches too large to lock each claim (they lock their tenant
+// environment instead) race with small ones that lock each claim, holding
+// the same orders in different orders: each order is stored once, every
+// other copy blocked, without deadlocks.
+func TestConcurrentLargeAndSmallBatchesStoreEachMessageOnce(t *testing.T) {
+	t.Parallel()
+	s := newBatchSite(t)
+	const large, small, orders, few = 4, 12, ingest.MaxClaimLocks + 22, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, large+small)
+	for i := range large + small {
+		perm := rand.Perm(orders)
+		if i >= large {
+			perm = perm[:few]
+		}
+		wg.Go(func() {
+			b := ingest.Batch{}
+			for _, n := range perm {
+				b.Items = append(b.Items, s.req(fmt.Sprintf(`{"id": "order-%d", "batch": %d}`, n, i)))
+			}
+			_, err := s.in.ReceiveBatch(context.Background(), b)
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Equal(t, orders, s.count(t, `SELECT count(*) FROM messages`))
+	require.Equal(t, orders, s.count(t, `SELECT count(DISTINCT fingerprint) FROM messages`))
+	require.Equal(t, large*orders+small*few-orders,
+		s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
+}
+
 // A batch that mixes new messages, duplicates of stored ones and repeats
 // of its own messages records each as one at a time would: three copies of
 // one order block against the first, each event names the original and

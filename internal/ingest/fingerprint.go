@@ -22,7 +22,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		}
 		return created(m, row.ID, row.ReceivedAt)
 	}
-	results, err := receiveAllByFingerprint(ctx, q, nil, []message{m})
+	results, err := receiveAllByFingerprint(ctx, q, noLocks, []message{m})
 	if err != nil {
 		return Result{}, err
 	}
@@ -131,7 +131,7 @@ func withDeliveries(res Result, row storedRow) Result {
 // round trip, as a replay's is (Service.ownTx). It writes nothing
 // unless it blocks them all, so when it does not, the transaction decides
 // them as if it had not run.
-func (s *Service) receiveAllByFingerprintTx(ctx context.Context, locks []int64, ms []message) ([]Result, error) {
+func (s *Service) receiveAllByFingerprintTx(ctx context.Context, locks db.MessageClaimLocksParams, ms []message) ([]Result, error) {
 	if results, ok, err := blockRetransmissions(ctx, s.ownTx, ms); ok || err != nil {
 		return results, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) receiveAllByFingerprintTx(ctx context.Context, locks []int64, 
 //
 // Each path decides each message as decideAll would. Retransmissions are
 // best blocked before the transaction begins (receiveAllByFingerprintTx).
-func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
+func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message) ([]Result, error) {
 	if !allFresh(ms) {
 		return decideAll(ctx, q, locks, ms)
 	}
@@ -167,7 +167,7 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 		rest[j] = ms[i]
 	}
 	// storeNew took every claim's lock, so the rest go without.
-	decidedRest, err := decideAll(ctx, q, nil, rest)
+	decidedRest, err := decideAll(ctx, q, noLocks, rest)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks []int64, 
 // packet"). Nor does it take a lock: a transaction that claims one
 // fingerprint holds no claim another could wait for while it waits, so it
 // cannot deadlock.
-func decideAll(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]Result, error) {
+func decideAll(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message) ([]Result, error) {
 	if len(ms) == 1 {
 		res, err := storeOrBlockOne(ctx, q, ms[0])
 		return []Result{res}, err
@@ -259,7 +259,7 @@ func allFresh(ms []message) bool {
 // order, the indexes of the messages it left as they were, whose results
 // it leaves empty; every other result is the message's, stored with its
 // deliveries.
-func storeNew(ctx context.Context, q *db.Queries, locks []int64, ms []message) (results []Result, taken []int, err error) {
+func storeNew(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message) (results []Result, taken []int, err error) {
 	var (
 		b                 db.Batch
 		stored            []db.MessageStoreNewRow
@@ -374,7 +374,7 @@ const statementBytes = 1 << 20
 // storeOrBlock takes locks, then decides ms with one
 // MessageStoreOrBlockAll statement for each run of up to statementBytes of
 // payload, in order; each statement sees what the earlier ones stored.
-func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []message) ([]storedRow, error) {
+func storeOrBlock(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message) ([]storedRow, error) {
 	rows := make([]storedRow, len(ms))
 	for start := 0; start < len(ms); {
 		end, size := start+1, ms[start].size()
@@ -385,7 +385,7 @@ func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []messag
 		if err := storeOrBlockAll(ctx, q, locks, ms[start:end], rows[start:end]); err != nil {
 			return nil, err
 		}
-		start, locks = end, nil
+		start, locks = end, noLocks
 	}
 	return rows, nil
 }
@@ -396,7 +396,7 @@ func storeOrBlock(ctx context.Context, q *db.Queries, locks []int64, ms []messag
 // of DeliveryCreateForStored, which writes the deliveries of the messages
 // it stored: each statement runs in the same transaction, and sees the
 // same, as it would sent alone.
-func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []message, rows []storedRow) error {
+func storeOrBlockAll(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message, rows []storedRow) error {
 	var (
 		b                 db.Batch
 		answers           []db.MessageStoreOrBlockAllRow
@@ -432,8 +432,8 @@ func storeOrBlockAll(ctx context.Context, q *db.Queries, locks []int64, ms []mes
 // queueClaimLocks queues in b, ahead of the statements that make the
 // claims, the statement that takes locks (MessageClaimLocks), when there
 // are any; once b is sent, *lockErr is its error.
-func queueClaimLocks(ctx context.Context, b *db.Batch, locks []int64, lockErr *error) error {
-	if len(locks) == 0 {
+func queueClaimLocks(ctx context.Context, b *db.Batch, locks db.MessageClaimLocksParams, lockErr *error) error {
+	if len(locks.ClaimLocks) == 0 {
 		return nil
 	}
 	if err := db.Queue(ctx, b, db.Exec((*db.Queries).MessageClaimLocks), locks, new(struct{}), lockErr); err != nil {

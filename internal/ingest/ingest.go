@@ -310,7 +310,7 @@ func (s *Service) receiveAlone(ctx context.Context, m message) (Result, error) {
 	if m.fingerprint == nil {
 		return s.storeOneTx(ctx, func(q *db.Queries) (Result, error) { return receiveByFingerprint(ctx, q, m) })
 	}
-	results, err := s.receiveAllByFingerprintTx(ctx, nil, []message{m})
+	results, err := s.receiveAllByFingerprintTx(ctx, noLocks, []message{m})
 	if err != nil {
 		return Result{}, err
 	}

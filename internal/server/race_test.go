@@ -2,11 +2,15 @@ package server_test
 
 import (
 	"net/http"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/ingest"
 )
 
 // raceSize is how many identical requests are sent at once.
@@ -158,6 +162,33 @@ func TestConcurrentOverlappingPackets(t *testing.T) {
 		return b.postXML(t, packets[sent.Add(1)%int64(len(packets))], "application/xml", "")
 	})
 	requirePacketsStoredOnce(t, b, responses, "X", "Y", "Z")
+}
+
+// Packets too large to lock each IDoc's claim race with small ones that
+// do, holding the same IDocs in different orders: each IDoc is stored once.
+func TestConcurrentLargeAndSmallPackets(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", nil, nil)
+	docnums := make([]int, ingest.MaxClaimLocks+22)
+	for i := range docnums {
+		docnums[i] = i + 1
+	}
+	backward := slices.Clone(docnums)
+	slices.Reverse(backward)
+	packets := [][]byte{
+		controlRecordsPacket(docnums), controlRecordsPacket(backward),
+		controlRecordsPacket([]int{docnums[0], docnums[len(docnums)-1]}), controlRecordsPacket(backward[:10]),
+	}
+	var sent atomic.Int64
+	responses := sendConcurrently(packetRaceSize, func() response {
+		return b.postXML(t, packets[sent.Add(1)%int64(len(packets))], "application/x-sap.idoc", "")
+	})
+	want := make([]string, len(docnums))
+	for i, d := range docnums {
+		want[i] = strconv.Itoa(d)
+	}
+	requirePacketsStoredOnce(t, b, responses, want...)
 }
 
 // Batches of JSON envelopes with per-item keys in opposite orders race the
