@@ -216,7 +216,7 @@ func TestScannerReadsPlainDocuments(t *testing.T) {
 		bodies = append(bodies, b)
 	}
 	for _, body := range bodies {
-		p := parser{limits: DefaultLimits, scan: &scanner{in: body}}
+		p := parser{limits: DefaultLimits, maxElements: DefaultLimits.elementsFor(len(body)), scan: &scanner{in: body}}
 		_, err := p.parse(body)
 		require.NoError(t, err)
 	}

@@ -24,7 +24,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -36,8 +38,18 @@ type Limits struct {
 	// MaxDepth is the deepest element nesting accepted, the root being 1.
 	// SAP's segment hierarchy is at most 99 levels below the IDOC element.
 	MaxDepth int
-	// MaxElements is the most elements a document may hold in all.
+	// MaxElements is the most elements and attributes a document may hold
+	// in all.
 	MaxElements int
+	// ElementBytes, when set, bounds them by the document's size too: one
+	// for every ElementBytes bytes of the body (and smallDocument whatever
+	// its size). Each costs memory to read (a node of its IDoc's tree, an
+	// attribute's name and value) many times its own bytes: without this
+	// bound a body of <a/> cost 116 bytes allocated for each of its bytes,
+	// SAP's IDocs 1.7 (BenchmarkParseDenseIDoc). With it, what reading costs
+	// stays in proportion to the bytes, which the server's body budget
+	// counts.
+	ElementBytes int
 	// MaxIDocs is the most IDocs a document may hold (0: no limit). Each
 	// IDoc becomes a message decided in the request's one transaction, so
 	// a packet costs the database in proportion to its IDocs; reading stops
@@ -45,10 +57,25 @@ type Limits struct {
 	MaxIDocs int
 }
 
-// DefaultLimits admit any IDoc SAP can produce in a body of the default
-// 10 MiB: a real IDoc holds one element per field, of at least 7 bytes.
+// DefaultLimits admit any IDoc SAP can produce: SAP writes an element per
+// field, with the field's name twice (<MENGE>10</MENGE>), and an attribute
+// per segment, about one for every 23 bytes without indentation (the
+// samples in testdata), while ten bytes hold at most two empty elements.
 // A packet holds as many IDocs as a batch holds messages by default.
-var DefaultLimits = Limits{MaxDepth: 128, MaxElements: 1_500_000, MaxIDocs: 1000}
+var DefaultLimits = Limits{MaxDepth: 128, MaxElements: 1_500_000, ElementBytes: 10, MaxIDocs: 1000}
+
+// smallDocument is how many elements and attributes any document may
+// hold, whatever its size and ElementBytes.
+const smallDocument = 1000
+
+// elementsFor is the most elements and attributes a body of size bytes
+// may hold.
+func (l Limits) elementsFor(size int) int {
+	if l.ElementBytes <= 0 {
+		return l.MaxElements
+	}
+	return min(l.MaxElements, max(size/l.ElementBytes, smallDocument))
+}
 
 // Document is a parsed IDoc-XML document.
 type Document struct {
@@ -122,6 +149,15 @@ func (e *TooManyIDocsError) Error() string {
 	return fmt.Sprintf("the document holds more than %d IDocs", e.Max)
 }
 
+// TooManyElementsError says that a document holds more elements and
+// attributes than Limits let a body of its size hold; it was read no
+// further than the first one too many.
+type TooManyElementsError struct{ Max int }
+
+func (e *TooManyElementsError) Error() string {
+	return fmt.Sprintf("the document holds more than %d elements and attributes", e.Max)
+}
+
 // ErrUnsupportedCharset is returned for a charset other than UTF-8 (and its
 // subset US-ASCII) and ISO-8859-1.
 var ErrUnsupportedCharset = errors.New("unsupported charset")
@@ -137,6 +173,13 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
+	if len(body) > math.MaxInt32 {
+		return Document{}, &InvalidError{Reason: "the body is 2 GiB or more"}
+	}
+	most := limits.elementsFor(len(body))
+	if err := checkStartTags(body, most); err != nil {
+		return Document{}, err
+	}
 	text := body
 	if latin1 {
 		// Each ISO-8859-1 byte is one character, so an offset into the
@@ -145,10 +188,10 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 			return Document{}, &MalformedError{Reason: "the body is not ISO-8859-1"}
 		}
 	}
-	p := parser{limits: limits, scan: &scanner{in: text}}
+	p := parser{limits: limits, maxElements: most, scan: &scanner{in: text}}
 	doc, err := p.parse(text)
 	if err == errNotPlain {
-		p = parser{limits: limits}
+		p = parser{limits: limits, maxElements: most}
 		doc, err = p.parse(text)
 	}
 	if err != nil || !latin1 {
@@ -214,11 +257,13 @@ func isLatin1(charset string) (bool, error) {
 type node struct {
 	name string
 	// p.attrs[attrStart:attrEnd] are the element's attributes, namespace
-	// declarations left out.
-	attrStart, attrEnd int
+	// declarations left out. Offsets are int32, as the links are, which
+	// keeps a node, one per element, at 56 bytes rather than 72; Parse
+	// refuses a body of 2 GiB or more.
+	attrStart, attrEnd int32
 	// text[textStart:textEnd] of the parser is the element's text up to
 	// its first child: all of it when it has none.
-	textStart, textEnd int
+	textStart, textEnd int32
 	// textAfter says that non-space text follows the first child.
 	textAfter bool
 	// groupHead marks the first of its siblings of its name; nextSame is
@@ -270,11 +315,15 @@ type token struct {
 type parser struct {
 	limits   Limits
 	elements int
-	scan     *scanner // nil: read with dec
-	dec      *xml.Decoder
-	open     []xml.Name // the open elements' names, as written
-	ns       map[string]string
-	bindings []binding
+	// maxElements is the most elements and attributes this document may
+	// hold (Limits.elementsFor).
+	maxElements int
+	input       []byte   // the text being read
+	scan        *scanner // nil: read with dec
+	dec         *xml.Decoder
+	open        []xml.Name // the open elements' names, as written
+	ns          map[string]string
+	bindings    []binding
 
 	// The IDOC element being read; reused from one IDoc to the next.
 	nodes     []node
@@ -285,10 +334,12 @@ type parser struct {
 	canonical []byte
 	members   []member
 	attrNames map[string]string
+	attrSet   map[string]struct{}
 	index     map[string]int32
 }
 
 func (p *parser) parse(text []byte) (Document, error) {
+	p.input = text
 	if p.scan == nil {
 		p.dec = xml.NewDecoder(bytes.NewReader(text))
 		// The body has already been decoded to UTF-8 by the charset Parse
@@ -523,10 +574,11 @@ func (p *parser) offset() int {
 	return int(p.dec.InputOffset())
 }
 
+// count counts n more elements and attributes.
 func (p *parser) count(n int) error {
 	p.elements += n
-	if p.elements > p.limits.MaxElements {
-		return &InvalidError{Reason: fmt.Sprintf("the document holds more than %d elements", p.limits.MaxElements)}
+	if p.elements > p.maxElements {
+		return &TooManyElementsError{Max: p.maxElements}
 	}
 	return nil
 }
@@ -534,24 +586,97 @@ func (p *parser) count(n int) error {
 // newNode adds the element s opens to the nodes, and its attributes other
 // than namespace declarations to p.attrs.
 func (p *parser) newNode(s token) error {
-	if err := p.count(1); err != nil {
+	if err := p.count(1 + len(s.attrs)); err != nil {
 		return err
 	}
 	first := len(p.attrs)
 	for _, a := range s.attrs {
-		if p.isNamespaceDeclaration(a) {
-			continue // namespace declarations are syntax, not content
+		if !p.isNamespaceDeclaration(a) { // namespace declarations are syntax, not content
+			p.attrs = append(p.attrs, a)
 		}
-		for _, b := range p.attrs[first:] {
-			if b.Name.Local == a.Name.Local {
-				return &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.name.Local, a.Name.Local)}
+	}
+	if name, twice := p.repeatedAttr(p.attrs[first:]); twice {
+		return &MalformedError{Reason: fmt.Sprintf("element %s has the attribute %s twice", s.name.Local, name)}
+	}
+	if len(p.nodes) == cap(p.nodes) {
+		p.reserveNodes()
+	}
+	p.nodes = append(p.nodes, node{name: s.name.Local, attrStart: int32(first), attrEnd: int32(len(p.attrs)),
+		textStart: int32(len(p.text)), textEnd: int32(len(p.text))})
+	return nil
+}
+
+// repeatedAttr returns the first attribute name of attrs that an earlier
+// one has. An element has one attribute or two, compared in place; a
+// hostile one with thousands is checked with a set, not in quadratic time.
+func (p *parser) repeatedAttr(attrs []xml.Attr) (string, bool) {
+	if len(attrs) <= fewNames {
+		for i, a := range attrs {
+			for _, b := range attrs[:i] {
+				if b.Name.Local == a.Name.Local {
+					return a.Name.Local, true
+				}
 			}
 		}
-		p.attrs = append(p.attrs, a)
+		return "", false
 	}
-	p.nodes = append(p.nodes, node{name: s.name.Local, attrStart: first, attrEnd: len(p.attrs),
-		textStart: len(p.text), textEnd: len(p.text)})
+	if p.attrSet == nil {
+		p.attrSet = make(map[string]struct{})
+	}
+	clear(p.attrSet)
+	for _, a := range attrs {
+		if _, seen := p.attrSet[a.Name.Local]; seen {
+			return a.Name.Local, true
+		}
+		p.attrSet[a.Name.Local] = struct{}{}
+	}
+	return "", false
+}
+
+// reserveNodes makes room at once for the elements of a large IDoc:
+// appended one by one, the nodes of an IDoc of a million elements would
+// be copied over and over, leaving about four times their size behind as
+// garbage. It counts the start tags before the next </IDOC, once the
+// nodes of a small IDoc are used up; the count only sizes the slice, and
+// append still grows it past a count that was short.
+func (p *parser) reserveNodes() {
+	const small = 1024
+	if len(p.nodes) < small {
+		return // append's growth costs little here
+	}
+	rest := p.input[p.offset():]
+	if end := bytes.Index(rest, []byte("</IDOC")); end >= 0 {
+		rest = rest[:end]
+	}
+	p.nodes = slices.Grow(p.nodes, max(min(startTags(rest), p.maxElements-p.elements), small))
+}
+
+// checkStartTags refuses, before anything is read, a body of more start
+// tags than the most elements it may hold, so that the densest documents
+// cost no more than this count to refuse. The count is of '<' followed by
+// anything but '/', '?' and '!', in comments and CDATA sections too (where
+// SAP writes none).
+func checkStartTags(body []byte, most int) error {
+	if startTags(body) > most {
+		return &TooManyElementsError{Max: most}
+	}
 	return nil
+}
+
+// startTags counts the start tags of text, and maybe a few more: a '<'
+// and a name's first character in a comment or a CDATA section count too.
+func startTags(text []byte) int {
+	n := 0
+	for {
+		i := bytes.IndexByte(text, '<')
+		if i < 0 || i+1 >= len(text) {
+			return n
+		}
+		if c := text[i+1]; c != '/' && c != '?' && c != '!' {
+			n++
+		}
+		text = text[i+1:]
+	}
 }
 
 // element reads the IDOC element that start opens, at the given depth,
@@ -592,7 +717,7 @@ func (p *parser) element(start token, depth int) error {
 			// the last thing written to p.text, and so stays in one piece.
 			if current.firstChild == 0 {
 				p.text = append(p.text, tok.text...)
-				current.textEnd = len(p.text)
+				current.textEnd = int32(len(p.text))
 			} else if !current.textAfter && len(bytes.TrimSpace(tok.text)) > 0 {
 				current.textAfter = true
 			}

@@ -3,10 +3,13 @@ package idocxml_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -236,14 +239,17 @@ func TestLimits(t *testing.T) {
 	require.ErrorAs(t, err, &invalid)
 	require.Contains(t, invalid.Error(), "deeper than 6")
 
-	// R, IDOC, EDI_DC40 and DOCNUM are four elements: six more fit.
-	fits := `<R><IDOC>` + control + strings.Repeat("<F>1</F>", 6) + `</IDOC></R>`
+	// R, IDOC, EDI_DC40, its attribute and DOCNUM count five: five more fit.
+	fits := `<R><IDOC>` + control + strings.Repeat("<F>1</F>", 5) + `</IDOC></R>`
 	_, err = idocxml.Parse([]byte(fits), "", limits)
 	require.NoError(t, err)
-	tooMany := `<R><IDOC>` + control + strings.Repeat("<F>1</F>", 7) + `</IDOC></R>`
-	_, err = idocxml.Parse([]byte(tooMany), "", limits)
-	require.ErrorAs(t, err, &invalid)
-	require.Contains(t, invalid.Error(), "more than 10 elements")
+	var tooMany *idocxml.TooManyElementsError
+	for _, more := range []string{`<F>1</F>`, `<F a="1"/>`} {
+		body := `<R><IDOC>` + control + strings.Repeat("<F>1</F>", 4) + more + `<F>1</F></IDOC></R>`
+		_, err = idocxml.Parse([]byte(body), "", limits)
+		require.ErrorAs(t, err, &tooMany, body)
+		require.Equal(t, "the document holds more than 10 elements and attributes", err.Error())
+	}
 
 	// A packet of more IDocs than MaxIDocs is read no further than the
 	// first one too many: what follows it, malformed here, is never seen.
@@ -263,4 +269,56 @@ func TestLimits(t *testing.T) {
 		`<lolz>&lol2;</lolz>`
 	_, err = idocxml.Parse([]byte(laughs), "", idocxml.DefaultLimits)
 	require.ErrorAs(t, err, &invalid)
+}
+
+// A document denser in elements than one for every ElementBytes bytes (the
+// issue's IDoc of 1,449,000 <a/> in 5.8 MB, which cost 270 MiB to read) is
+// refused before it is read, at next to no cost; the densest one accepted
+// costs a bounded multiple of its bytes. Not parallel: it measures what the
+// process allocates.
+func TestDenseDocumentsCostInProportionToTheirBytes(t *testing.T) {
+	allocatedPerByte := func(body []byte) (float64, error) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := idocxml.Parse(body, "", idocxml.DefaultLimits)
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / float64(len(body)), err
+	}
+	dense := denseIDoc(1_449_000)
+	perByte, err := allocatedPerByte(dense)
+	var tooMany *idocxml.TooManyElementsError
+	require.ErrorAs(t, err, &tooMany)
+	require.Equal(t, len(dense)/idocxml.DefaultLimits.ElementBytes, tooMany.Max)
+	require.Less(t, perByte, 0.1, "refused before it is read")
+
+	densest := idocOfRepeated("<ab>1</ab>", 579_000)
+	perByte, err = allocatedPerByte(densest)
+	require.NoError(t, err)
+	require.Less(t, perByte, 12.0)
+}
+
+// An element of many attributes is checked for a repeated one in linear
+// time: in quadratic time, 60,000 attributes took about 10 s of a core.
+func TestManyAttributesAreReadInLinearTime(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString(`<R><IDOC>` + control + `<A`)
+	for i := range 60_000 {
+		fmt.Fprintf(&b, ` a%d=""`, i)
+	}
+	// Text enough to let the attributes fit one for every ElementBytes bytes.
+	b.WriteString(`/><B>` + strings.Repeat("x", 600_000) + `</B></IDOC></R>`)
+	for _, repeated := range []string{"", ` a7=""`} {
+		body := strings.Replace(b.String(), `/><B>`, repeated+`/><B>`, 1)
+		start := time.Now()
+		_, err := idocxml.Parse([]byte(body), "", idocxml.DefaultLimits)
+		require.Less(t, time.Since(start), 2*time.Second)
+		if repeated == "" {
+			require.NoError(t, err)
+			continue
+		}
+		var malformed *idocxml.MalformedError
+		require.ErrorAs(t, err, &malformed)
+		require.Contains(t, err.Error(), "the attribute a7 twice")
+	}
 }

@@ -29,13 +29,16 @@ func oldParse(body []byte, charset string, limits Limits) (Document, error) {
 	if err != nil {
 		return Document{}, err
 	}
+	if err := checkStartTags(body, limits.elementsFor(len(body))); err != nil {
+		return Document{}, err
+	}
 	text := body
 	if latin1 {
 		if text, err = charmap.ISO8859_1.NewDecoder().Bytes(body); err != nil {
 			return Document{}, &MalformedError{Reason: "the body is not ISO-8859-1"}
 		}
 	}
-	p := oldParser{limits: limits}
+	p := oldParser{limits: limits, maxElements: limits.elementsFor(len(body))}
 	doc, err := p.parse(text)
 	if err != nil || !latin1 {
 		return doc, err
@@ -57,9 +60,10 @@ type oldElement struct {
 }
 
 type oldParser struct {
-	limits   Limits
-	elements int
-	dec      *xml.Decoder
+	limits      Limits
+	elements    int
+	maxElements int
+	dec         *xml.Decoder
 }
 
 func (p *oldParser) parse(text []byte) (Document, error) {
@@ -174,8 +178,8 @@ func (p *oldParser) root(start xml.StartElement, doc *Document) error {
 
 func (p *oldParser) count(n int) error {
 	p.elements += n
-	if p.elements > p.limits.MaxElements {
-		return &InvalidError{Reason: fmt.Sprintf("the document holds more than %d elements", p.limits.MaxElements)}
+	if p.elements > p.maxElements {
+		return &TooManyElementsError{Max: p.maxElements}
 	}
 	return nil
 }
@@ -185,7 +189,7 @@ func (p *oldParser) count(n int) error {
 // document costs memory in proportion to its depth and never Go stack.
 func (p *oldParser) element(start xml.StartElement, depth int) (*oldElement, error) {
 	newElement := func(s xml.StartElement) (*oldElement, error) {
-		if err := p.count(1); err != nil {
+		if err := p.count(1 + len(s.Attr)); err != nil {
 			return nil, err
 		}
 		attrs := make([]xml.Attr, 0, len(s.Attr))

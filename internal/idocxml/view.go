@@ -24,7 +24,9 @@ func (p *parser) writeView(root string) (view, canonical []byte, err error) {
 	if p.view, err = p.writeRoot(p.view[:0], root, false); err != nil {
 		return nil, nil, err
 	}
-	if p.canonical, err = p.writeRoot(p.canonical[:0], root, true); err != nil {
+	// The canonical form holds the view's members in another order, and so
+	// has its length: its buffer is sized once, rather than grown.
+	if p.canonical, err = p.writeRoot(slices.Grow(p.canonical[:0], len(p.view)), root, true); err != nil {
 		return nil, nil, err
 	}
 	return bytes.Clone(p.view), bytes.Clone(p.canonical), nil
@@ -54,7 +56,7 @@ func (p *parser) writeRoot(b []byte, root string, sorted bool) ([]byte, error) {
 // is the first of them).
 type member struct {
 	name  string
-	attr  int
+	attr  int32
 	child int32
 }
 

@@ -27,7 +27,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 	limits.MaxIDocs = s.cfg.MaxBatchMessages
 	doc, err := idocxml.Parse(body, charset, limits)
 	if err != nil {
-		return idocProblem(err)
+		return idocProblem(err, limits)
 	}
 	named := c.QueryParam("message_type")
 	contentType := c.Request().Header.Get(echo.HeaderContentType)
@@ -99,11 +99,12 @@ func idocName(doc idocxml.Document, idoc idocxml.IDoc) string {
 	return fmt.Sprintf("IDoc %d of %d (DOCNUM %s)", idoc.Position, len(doc.IDocs), idoc.Docnum)
 }
 
-// idocProblem turns the parser's refusals into problems.
-func idocProblem(err error) error {
+// idocProblem turns the parser's refusals, under limits, into problems.
+func idocProblem(err error, limits idocxml.Limits) error {
 	var malformed *idocxml.MalformedError
 	var invalid *idocxml.InvalidError
 	var tooMany *idocxml.TooManyIDocsError
+	var tooDense *idocxml.TooManyElementsError
 	switch {
 	case errors.As(err, &malformed):
 		return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-xml", Detail: "the body is not well-formed XML: " + malformed.Reason}
@@ -115,6 +116,9 @@ func idocProblem(err error) error {
 		return apperr.New(apperr.TooLarge, "payload-too-large",
 			"the packet holds more than %d IDocs, the most one request may carry (MAX_BATCH_MESSAGES); "+
 				"send smaller packets (the partner profile's Pack. Size)", tooMany.Max)
+	case errors.As(err, &tooDense):
+		return apperr.New(apperr.TooLarge, "payload-too-large",
+			"%s, the most a body of its size may hold: one for every %d bytes, and %d in all", err, limits.ElementBytes, limits.MaxElements)
 	case errors.Is(err, idocxml.ErrUnsupportedCharset):
 		return &apperr.Error{Kind: apperr.UnsupportedMediaType, Type: "unsupported-media-type", Detail: err.Error()}
 	}
