@@ -119,7 +119,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 		}),
 		BodyBytesInProcess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_request_body_bytes_in_process",
-			Help: "Announced bytes of the API request bodies being read or worked on (at most MAX_BODY_BYTES_IN_PROCESS).",
+			Help: "Announced bytes of the API request bodies being read or worked on, IDoc-XML bodies counted three times (at most MAX_BODY_BYTES_IN_PROCESS).",
 		}),
 		BodiesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_request_bodies_waiting",

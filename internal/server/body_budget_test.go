@@ -94,3 +94,39 @@ func TestBodiesWaitForRoomInTheBudget(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"large", "after", "free"}, stored, "the requests that timed out stored nothing")
 }
+
+// An IDoc-XML body holds three times its size of the budget, for what
+// reading it costs beside JSON; a JSON body holds its size.
+func TestIDocXMLBodiesHoldWhatReadingThemCosts(t *testing.T) {
+	t.Parallel()
+	o := observedServer(t, map[string]string{"MAX_BODY_BYTES": "4096", "MAX_BODY_BYTES_IN_PROCESS": "16384"})
+	inProcess := func() float64 { return metricValue(t, o.scrape(), "edihub_request_body_bytes_in_process") }
+	for _, tc := range []struct {
+		contentType string
+		held        float64
+	}{{"application/x-sap.idoc", 3 * 1000}, {"application/json", 1000}} {
+		pr, pw := io.Pipe()
+		// The sender gives up whatever the test finds, or the server would
+		// wait for the rest of the body until the test's end.
+		defer pw.CloseWithError(io.ErrUnexpectedEOF)
+		req, err := http.NewRequest(http.MethodPost, o.url+"/api/edi-hub/receive-message", pr)
+		require.NoError(t, err)
+		req.ContentLength = 1000
+		req.Header.Set("Authorization", "Bearer "+o.apiKey)
+		req.Header.Set("Content-Type", tc.contentType)
+		answered := make(chan struct{})
+		go func() {
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			close(answered)
+		}()
+		_, err = pw.Write([]byte("<"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return inProcess() > 0 }, 5*time.Second, 10*time.Millisecond)
+		require.Equal(t, tc.held, inProcess(), tc.contentType)
+		pw.CloseWithError(io.ErrUnexpectedEOF)
+		<-answered
+		require.Eventually(t, func() bool { return inProcess() == 0 }, 5*time.Second, 10*time.Millisecond)
+	}
+}

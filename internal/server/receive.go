@@ -32,7 +32,7 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if media.xml {
 		return s.receiveIDocXML(c, who, key, media.charset)
 	}
-	body, err := s.readBody(c)
+	body, err := s.readBody(c, jsonBodyCost)
 	if err != nil {
 		return err
 	}
@@ -255,12 +255,23 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.readBody(c)
+	return s.readBody(c, jsonBodyCost)
 }
 
+// What a body holds of the budget of bytes in process, as a multiple of
+// its bytes: what working on it costs beside what a JSON body of the same
+// size costs. IDoc-XML costs more: each IDoc is read into a tree, and kept
+// as its JSON view, its canonical form and its own bytes. Measured with
+// bodies of 5.8 MB, the heap grew by 23 MiB for a JSON envelope, 45 MiB for
+// a packet of 1,000 IDocs and 78 MiB for the densest IDoc idocxml accepts.
+const (
+	jsonBodyCost    = 1
+	idocXMLBodyCost = 3
+)
+
 // readBody reads at most MAX_BODY_BYTES, once the body fits in the budget
-// of bytes in process.
-func (s *Server) readBody(c echo.Context) ([]byte, error) {
+// of bytes in process, where it counts cost times.
+func (s *Server) readBody(c echo.Context, cost int64) ([]byte, error) {
 	r := c.Request()
 	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
 		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
@@ -272,7 +283,7 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 	if announced < 0 {
 		announced = s.cfg.MaxBodyBytes
 	}
-	if err := s.bodies.take(c, announced); err != nil {
+	if err := s.bodies.take(c, announced*cost); err != nil {
 		return nil, err
 	}
 	limited := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)

@@ -19,7 +19,7 @@ import (
 // packet of several with 200 and one answer per IDoc. Any IDoc that cannot
 // be accepted refuses the whole document, so that SAP resends all of it.
 func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset string) error {
-	body, err := s.readBody(c)
+	body, err := s.readBody(c, idocXMLBodyCost)
 	if err != nil {
 		return err
 	}
