@@ -10,14 +10,16 @@ import (
 	"github.com/lefia/edihub/internal/db"
 )
 
-// MaxClaimLocks bounds the advisory locks one transaction takes before it
-// claims anything, whatever the size of its request. PostgreSQL keeps the
-// locks of every session in one table the whole cluster shares, of about
+// MaxClaimLocks bounds the advisory locks a batch or a packet takes before
+// it claims anything, whatever its size. PostgreSQL keeps the locks of
+// every session in one table the whole cluster shares, of about
 // max_locks_per_transaction × max_connections entries (64 × 100 by
 // default): one lock per claim let a single packet of 13,000 IDocs fill it,
 // and then its own transaction and every other session's fail with "out of
 // shared memory". The bound lets the batches and packets of 100 messages
-// that senders and the benchmarks send still take a lock per claim.
+// that senders and the benchmarks send still take a lock per claim. (A
+// group of single messages, at most maxGroupMessages of as many tenants,
+// takes at most twice that many.)
 const MaxClaimLocks = 128
 
 // claimLocks returns the advisory locks a request takes before it claims
@@ -26,16 +28,15 @@ const MaxClaimLocks = 128
 // holding the same messages in different orders wait for each other rather
 // than each holding what the other needs (MessageClaimLocks).
 //
-// They are at most MaxClaimLocks. A request of few claims takes one
-// exclusive lock per claim behind a shared lock on each tenant environment
-// it claims in, so requests of different messages go side by side. A request
-// of more takes the exclusive lock of each of its tenant environments
-// instead (one, for a batch or a packet; a group's members are fewer than
-// MaxClaimLocks): it waits for, and holds up, the other requests that claim
-// anything in its tenant environment, and no one else's. Either way two
-// requests that may claim the same thing hold one lock in conflicting
-// modes. A collision of two ids only makes their requests wait for each
-// other.
+// A request of fewer than MaxClaimLocks claims takes one exclusive lock
+// per claim behind a shared lock on each tenant environment it claims in,
+// so requests of different messages go side by side. A request of more
+// takes the exclusive lock of its tenant environment instead: it waits for,
+// and holds up while it is decided, the other requests that claim anything
+// in that environment, a group holding one of its messages among them.
+// Either way two requests that may claim the same thing hold one lock in
+// conflicting modes. A collision of two ids only makes their requests wait
+// for each other.
 func claimLocks(ms []message) db.MessageClaimLocksParams {
 	claims := make([]int64, 0, len(ms))
 	var environments []int64
@@ -48,7 +49,7 @@ func claimLocks(ms []message) db.MessageClaimLocksParams {
 		environments = append(environments, lockID(m, "environment"))
 	}
 	claims, environments = sortedSet(claims), sortedSet(environments)
-	if len(environments)+len(claims) > MaxClaimLocks {
+	if len(claims) >= MaxClaimLocks {
 		return lockParams(nil, environments)
 	}
 	return lockParams(environments, claims)
