@@ -291,28 +291,32 @@ func TestDenseDocumentsCostInProportionToTheirBytes(t *testing.T) {
 	require.Equal(t, len(dense)/idocxml.DefaultLimits.ElementBytes, tooMany.Max)
 	require.Less(t, perByte, 0.1, "refused before it is read")
 
+	// About 10 bytes a byte (49 before nodes shrank and were reserved at
+	// once); the race detector's instrumentation adds some.
 	densest := idocOfRepeated("<ab>1</ab>", 579_000)
 	perByte, err = allocatedPerByte(densest)
 	require.NoError(t, err)
-	require.Less(t, perByte, 12.0)
+	require.Less(t, perByte, 20.0)
 }
 
 // An element of many attributes is checked for a repeated one in linear
-// time: in quadratic time, 60,000 attributes took about 10 s of a core.
+// time: in quadratic time, 60,000 attributes took 8 s of a core and
+// 100,000 take over 20 s, where linear time takes half a second (a few
+// under the race detector on busy cores).
 func TestManyAttributesAreReadInLinearTime(t *testing.T) {
 	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`<R><IDOC>` + control + `<A`)
-	for i := range 60_000 {
+	for i := range 100_000 {
 		fmt.Fprintf(&b, ` a%d=""`, i)
 	}
 	// Text enough to let the attributes fit one for every ElementBytes bytes.
-	b.WriteString(`/><B>` + strings.Repeat("x", 600_000) + `</B></IDOC></R>`)
+	b.WriteString(`/><B>` + strings.Repeat("x", 1_000_000) + `</B></IDOC></R>`)
 	for _, repeated := range []string{"", ` a7=""`} {
 		body := strings.Replace(b.String(), `/><B>`, repeated+`/><B>`, 1)
 		start := time.Now()
 		_, err := idocxml.Parse([]byte(body), "", idocxml.DefaultLimits)
-		require.Less(t, time.Since(start), 2*time.Second)
+		require.Less(t, time.Since(start), 10*time.Second)
 		if repeated == "" {
 			require.NoError(t, err)
 			continue
