@@ -26,7 +26,7 @@ func TestBatchRunsCallsOfEveryKindInOrder(t *testing.T) {
 	)
 	err := db.WithTx(ctx, pool, func(q *db.Queries) error {
 		var b db.Batch
-		require.NoError(t, db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), []int64{7, 3}, &locked, &lockErr))
+		require.NoError(t, db.Queue(ctx, &b, db.Exec((*db.Queries).MessageClaimLocks), db.MessageClaimLocksParams{ClaimLocks: []int64{7, 3}, Shared: []bool{false, false}}, &locked, &lockErr))
 		require.NoError(t, db.Queue(ctx, &b, (*db.Queries).TenantInsert, db.TenantInsertParams{Slug: "acme", Name: "ACME"}, &inserted, &insertErr))
 		require.NoError(t, db.Queue(ctx, &b, (*db.Queries).TenantGetBySlug, "acme", &found, &findErr))
 		require.NoError(t, db.Queue(ctx, &b, (*db.Queries).TenantGetBySlug, "nobody", &missing, &noErr))
