@@ -27,6 +27,7 @@ const (
 	TooManyRequests                      // throttled; wait before trying again
 	Timeout                              // the work ran past its time limit and was stopped
 	ClientClosed                         // the client went away before the answer
+	ClientTimeout                        // the client paused too long while sending
 )
 
 // Error is a user-facing error.

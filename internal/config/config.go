@@ -38,8 +38,8 @@ type Config struct {
 	APIKeyCacheTTL time.Duration
 	MaxBodyBytes   int64
 	// MaxBodyBytesInProcess bounds the request bodies the API holds at once,
-	// by their announced length: a request whose body would pass it waits
-	// before reading, within its time limit. Each byte held costs about
+	// taken as their bytes arrive: a request whose next bytes would pass it
+	// waits before reading them, within its time limit. Each byte held costs about
 	// five in memory at the peak (parsed, hashed, encoded for PostgreSQL,
 	// and the collector's headroom).
 	MaxBodyBytesInProcess int64
@@ -50,6 +50,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// RequestTimeout bounds the work of one API request, database included.
 	RequestTimeout time.Duration
+	// RequestBodyIdleTimeout bounds how long an API request's body may
+	// send nothing before the request is refused (408).
+	RequestBodyIdleTimeout time.Duration
 	// AdminRequestTimeout bounds the work of one admin page or form post;
 	// the impact replay of the message-type editor is the slowest of them.
 	AdminRequestTimeout time.Duration
@@ -120,6 +123,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)
 	cfg.AdminRequestTimeout = positiveDuration(getenv, "ADMIN_REQUEST_TIMEOUT", 60*time.Second, &errs)
+	cfg.RequestBodyIdleTimeout = positiveDuration(getenv, "REQUEST_BODY_IDLE_TIMEOUT", 10*time.Second, &errs)
 	cfg.TrustedProxies = networks(getenv, "TRUSTED_PROXIES", "127.0.0.1/32,::1/128", &errs)
 	cfg.SweepInterval = positiveDuration(getenv, "SWEEP_INTERVAL", time.Minute, &errs)
 	cfg.SweepBatchSize = int32(positiveInt(getenv, "SWEEP_BATCH_SIZE", 1000, 32, &errs))

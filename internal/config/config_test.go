@@ -26,20 +26,22 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, time.Minute, cfg.SweepInterval)
 	require.Len(t, cfg.TrustedProxies, 2, "loopback proxies only")
 	require.Equal(t, int32(1000), cfg.SweepBatchSize)
+	require.Equal(t, 10*time.Second, cfg.RequestBodyIdleTimeout)
 }
 
 func TestLoadValues(t *testing.T) {
 	t.Parallel()
 	cfg, err := Load(env(map[string]string{
-		"DATABASE_URL":        "postgres://x@db/edihub",
-		"LISTEN_ADDR":         "127.0.0.1:9000",
-		"IDEMPOTENCY_KEY_TTL": "24h",
-		"MAX_BODY_BYTES":      "1024",
-		"LOG_FORMAT":          "json",
-		"COOKIE_SECURE":       "true",
-		"METRICS_ADDR":        "127.0.0.1:9090",
-		"PROFILING":           "true",
-		"API_KEY_CACHE_TTL":   "0",
+		"DATABASE_URL":              "postgres://x@db/edihub",
+		"LISTEN_ADDR":               "127.0.0.1:9000",
+		"IDEMPOTENCY_KEY_TTL":       "24h",
+		"MAX_BODY_BYTES":            "1024",
+		"LOG_FORMAT":                "json",
+		"COOKIE_SECURE":             "true",
+		"METRICS_ADDR":              "127.0.0.1:9090",
+		"PROFILING":                 "true",
+		"API_KEY_CACHE_TTL":         "0",
+		"REQUEST_BODY_IDLE_TIMEOUT": "2s",
 	}))
 	require.NoError(t, err)
 	require.Zero(t, cfg.APIKeyCacheTTL, "0 turns the cache off")
@@ -50,6 +52,7 @@ func TestLoadValues(t *testing.T) {
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
 	require.Equal(t, int64(2048), cfg.MaxBodyBytesInProcess)
 	require.True(t, cfg.CookieSecure)
+	require.Equal(t, 2*time.Second, cfg.RequestBodyIdleTimeout)
 }
 
 func TestBodiesInProcessHoldTheLargestBody(t *testing.T) {
@@ -64,17 +67,18 @@ func TestBodiesInProcessHoldTheLargestBody(t *testing.T) {
 func TestLoadRejectsEveryBadValue(t *testing.T) {
 	t.Parallel()
 	_, err := Load(env(map[string]string{
-		"IDEMPOTENCY_KEY_TTL": "a week",
-		"MAX_BODY_BYTES":      "-1",
-		"LOG_FORMAT":          "xml",
-		"REQUEST_TIMEOUT":     "0s",
-		"SWEEP_BATCH_SIZE":    "many",
-		"TRUSTED_PROXIES":     "10.0.0.0/8,proxy.internal",
-		"COOKIE_SECURE":       "yes please",
-		"API_KEY_CACHE_TTL":   "-1s",
+		"IDEMPOTENCY_KEY_TTL":       "a week",
+		"MAX_BODY_BYTES":            "-1",
+		"LOG_FORMAT":                "xml",
+		"REQUEST_TIMEOUT":           "0s",
+		"SWEEP_BATCH_SIZE":          "many",
+		"TRUSTED_PROXIES":           "10.0.0.0/8,proxy.internal",
+		"COOKIE_SECURE":             "yes please",
+		"API_KEY_CACHE_TTL":         "-1s",
+		"REQUEST_BODY_IDLE_TIMEOUT": "0s",
 	}))
 	require.Error(t, err)
-	for _, name := range []string{"API_KEY_CACHE_TTL", "IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
+	for _, name := range []string{"REQUEST_BODY_IDLE_TIMEOUT", "API_KEY_CACHE_TTL", "IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
 }

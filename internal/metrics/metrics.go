@@ -63,8 +63,8 @@ type Metrics struct {
 	// failed), and DeliveryDuration times them.
 	Deliveries       *prometheus.CounterVec
 	DeliveryDuration prometheus.Histogram
-	// BodyBytesInProcess is the announced size of the API request bodies
-	// being read or worked on, and BodiesWaiting the requests waiting for
+	// BodyBytesInProcess is the share of the API request bodies being read
+	// or worked on, taken as their bytes arrive, and BodiesWaiting the requests waiting for
 	// room under MAX_BODY_BYTES_IN_PROCESS: a queue that stays long means
 	// large posts arrive faster than the server can store them.
 	BodyBytesInProcess prometheus.Gauge
@@ -119,7 +119,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 		}),
 		BodyBytesInProcess: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_request_body_bytes_in_process",
-			Help: "Announced bytes of the API request bodies being read or worked on, IDoc-XML bodies counted three times (at most MAX_BODY_BYTES_IN_PROCESS).",
+			Help: "Bytes taken by the API request bodies being read or worked on, as they arrived, IDoc-XML bodies counted three times (at most MAX_BODY_BYTES_IN_PROCESS).",
 		}),
 		BodiesWaiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_request_bodies_waiting",

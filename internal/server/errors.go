@@ -72,6 +72,7 @@ var statusOfKind = map[apperr.Kind]int{
 	apperr.TooManyRequests:      http.StatusTooManyRequests,
 	apperr.Timeout:              http.StatusGatewayTimeout,
 	apperr.ClientClosed:         statusClientClosedRequest,
+	apperr.ClientTimeout:        http.StatusRequestTimeout,
 }
 
 // statusClientClosedRequest is the status a request gets in logs and

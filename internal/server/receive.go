@@ -1,8 +1,8 @@
 package server
 
 import (
+	"context"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"slices"
@@ -269,8 +269,10 @@ const (
 	idocXMLBodyCost = 3
 )
 
-// readBody reads at most MAX_BODY_BYTES, once the body fits in the budget
-// of bytes in process, where it counts cost times.
+// readBody reads at most MAX_BODY_BYTES, taking its share of the budget
+// of bytes in process, cost times its bytes, as the bytes arrive (see
+// bodyBudget), and refuses a sender that pauses for
+// REQUEST_BODY_IDLE_TIMEOUT.
 func (s *Server) readBody(c echo.Context, cost int64) ([]byte, error) {
 	r := c.Request()
 	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
@@ -279,31 +281,24 @@ func (s *Server) readBody(c echo.Context, cost int64) ([]byte, error) {
 		return nil, tooLarge
 	}
 	// A body of unknown length may be as large as the limit.
-	announced := r.ContentLength
-	if announced < 0 {
-		announced = s.cfg.MaxBodyBytes
+	need := r.ContentLength
+	if need < 0 {
+		need = s.cfg.MaxBodyBytes
 	}
-	if err := s.bodies.take(c, announced*cost); err != nil {
-		return nil, err
-	}
-	limited := http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
-	var body []byte
-	var err error
-	if r.ContentLength > 0 {
-		// A body of announced length is read into a buffer of exactly that
-		// size: io.ReadAll would grow its buffer step by step, leaving about
-		// as much garbage again as a large payload is long.
-		body = make([]byte, r.ContentLength)
-		_, err = io.ReadFull(limited, body)
-	} else {
-		body, err = io.ReadAll(limited)
-	}
+	body := newIdleBody(c, http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes), s.cfg.RequestBodyIdleTimeout)
+	defer body.done()
+	buf, err := s.bodies.read(c, body, need, cost)
 	var maxErr *http.MaxBytesError
+	late := body.problem(err)
 	switch {
+	case err == nil:
+		return buf, nil
 	case errors.As(err, &maxErr):
 		return nil, tooLarge
-	case err != nil:
-		return nil, apperr.New(apperr.Invalid, "incomplete-body", "the body could not be read completely")
+	case late != nil:
+		return nil, late
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return nil, err // waited for the budget past the time limit: see interrupted
 	}
-	return body, nil
+	return nil, apperr.New(apperr.Invalid, "incomplete-body", "the body could not be read completely")
 }

@@ -162,7 +162,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		// Bodies of up to MAX_BODY_BYTES must arrive in this time; slow
-		// clients cannot hold a connection open for ever.
+		// clients cannot hold a connection open for ever. An API body is
+		// read with a deadline per read instead (REQUEST_BODY_IDLE_TIMEOUT,
+		// see idleBody), which never passes the request's own.
 		ReadTimeout: s.cfg.RequestTimeout,
 		// The answer of the slowest request still gets out: handlers are
 		// bounded by their time limits, and the error page or problem

@@ -202,6 +202,9 @@ type Receipts struct {
 	Messages []Receipt `json:"messages"`
 }
 
+// BodyTimeout defines model for BodyTimeout.
+type BodyTimeout = Problem
+
 // Created defines model for Created.
 type Created struct {
 	Docnum      *string          `json:"docnum"`
@@ -1238,6 +1241,11 @@ type ReceiveMessageResponse401Headers struct {
 	XRequestId      *string
 }
 
+// ReceiveMessageResponse408Headers the declared response headers of an HTTP 408 response for ReceiveMessage
+type ReceiveMessageResponse408Headers struct {
+	XRequestId *string
+}
+
 // ReceiveMessageResponse413Headers the declared response headers of an HTTP 413 response for ReceiveMessage
 type ReceiveMessageResponse413Headers struct {
 	XRequestId *string
@@ -1291,6 +1299,8 @@ type ReceiveMessageResponse struct {
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *BodyTimeout
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -1315,6 +1325,8 @@ type ReceiveMessageResponse struct {
 	Headers400 *ReceiveMessageResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReceiveMessageResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ReceiveMessageResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReceiveMessageResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -1351,6 +1363,11 @@ func (r ReceiveMessageResponse) GetApplicationproblemJSON400() *Problem {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ReceiveMessageResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveMessageResponse) GetApplicationproblemJSON408() *BodyTimeout {
+	return r.ApplicationproblemJSON408
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -1439,6 +1456,11 @@ type ReceiveMessagesResponse401Headers struct {
 	XRequestId      *string
 }
 
+// ReceiveMessagesResponse408Headers the declared response headers of an HTTP 408 response for ReceiveMessages
+type ReceiveMessagesResponse408Headers struct {
+	XRequestId *string
+}
+
 // ReceiveMessagesResponse413Headers the declared response headers of an HTTP 413 response for ReceiveMessages
 type ReceiveMessagesResponse413Headers struct {
 	XRequestId *string
@@ -1490,6 +1512,8 @@ type ReceiveMessagesResponse struct {
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Unauthorized
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *BodyTimeout
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -1512,6 +1536,8 @@ type ReceiveMessagesResponse struct {
 	Headers400 *ReceiveMessagesResponse400Headers
 	// Headers401 the parsed response headers for an HTTP 401 response
 	Headers401 *ReceiveMessagesResponse401Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ReceiveMessagesResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReceiveMessagesResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -1543,6 +1569,11 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON400() *Problem {
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON401() *Unauthorized {
 	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON408() *BodyTimeout {
+	return r.ApplicationproblemJSON408
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -1641,6 +1672,11 @@ type ReceiveWebhookResponse404Headers struct {
 	XRequestId *string
 }
 
+// ReceiveWebhookResponse408Headers the declared response headers of an HTTP 408 response for ReceiveWebhook
+type ReceiveWebhookResponse408Headers struct {
+	XRequestId *string
+}
+
 // ReceiveWebhookResponse413Headers the declared response headers of an HTTP 413 response for ReceiveWebhook
 type ReceiveWebhookResponse413Headers struct {
 	XRequestId *string
@@ -1696,6 +1732,8 @@ type ReceiveWebhookResponse struct {
 	ApplicationproblemJSON401 *Unauthorized
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *BodyTimeout
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
@@ -1722,6 +1760,8 @@ type ReceiveWebhookResponse struct {
 	Headers401 *ReceiveWebhookResponse401Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ReceiveWebhookResponse404Headers
+	// Headers408 the parsed response headers for an HTTP 408 response
+	Headers408 *ReceiveWebhookResponse408Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *ReceiveWebhookResponse413Headers
 	// Headers415 the parsed response headers for an HTTP 415 response
@@ -1763,6 +1803,11 @@ func (r ReceiveWebhookResponse) GetApplicationproblemJSON401() *Unauthorized {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ReceiveWebhookResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveWebhookResponse) GetApplicationproblemJSON408() *BodyTimeout {
+	return r.ApplicationproblemJSON408
 }
 
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
@@ -2125,6 +2170,13 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest BodyTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2238,6 +2290,16 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers ReceiveMessageResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReceiveMessageResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -2372,6 +2434,13 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest BodyTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2475,6 +2544,16 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 			headers.XRequestId = &value
 		}
 		response.Headers401 = &headers
+	case rsp.StatusCode == 408:
+		var headers ReceiveMessagesResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReceiveMessagesResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
@@ -2623,6 +2702,13 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest BodyTimeout
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -2746,6 +2832,16 @@ func ParseReceiveWebhookResponse(rsp *http.Response) (*ReceiveWebhookResponse, e
 			headers.XRequestId = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 408:
+		var headers ReceiveWebhookResponse408Headers
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers408 = &headers
 	case rsp.StatusCode == 413:
 		var headers ReceiveWebhookResponse413Headers
 		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
