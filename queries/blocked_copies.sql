@@ -5,10 +5,13 @@
 -- signed-in user's tenant as scope_tenant_id (NULL for a global user), so
 -- that a copy outside the scope is not found. A copy names its event by
 -- (received_at, audit_event_id), the event's primary key, which finds it
--- in one partition of audit_events.
+-- in one partition of audit_events. Of the bytes the copy was received as
+-- (when not JSON) it loads the first shown_bytes, what the page shows, and
+-- their size; BlockedCopyReceivedPart downloads them.
 -- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
-       c.content_type, c.received_bytes, c.packet_position, c.packet_size,
+       c.content_type, substr(c.received_bytes, 1, @shown_bytes::int) AS received_head,
+       COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
@@ -22,6 +25,14 @@ JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
 LEFT JOIN users u ON u.id = c.released_by
 LEFT JOIN users du ON du.id = c.dismissed_by
+WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- BlockedCopyReceivedPart is MessageReceivedPart for a blocked copy.
+-- name: BlockedCopyReceivedPart :one
+SELECT c.content_type,
+       COALESCE(octet_length(c.received_bytes), octet_length(c.payload::text))::bigint AS size,
+       substr(COALESCE(c.received_bytes, convert_to(c.payload::text, 'UTF8')), sqlc.arg(part_start)::int, sqlc.arg(part_length)::int)::bytea AS part
+FROM blocked_copies c
 WHERE c.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id));
 
 -- BlockedCopyLockForRelease locks a copy for the transaction that releases

@@ -373,17 +373,32 @@ SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = 
 
 -- MessageGetForAdmin loads a message with the names an admin reads and its
 -- type's current duplicate_key_fields, within the signed-in user's scope
--- (NULL: a global user); a message outside the scope is not found.
+-- (NULL: a global user); a message outside the scope is not found. Of the
+-- bytes it was received as (when not JSON) it loads the first shown_bytes,
+-- what the page shows, and their size; MessageReceivedPart downloads them.
 -- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
-       m.content_type, m.received_bytes, m.packet_position, m.packet_size,
+       m.content_type, substr(m.received_bytes, 1, @shown_bytes::int) AS received_head,
+       COALESCE(octet_length(m.received_bytes), 0)::int AS received_size, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
        mt.duplicate_key_fields
 FROM messages m
 JOIN tenants t ON t.id = m.tenant_id
 JOIN environments env ON env.id = m.environment_id
 JOIN message_types mt ON mt.id = m.message_type_id
+WHERE m.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));
+
+-- MessageReceivedPart reads part_length bytes from byte part_start (the
+-- first is 1) of what a message was received as (its payload, byte for
+-- byte, when it came as JSON), within the signed-in user's scope, with
+-- their content type and whole size. A download reads them a part at a
+-- time, so that it holds one part in memory whatever their size.
+-- name: MessageReceivedPart :one
+SELECT m.content_type,
+       COALESCE(octet_length(m.received_bytes), octet_length(m.payload::text))::bigint AS size,
+       substr(COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8')), sqlc.arg(part_start)::int, sqlc.arg(part_length)::int)::bytea AS part
+FROM messages m
 WHERE m.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));
 
 -- MessageListOfType lists a message type's most recent messages, newest

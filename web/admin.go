@@ -190,3 +190,30 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// byteSize is a size for a person, in binary units as MaxShownBytes is
+// chosen.
+func byteSize(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d bytes", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// cutText says that only the start of a payload is shown, and what is left
+// out of it.
+func cutText(v messageview.PayloadView) string {
+	text := fmt.Sprintf("This payload is %s as stored: only the first %s of its text are shown, so that the page stays small.",
+		byteSize(v.Bytes), byteSize(messageview.MaxShownBytes))
+	switch v.HiddenMarks {
+	case 0:
+	case 1:
+		text += " One key value further on is not marked; it is listed under Business key."
+	default:
+		text += fmt.Sprintf(" %d key values further on are not marked; they are listed under Business key.", v.HiddenMarks)
+	}
+	return text
+}

@@ -29,7 +29,6 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
-	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/rollup"
@@ -69,10 +68,8 @@ type Copy struct {
 	Original    Original
 	// Changes turn the original's payload into the copy's.
 	Changes []payloaddiff.Change
-	// Payload is the copy's payload, pretty-printed, or as stored when
-	// PayloadAsStored (indenting it would have made it many times larger).
-	Payload         string
-	PayloadAsStored bool
+	// Payload is the copy's payload as its page shows it.
+	Payload messageview.PayloadView
 	// Received is what the copy arrived as when that was not its JSON
 	// payload (IDoc-XML), as a stored message keeps it; Payload is then the
 	// JSON view its paths read and Changes compare.
@@ -109,7 +106,9 @@ type Released struct {
 // copy outside the scope is reported as missing, so its existence is not
 // revealed.
 func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, error) {
-	row, err := s.q.BlockedCopyGet(ctx, db.BlockedCopyGetParams{ID: id, ScopeTenantID: scope.TenantFilter()})
+	row, err := s.q.BlockedCopyGet(ctx, db.BlockedCopyGetParams{
+		ID: id, ScopeTenantID: scope.TenantFilter(), ShownBytes: messageview.MaxShownBytes,
+	})
 	if errors.Is(err, db.ErrNotFound) {
 		return Copy{}, notFound(id)
 	}
@@ -120,7 +119,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
 		Docnum: db.OrEmpty(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
 		Fingerprint: db.OrEmpty(row.Fingerprint),
-		Received:    messageview.ReceivedForm(row.ContentType, row.ReceivedBytes, row.PacketPosition, row.PacketSize),
+		Received:    messageview.ReceivedForm(row.ContentType, row.ReceivedHead, int(row.ReceivedSize), row.PacketPosition, row.PacketSize),
 		Original: Original{
 			ID: row.OriginalMessageID, Docnum: db.OrEmpty(row.OriginalDocnum), ReceivedAt: row.OriginalReceivedAt.UTC(),
 		},
@@ -131,11 +130,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	if c.Changes, err = payloaddiff.Compare(row.OriginalPayload, row.Payload); err != nil {
 		return Copy{}, fmt.Errorf("compare blocked copy %d with message %d: %w", id, row.OriginalMessageID, err)
 	}
-	pretty, _, indented := jsonindent.Indent(row.Payload, nil)
-	if !indented {
-		pretty = row.Payload
-	}
-	c.Payload, c.PayloadAsStored = string(pretty), !indented
+	c.Payload = messageview.View(row.Payload)
 	if row.ReleasedMessageID != nil {
 		c.Released = &Released{
 			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: db.OrEmpty(row.ReleasedByEmail),
@@ -320,4 +315,18 @@ func notFound(id int64) error {
 
 func alreadyReleased(messageID int64) error {
 	return apperr.New(apperr.Conflict, "already-released", "this copy was already released as message %d", messageID)
+}
+
+// ReceivedPart is messageview.Service.ReceivedPart for blocked copy id.
+func (s *Service) ReceivedPart(ctx context.Context, scope auth.Scope, id, offset int64, length int) (messageview.Part, error) {
+	row, err := s.q.BlockedCopyReceivedPart(ctx, db.BlockedCopyReceivedPartParams{
+		ID: id, ScopeTenantID: scope.TenantFilter(), PartStart: int32(offset) + 1, PartLength: int32(length),
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return messageview.Part{}, notFound(id)
+	}
+	if err != nil {
+		return messageview.Part{}, fmt.Errorf("read blocked copy %d from byte %d: %w", id, offset, err)
+	}
+	return messageview.Part{ContentType: row.ContentType, Size: row.Size, Bytes: row.Part}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -98,15 +99,64 @@ func TestGetShowsADeepPayloadAsStored(t *testing.T) {
 	require.NoError(t, err)
 	c, err := b.svc.Get(context.Background(), b.admin.Scope(), b.copyID)
 	require.NoError(t, err)
-	require.True(t, c.PayloadAsStored)
-	require.Equal(t, deep, c.Payload)
+	require.True(t, c.Payload.AsStored)
+	require.Equal(t, deep, shown(c.Payload))
 
 	_, err = b.pool.Exec(context.Background(), `UPDATE blocked_copies SET payload = '{"id":"A-1"}' WHERE id = $1`, b.copyID)
 	require.NoError(t, err)
 	c, err = b.svc.Get(context.Background(), b.admin.Scope(), b.copyID)
 	require.NoError(t, err)
-	require.False(t, c.PayloadAsStored)
-	require.Equal(t, "{\n  \"id\": \"A-1\"\n}", c.Payload)
+	require.False(t, c.Payload.AsStored)
+	require.Equal(t, "{\n  \"id\": \"A-1\"\n}", shown(c.Payload))
+}
+
+// shown is the text of a payload as its page shows it.
+func shown(v messageview.PayloadView) string {
+	var text strings.Builder
+	for _, s := range v.Segments {
+		text.WriteString(s.Text)
+	}
+	return text.String()
+}
+
+// A large copy's page shows the start of its payload and of the bytes it
+// arrived as, never all of them; the download reads them whole, a part at
+// a time, exactly as received.
+func TestGetShowsTheStartOfALargeCopy(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	large := `{"id":"A-1","items":[` + strings.TrimSuffix(strings.Repeat(`{"sku":"A-1","qty":1},`, 50_000), ",") + `]}`
+	xml := "<ORDERS05>" + strings.Repeat("<E1EDP01><MATNR>A-1</MATNR></E1EDP01>\n", 20_000) + "</ORDERS05>"
+	_, err := b.pool.Exec(ctx, `UPDATE blocked_copies SET payload = $1, received_bytes = $2, content_type = 'application/xml' WHERE id = $3`,
+		large, []byte(xml), b.copyID)
+	require.NoError(t, err)
+
+	c, err := b.svc.Get(ctx, b.admin.Scope(), b.copyID)
+	require.NoError(t, err)
+	require.True(t, c.Payload.Cut)
+	require.Equal(t, len(large), c.Payload.Bytes)
+	text := shown(c.Payload)
+	require.LessOrEqual(t, len(text), messageview.MaxShownBytes)
+	require.Greater(t, len(text), messageview.MaxShownBytes-100, "the start up to its last whole line")
+	require.True(t, strings.HasSuffix(text, "\n"), "the text stops at the end of a line")
+	require.True(t, c.Received.Cut)
+	require.Equal(t, len(xml), c.Received.Size)
+	require.LessOrEqual(t, len(c.Received.Text), messageview.MaxShownBytes)
+	require.True(t, strings.HasPrefix(xml, c.Received.Text))
+
+	var whole []byte
+	for len(whole) < len(xml) {
+		p, err := b.svc.ReceivedPart(ctx, b.admin.Scope(), b.copyID, int64(len(whole)), 100_000)
+		require.NoError(t, err)
+		require.Equal(t, int64(len(xml)), p.Size)
+		require.Equal(t, "application/xml", p.ContentType)
+		require.LessOrEqual(t, len(p.Bytes), 100_000)
+		whole = append(whole, p.Bytes...)
+	}
+	require.Equal(t, xml, string(whole))
+	_, err = b.svc.ReceivedPart(ctx, auth.TenantScope(*b.admin.TenantID+1), b.copyID, 0, 10)
+	requireKind(t, err, apperr.NotFound)
 }
 
 func TestConcurrentReleasesStoreOneMessage(t *testing.T) {

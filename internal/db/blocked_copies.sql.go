@@ -107,7 +107,8 @@ func (q *Queries) BlockedCopyDeleteExpired(ctx context.Context, arg BlockedCopyD
 
 const blockedCopyGet = `-- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
-       c.content_type, c.received_bytes, c.packet_position, c.packet_size,
+       c.content_type, substr(c.received_bytes, 1, $1::int) AS received_head,
+       COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
@@ -121,10 +122,11 @@ JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
 LEFT JOIN users u ON u.id = c.released_by
 LEFT JOIN users du ON du.id = c.dismissed_by
-WHERE c.id = $1 AND ($2::bigint IS NULL OR c.tenant_id = $2)
+WHERE c.id = $2 AND ($3::bigint IS NULL OR c.tenant_id = $3)
 `
 
 type BlockedCopyGetParams struct {
+	ShownBytes    int32
 	ID            int64
 	ScopeTenantID *int64
 }
@@ -137,7 +139,8 @@ type BlockedCopyGetRow struct {
 	Sender             []byte
 	ReceivedAt         time.Time
 	ContentType        string
-	ReceivedBytes      []byte
+	ReceivedHead       []byte
+	ReceivedSize       int32
 	PacketPosition     *int32
 	PacketSize         *int32
 	OriginalMessageID  int64
@@ -164,9 +167,11 @@ type BlockedCopyGetRow struct {
 // signed-in user's tenant as scope_tenant_id (NULL for a global user), so
 // that a copy outside the scope is not found. A copy names its event by
 // (received_at, audit_event_id), the event's primary key, which finds it
-// in one partition of audit_events.
+// in one partition of audit_events. Of the bytes the copy was received as
+// (when not JSON) it loads the first shown_bytes, what the page shows, and
+// their size; BlockedCopyReceivedPart downloads them.
 func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) (BlockedCopyGetRow, error) {
-	row := q.db.QueryRow(ctx, blockedCopyGet, arg.ID, arg.ScopeTenantID)
+	row := q.db.QueryRow(ctx, blockedCopyGet, arg.ShownBytes, arg.ID, arg.ScopeTenantID)
 	var i BlockedCopyGetRow
 	err := row.Scan(
 		&i.ID,
@@ -176,7 +181,8 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.Sender,
 		&i.ReceivedAt,
 		&i.ContentType,
-		&i.ReceivedBytes,
+		&i.ReceivedHead,
+		&i.ReceivedSize,
 		&i.PacketPosition,
 		&i.PacketSize,
 		&i.OriginalMessageID,
@@ -389,6 +395,40 @@ func (q *Queries) BlockedCopyOpenCount(ctx context.Context, arg BlockedCopyOpenC
 	var count int64
 	err := row.Scan(&count)
 	return count, err
+}
+
+const blockedCopyReceivedPart = `-- name: BlockedCopyReceivedPart :one
+SELECT c.content_type,
+       COALESCE(octet_length(c.received_bytes), octet_length(c.payload::text))::bigint AS size,
+       substr(COALESCE(c.received_bytes, convert_to(c.payload::text, 'UTF8')), $1::int, $2::int)::bytea AS part
+FROM blocked_copies c
+WHERE c.id = $3 AND ($4::bigint IS NULL OR c.tenant_id = $4)
+`
+
+type BlockedCopyReceivedPartParams struct {
+	PartStart     int32
+	PartLength    int32
+	ID            int64
+	ScopeTenantID *int64
+}
+
+type BlockedCopyReceivedPartRow struct {
+	ContentType string
+	Size        int64
+	Part        []byte
+}
+
+// BlockedCopyReceivedPart is MessageReceivedPart for a blocked copy.
+func (q *Queries) BlockedCopyReceivedPart(ctx context.Context, arg BlockedCopyReceivedPartParams) (BlockedCopyReceivedPartRow, error) {
+	row := q.db.QueryRow(ctx, blockedCopyReceivedPart,
+		arg.PartStart,
+		arg.PartLength,
+		arg.ID,
+		arg.ScopeTenantID,
+	)
+	var i BlockedCopyReceivedPartRow
+	err := row.Scan(&i.ContentType, &i.Size, &i.Part)
+	return i, err
 }
 
 const blockedCopyReviewList = `-- name: BlockedCopyReviewList :many

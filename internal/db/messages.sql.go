@@ -304,17 +304,19 @@ func (q *Queries) MessageExpireLock(ctx context.Context, arg MessageExpireLockPa
 const messageGetForAdmin = `-- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
-       m.content_type, m.received_bytes, m.packet_position, m.packet_size,
+       m.content_type, substr(m.received_bytes, 1, $1::int) AS received_head,
+       COALESCE(octet_length(m.received_bytes), 0)::int AS received_size, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
        mt.duplicate_key_fields
 FROM messages m
 JOIN tenants t ON t.id = m.tenant_id
 JOIN environments env ON env.id = m.environment_id
 JOIN message_types mt ON mt.id = m.message_type_id
-WHERE m.id = $1 AND ($2::bigint IS NULL OR m.tenant_id = $2)
+WHERE m.id = $2 AND ($3::bigint IS NULL OR m.tenant_id = $3)
 `
 
 type MessageGetForAdminParams struct {
+	ShownBytes    int32
 	ID            int64
 	ScopeTenantID *int64
 }
@@ -333,7 +335,8 @@ type MessageGetForAdminRow struct {
 	ReceivedAt          time.Time
 	MessageTypeID       int64
 	ContentType         string
-	ReceivedBytes       []byte
+	ReceivedHead        []byte
+	ReceivedSize        int32
 	PacketPosition      *int32
 	PacketSize          *int32
 	TenantSlug          string
@@ -344,9 +347,11 @@ type MessageGetForAdminRow struct {
 
 // MessageGetForAdmin loads a message with the names an admin reads and its
 // type's current duplicate_key_fields, within the signed-in user's scope
-// (NULL: a global user); a message outside the scope is not found.
+// (NULL: a global user); a message outside the scope is not found. Of the
+// bytes it was received as (when not JSON) it loads the first shown_bytes,
+// what the page shows, and their size; MessageReceivedPart downloads them.
 func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdminParams) (MessageGetForAdminRow, error) {
-	row := q.db.QueryRow(ctx, messageGetForAdmin, arg.ID, arg.ScopeTenantID)
+	row := q.db.QueryRow(ctx, messageGetForAdmin, arg.ShownBytes, arg.ID, arg.ScopeTenantID)
 	var i MessageGetForAdminRow
 	err := row.Scan(
 		&i.ID,
@@ -362,7 +367,8 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 		&i.ReceivedAt,
 		&i.MessageTypeID,
 		&i.ContentType,
-		&i.ReceivedBytes,
+		&i.ReceivedHead,
+		&i.ReceivedSize,
 		&i.PacketPosition,
 		&i.PacketSize,
 		&i.TenantSlug,
@@ -601,6 +607,44 @@ func (q *Queries) MessagePayloadsOfType(ctx context.Context, arg MessagePayloads
 		return nil, err
 	}
 	return items, nil
+}
+
+const messageReceivedPart = `-- name: MessageReceivedPart :one
+SELECT m.content_type,
+       COALESCE(octet_length(m.received_bytes), octet_length(m.payload::text))::bigint AS size,
+       substr(COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8')), $1::int, $2::int)::bytea AS part
+FROM messages m
+WHERE m.id = $3 AND ($4::bigint IS NULL OR m.tenant_id = $4)
+`
+
+type MessageReceivedPartParams struct {
+	PartStart     int32
+	PartLength    int32
+	ID            int64
+	ScopeTenantID *int64
+}
+
+type MessageReceivedPartRow struct {
+	ContentType string
+	Size        int64
+	Part        []byte
+}
+
+// MessageReceivedPart reads part_length bytes from byte part_start (the
+// first is 1) of what a message was received as (its payload, byte for
+// byte, when it came as JSON), within the signed-in user's scope, with
+// their content type and whole size. A download reads them a part at a
+// time, so that it holds one part in memory whatever their size.
+func (q *Queries) MessageReceivedPart(ctx context.Context, arg MessageReceivedPartParams) (MessageReceivedPartRow, error) {
+	row := q.db.QueryRow(ctx, messageReceivedPart,
+		arg.PartStart,
+		arg.PartLength,
+		arg.ID,
+		arg.ScopeTenantID,
+	)
+	var i MessageReceivedPartRow
+	err := row.Scan(&i.ContentType, &i.Size, &i.Part)
+	return i, err
 }
 
 const messageReleaseFingerprint = `-- name: MessageReleaseFingerprint :execrows

@@ -12,69 +12,96 @@ const indentUnit = "  "
 // Limit is the longest text Indent produces for a payload of n bytes.
 func Limit(n int) int { return 4*n + 64<<10 }
 
-// Indent pretty-prints the valid JSON raw exactly as json.Indent(dst, raw,
-// "", "  ") does, and returns where each of cuts (ascending byte offsets
-// into raw, each at the start or just past the end of a value) lands in the
-// pretty text. It gives up and returns ok false once the text would be
-// longer than Limit(len(raw)).
-func Indent(raw []byte, cuts []int) (pretty []byte, at []int, ok bool) {
-	return indent(raw, cuts, Limit(len(raw)))
+// Pretty is the start of a payload's pretty-printed text.
+type Pretty struct {
+	// Head is the text's first bytes, at most the number asked for: a page
+	// shows the start of a large payload, and holding the rest of its text
+	// would cost memory for nothing.
+	Head []byte
+	Size int   // bytes of the whole text
+	At   []int // where each cut lands in the whole text
 }
 
-func indent(raw []byte, cuts []int, limit int) (pretty []byte, at []int, ok bool) {
-	out := make([]byte, 0, min(len(raw)+len(raw)/2, limit))
-	at = make([]int, len(cuts))
-	next, depth := 0, 0
-	newline := func() {
-		out = append(out, '\n')
-		for range depth {
-			out = append(out, indentUnit...)
-		}
+// Indent pretty-prints the valid JSON raw exactly as json.Indent(dst, raw,
+// "", "  ") does, keeping the first keep bytes of the text, and returns
+// where each of cuts (ascending byte offsets into raw, each at the start or
+// just past the end of a value) lands in the whole text. It gives up and
+// returns ok false once the whole text would be longer than
+// Limit(len(raw)).
+func Indent(raw []byte, cuts []int, keep int) (p Pretty, ok bool) {
+	return indent(raw, cuts, keep, Limit(len(raw)))
+}
+
+// text is the pretty text being written: its first keep bytes, and its
+// length.
+type text struct {
+	head []byte
+	keep int
+	size int
+}
+
+func (t *text) write(b ...byte) {
+	if room := t.keep - len(t.head); room > 0 {
+		t.head = append(t.head, b[:min(room, len(b))]...)
 	}
+	t.size += len(b)
+}
+
+func (t *text) newline(depth int) {
+	t.write('\n')
+	for range depth {
+		t.write(indentUnit[0], indentUnit[1])
+	}
+}
+
+func indent(raw []byte, cuts []int, keep, limit int) (Pretty, bool) {
+	out := text{head: make([]byte, 0, min(len(raw)+len(raw)/2, limit, keep)), keep: keep}
+	at := make([]int, len(cuts))
+	next, depth := 0, 0
 	for i := 0; i < len(raw); i++ {
 		for next < len(cuts) && cuts[next] <= i {
-			at[next] = len(out)
+			at[next] = out.size
 			next++
 		}
-		if len(out) > limit {
-			return nil, nil, false
+		if out.size > limit {
+			return Pretty{}, false
 		}
 		switch c := raw[i]; c {
 		case ' ', '\t', '\n', '\r':
 		case '"':
 			end := stringEnd(raw, i)
-			out = append(out, raw[i:end]...)
+			out.write(raw[i:end]...)
 			i = end - 1
 		case '{', '[':
 			k := skipSpace(raw, i+1)
 			if k < len(raw) && (raw[k] == '}' || raw[k] == ']') {
-				out = append(out, c, raw[k])
+				out.write(c, raw[k])
 				i = k
 				break
 			}
-			out = append(out, c)
+			out.write(c)
 			depth++
-			newline()
+			out.newline(depth)
 		case '}', ']':
 			depth--
-			newline()
-			out = append(out, c)
+			out.newline(depth)
+			out.write(c)
 		case ',':
-			out = append(out, c)
-			newline()
+			out.write(c)
+			out.newline(depth)
 		case ':':
-			out = append(out, ':', ' ')
+			out.write(':', ' ')
 		default:
-			out = append(out, c)
+			out.write(c)
 		}
 	}
 	for ; next < len(cuts); next++ {
-		at[next] = len(out)
+		at[next] = out.size
 	}
-	if len(out) > limit {
-		return nil, nil, false
+	if out.size > limit {
+		return Pretty{}, false
 	}
-	return out, at, true
+	return Pretty{Head: out.head, Size: out.size, At: at}, true
 }
 
 // stringEnd returns the offset just past the string that starts at raw[i].

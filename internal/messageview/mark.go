@@ -4,7 +4,6 @@ import (
 	"sort"
 
 	"github.com/lefia/edihub/internal/fingerprint"
-	"github.com/lefia/edihub/internal/jsonindent"
 	"github.com/lefia/edihub/internal/keypath"
 )
 
@@ -14,16 +13,15 @@ type span struct {
 	path string
 }
 
-// mark cuts the payload, pretty-printed, into segments, marking the values
-// that formed the fingerprint. The paths are evaluated once, on the stored
-// payload, by fingerprint.Compute, which reports where each value sits
-// (Value.Spans); those places are carried through the indentation, so no
-// path is evaluated again on the pretty text. A value produced by a
-// modifier (such as @flatten) has no place in the payload and is only
-// listed, not marked. Nothing is marked when the fingerprint fell back to
-// the docnum, since the paths' values were not used then. indented is false
-// when the payload is shown as stored (see jsonindent.Limit).
-func mark(payload []byte, key Key) (segs []Segment, indented bool) {
+// mark shows the payload, pretty-printed, marking the values that formed
+// the fingerprint. The paths are evaluated once, on the stored payload, by
+// fingerprint.Compute, which reports where each value sits (Value.Spans);
+// those places are carried through the indentation, so no path is
+// evaluated again on the pretty text. A value produced by a modifier (such
+// as @flatten) has no place in the payload and is only listed, not marked.
+// Nothing is marked when the fingerprint fell back to the docnum, since the
+// paths' values were not used then.
+func mark(payload []byte, key Key) PayloadView {
 	var spans []span
 	if key.Fallback == fingerprint.FallbackNone {
 		for _, v := range key.Values {
@@ -42,26 +40,5 @@ func mark(payload []byte, key Key) (segs []Segment, indented bool) {
 		kept = append(kept, s)
 		at = s.End
 	}
-	cuts := make([]int, 0, 2*len(kept))
-	for _, s := range kept {
-		cuts = append(cuts, s.Start, s.End)
-	}
-	text, moved, indented := jsonindent.Indent(payload, cuts)
-	if !indented {
-		text, moved = payload, cuts
-	}
-
-	at = 0
-	for i, s := range kept {
-		start, end := moved[2*i], moved[2*i+1]
-		if start > at {
-			segs = append(segs, Segment{Text: string(text[at:start])})
-		}
-		segs = append(segs, Segment{Text: string(text[start:end]), Marked: true, Path: s.path})
-		at = end
-	}
-	if at < len(text) {
-		segs = append(segs, Segment{Text: string(text[at:])})
-	}
-	return segs, indented
+	return view(payload, kept)
 }

@@ -51,12 +51,9 @@ type Message struct {
 	// HoldsFingerprint reports whether this message is still the one that
 	// retransmissions with its fingerprint are matched against.
 	HoldsFingerprint bool
-	// Payload is the pretty-printed payload, cut where key values start and end.
-	Payload []Segment
-	// PayloadAsStored reports that Payload is the payload as stored, not
-	// indented: indenting it would have made it many times larger.
-	PayloadAsStored bool
-	Key             Key
+	// Payload is the payload as the page shows it, its key values marked.
+	Payload PayloadView
+	Key     Key
 	// Received is what the message arrived as when that was not its JSON
 	// payload (IDoc-XML); Payload is then the JSON view its paths read.
 	Received *Received
@@ -66,9 +63,10 @@ type Message struct {
 type Received struct {
 	ContentType string
 	Size        int
-	// Text is the bytes read in their charset; Bytes are as stored.
-	Text  string
-	Bytes []byte
+	// Text is the start of the bytes, read in their charset, at most
+	// MaxShownBytes of them; Cut reports that they go on.
+	Text string
+	Cut  bool
 	// Position and Of place an IDoc in its packet; 0 when it came alone.
 	Position, Of int
 }
@@ -98,7 +96,9 @@ type Key struct {
 // Get loads message id within scope. A message outside the scope is reported
 // as missing, so its existence is not revealed.
 func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message, error) {
-	row, err := s.q.MessageGetForAdmin(ctx, db.MessageGetForAdminParams{ID: id, ScopeTenantID: scope.TenantFilter()})
+	row, err := s.q.MessageGetForAdmin(ctx, db.MessageGetForAdminParams{
+		ID: id, ScopeTenantID: scope.TenantFilter(), ShownBytes: MaxShownBytes,
+	})
 	if errors.Is(err, db.ErrNotFound) {
 		return Message{}, apperr.New(apperr.NotFound, "not-found", "there is no message %d", id)
 	}
@@ -118,28 +118,27 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	m.Key = explain(fingerprint.Input{
 		MessageTypeID: row.MessageTypeID, Paths: row.DuplicateKeyFields, Docnum: m.Docnum, Payload: row.Payload,
 	}, m.Fingerprint)
-	var indented bool
-	m.Payload, indented = mark(row.Payload, m.Key)
-	m.PayloadAsStored = !indented
-	m.Received = ReceivedForm(row.ContentType, row.ReceivedBytes, row.PacketPosition, row.PacketSize)
+	m.Payload = mark(row.Payload, m.Key)
+	m.Received = ReceivedForm(row.ContentType, row.ReceivedHead, int(row.ReceivedSize), row.PacketPosition, row.PacketSize)
 	return m, nil
 }
 
 // ReceivedForm is what a stored message or blocked copy arrived as, read
-// from its columns (content_type, received_bytes, packet_position,
-// packet_size); nil when it arrived as JSON, whose payload is what it
-// received.
-func ReceivedForm(contentType string, received []byte, position, of *int32) *Received {
-	if received == nil {
+// from its columns (content_type, the first MaxShownBytes of
+// received_bytes and their whole size, packet_position, packet_size); nil
+// when it arrived as JSON, whose payload is what it received.
+func ReceivedForm(contentType string, head []byte, size int, position, of *int32) *Received {
+	if head == nil {
 		return nil
 	}
-	r := &Received{ContentType: contentType, Size: len(received), Bytes: received}
+	r := &Received{ContentType: contentType, Size: size, Cut: len(head) < size}
+	head = excerpt(head, !r.Cut)
 	_, params, _ := mime.ParseMediaType(contentType)
-	text, err := idocxml.Text(received, params["charset"])
+	text, err := idocxml.Text(head, params["charset"])
 	if err != nil {
 		// Only readable bodies are stored, so this would be a bug; the
 		// bytes are still shown, with what cannot be read replaced.
-		text = strings.ToValidUTF8(string(received), "\uFFFD")
+		text = strings.ToValidUTF8(string(head), "\uFFFD")
 	}
 	r.Text = text
 	if position != nil && of != nil {

@@ -55,7 +55,7 @@ func TestGetExplainsTheFingerprint(t *testing.T) {
 	require.False(t, m.Key.Changed)
 	require.Equal(t, at.Values, m.Key.Values)
 	var marked []string
-	for _, s := range m.Payload {
+	for _, s := range m.Payload.Segments {
 		if s.Marked {
 			marked = append(marked, s.Text)
 		}
@@ -78,7 +78,7 @@ func TestGetExplainsTheFingerprint(t *testing.T) {
 	require.True(t, m.Key.Changed)
 	require.Equal(t, fingerprint.FallbackAllMissing, m.Key.Fallback)
 	require.NotEqual(t, at.Fingerprint, m.Key.Fingerprint)
-	for _, s := range m.Payload {
+	for _, s := range m.Payload.Segments {
 		require.False(t, s.Marked, "the docnum was used, not the paths")
 	}
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -9,9 +8,7 @@ import (
 
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/blocked"
-	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/web"
 )
 
@@ -79,12 +76,6 @@ func (s *Server) adminReview(c echo.Context) error {
 		c.Response().Header().Set("HX-Push-Url", f.URL())
 	}
 	return render(c, http.StatusOK, web.AdminReview(page(c, "Review of changed copies", web.SectionReview), f, pg))
-}
-
-// blockedReceived loads what a blocked copy was received as.
-func (s *Server) blockedReceived(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error) {
-	bc, err := s.blocked.Get(ctx, scope, id)
-	return bc.Received, err
 }
 
 func (s *Server) renderBlocked(c echo.Context, status int, id int64, form web.ReleaseForm) error {

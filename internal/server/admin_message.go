@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -76,34 +78,65 @@ func (s *Server) perhapsExpired(c echo.Context, err error) error {
 	return render(c, http.StatusNotFound, web.AdminMessageGone(page(c, http.StatusText(http.StatusNotFound), ""), ae.Detail, hint, requestID(c)))
 }
 
+// downloadPart is how many bytes a download reads from the database at a
+// time: what it holds in memory, whatever the size of the payload, while a
+// client that reads slowly or not at all holds it.
+const downloadPart = 1 << 20
+
+// receivedPart reads a part of what a message or a blocked copy was
+// received as (see messageview.Service.ReceivedPart).
+type receivedPart func(ctx context.Context, scope auth.Scope, id, offset int64, length int) (messageview.Part, error)
+
 // receivedDownload is the handler that downloads the bytes a message or a
 // blocked copy (what, named so in the file name with dashes) was received
-// as, loaded within the user's scope by load, with their content type, byte
-// for byte. They are sent as an attachment, so a browser saves them rather
-// than rendering what a sender wrote.
-func receivedDownload(what string, load func(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error)) echo.HandlerFunc {
+// as, read within the user's scope by part, with their content type, byte
+// for byte: its payload when it came as JSON. They are sent as an
+// attachment, so a browser saves them rather than rendering what a sender
+// wrote, and a part at a time, so that a large payload is never held
+// whole. Should the message go (retention) half-way, the answer ends short
+// of its Content-Length, which a client reports as an incomplete download.
+func receivedDownload(what string, part receivedPart) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		id, err := idParam(c, what)
 		if err != nil {
 			return err
 		}
-		r, err := load(c.Request().Context(), currentUser(c).Scope(), id)
+		ctx, scope := c.Request().Context(), currentUser(c).Scope()
+		p, err := part(ctx, scope, id, 0, downloadPart)
 		if err != nil {
 			return err
 		}
-		if r == nil {
-			return apperr.New(apperr.NotFound, "not-found", "%s %d arrived as JSON; its payload is on its page", what, id)
+		h := c.Response().Header()
+		h.Set(echo.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="%s-%d.%s"`,
+			strings.ReplaceAll(what, " ", "-"), id, fileExtension(p.ContentType)))
+		h.Set(echo.HeaderContentType, p.ContentType)
+		h.Set(echo.HeaderContentLength, strconv.FormatInt(p.Size, 10))
+		c.Response().WriteHeader(http.StatusOK)
+		for sent := int64(0); ; {
+			if _, err := c.Response().Write(p.Bytes); err != nil {
+				return nil // the client left
+			}
+			sent += int64(len(p.Bytes))
+			if sent >= p.Size || len(p.Bytes) == 0 {
+				return nil
+			}
+			if p, err = part(ctx, scope, id, sent, downloadPart); err != nil {
+				return fmt.Errorf("download %s %d: %w", what, id, err)
+			}
 		}
-		c.Response().Header().Set(echo.HeaderContentDisposition,
-			fmt.Sprintf(`attachment; filename="%s-%d.xml"`, strings.ReplaceAll(what, " ", "-"), id))
-		return c.Blob(http.StatusOK, r.ContentType, r.Bytes)
 	}
 }
 
-// messageReceived loads what a message was received as.
-func (s *Server) messageReceived(ctx context.Context, scope auth.Scope, id int64) (*messageview.Received, error) {
-	m, err := s.messages.Get(ctx, scope, id)
-	return m.Received, err
+// fileExtension names a download's file by its content type.
+func fileExtension(contentType string) string {
+	media, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case media == "application/json" || strings.HasSuffix(media, "+json"):
+		return "json"
+	case slices.Contains(xmlMediaTypes, media):
+		return "xml"
+	}
+	return "bin"
 }
 
 // idParam reads the id in the path; an id that cannot exist is answered

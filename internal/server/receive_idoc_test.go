@@ -471,13 +471,20 @@ func TestBlockedIDocCopyKeepsItsXML(t *testing.T) {
 	require.Equal(t, int32(2), *released.PacketSize)
 	require.Contains(t, string(c.get(resp.header.Get("Location")).body), "<code>application/x-sap.idoc</code>")
 
-	// A copy that arrived as JSON shows its payload and has nothing to download.
+	// A copy that arrived as JSON shows its payload, and its download is
+	// that payload, exactly as received.
 	require.Equal(t, http.StatusOK, b.post(t, envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json")).status)
 	var jsonCopy int64
+	var payload string
 	require.NoError(t, b.pool.QueryRow(context.Background(),
-		`SELECT id FROM blocked_copies WHERE content_type = 'application/json' AND received_bytes IS NULL`).Scan(&jsonCopy))
+		`SELECT id, payload::text FROM blocked_copies WHERE content_type = 'application/json' AND received_bytes IS NULL`).Scan(&jsonCopy, &payload))
 	page = string(c.get(fmt.Sprintf("/admin/blocked/%d", jsonCopy)).body)
 	require.Contains(t, page, "<h2>Payload of this copy</h2>")
 	require.NotContains(t, page, `id="received"`)
-	require.Equal(t, http.StatusNotFound, c.get(fmt.Sprintf("/admin/blocked/%d/received", jsonCopy)).status)
+	require.Contains(t, page, fmt.Sprintf(`<a id="copy-payload-download" href="/admin/blocked/%d/received" download>`, jsonCopy))
+	download := c.get(fmt.Sprintf("/admin/blocked/%d/received", jsonCopy))
+	require.Equal(t, http.StatusOK, download.status)
+	require.Equal(t, "application/json", download.header.Get("Content-Type"))
+	require.Equal(t, fmt.Sprintf(`attachment; filename="blocked-copy-%d.json"`, jsonCopy), download.header.Get("Content-Disposition"))
+	require.Equal(t, payload, string(download.body))
 }
