@@ -26,7 +26,12 @@ type adminSite struct {
 
 func newAdminSite(t *testing.T) *adminSite {
 	t.Helper()
-	b := setup(t)
+	return adminSiteOn(t, setup(t))
+}
+
+// adminSiteOn fills the server of b as newAdminSite does.
+func adminSiteOn(t *testing.T, b *testBundle) *adminSite {
+	t.Helper()
 	site := &adminSite{testBundle: b}
 	b.messageType(t, "ORDERS05", []string{"*.IDOC.E1EDK01.BELNR"}, nil)
 	site.original = b.originalWithDuplicate(t, b.apiKey, envelopeFor(t, "ORDERS05", "orders05.json"))

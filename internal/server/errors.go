@@ -97,6 +97,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	p := problemOf(err)
 	p.Instance = requestInstance(c)
 	s.logFailure(err, p, c)
+	if ae, ok := apperr.As(err); ok && ae.RetryAfter > 0 {
+		// Rounded up: a client that waits what it is told is let through.
+		// Pages get it too, for a person's tools and for htmx.
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 	if isPage(c.Request().URL.Path) {
 		// A person in a browser gets the same answer as a page.
 		if err := render(c, p.Status, errorPage(c, p)); err != nil {
@@ -107,13 +112,11 @@ func (s *Server) handleError(err error, c echo.Context) {
 	h := c.Response().Header()
 	switch p.Status {
 	case http.StatusServiceUnavailable:
-		h.Set("Retry-After", retryAfterSeconds)
+		if h.Get("Retry-After") == "" {
+			h.Set("Retry-After", retryAfterSeconds)
+		}
 	case http.StatusUnauthorized:
 		h.Set("WWW-Authenticate", `Bearer realm="edihub"`)
-	}
-	if ae, ok := apperr.As(err); ok && ae.RetryAfter > 0 {
-		// Rounded up: a client that waits what it is told is let through.
-		h.Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 	}
 	body, _ := json.Marshal(p) // a struct of strings and ints always marshals
 	if err := c.Blob(p.Status, "application/problem+json", body); err != nil {

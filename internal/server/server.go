@@ -46,6 +46,8 @@ type Server struct {
 	bodies *bodyBudget
 	// keyFailures throttles clients whose API keys keep failing.
 	keyFailures *throttle.Failures
+	// heavy bounds the admin pages that work on whole payloads.
+	heavy *heavyWork
 
 	// The admin pages: signed-in sessions, users, the audit log, messages,
 	// message types, the dashboard and blocked copies.
@@ -118,6 +120,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	}
 	s.ingest = ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries, groupCommitOptions(cfg, s.metrics)...)
 	s.bodies = newBodyBudget(cfg.MaxBodyBytesInProcess, s.metrics)
+	s.heavy = newHeavyWork()
 	s.echo.HideBanner = true
 	s.echo.HidePort = true
 	s.echo.HTTPErrorHandler = s.handleError
