@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/adminpath"
 	"github.com/lefia/edihub/internal/blocked"
+	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
 )
 
@@ -44,23 +45,41 @@ func dismissURL(id int64) templ.SafeURL {
 
 // maxShownChanges bounds the rows of a diff: two unrelated documents that
 // share a business key may differ everywhere, and past this many rows a
-// table helps nobody; the copy's payload is on the page in full.
+// table helps nobody; the copy's payload is on the page, and in its
+// download.
 const maxShownChanges = 1000
 
+// shownChanges are the changes the diff lists: at most maxShownChanges, and
+// no more than make messageview.MaxShownBytes of values, as clipped, so
+// that a diff of large values makes no larger a page than a payload does.
 func shownChanges(changes []payloaddiff.Change) []payloaddiff.Change {
+	size := 0
+	for i, ch := range changes[:min(len(changes), maxShownChanges)] {
+		if size += len(clipValue(ch.Old)) + len(clipValue(ch.New)); size > messageview.MaxShownBytes {
+			return changes[:i]
+		}
+	}
 	return changes[:min(len(changes), maxShownChanges)]
 }
 
 // maxShownValue bounds a value in a diff cell, in characters.
 const maxShownValue = 2000
 
-// clipValue shortens a long JSON value for a diff cell.
+// clipValue shortens a long JSON value for a diff cell, without copying
+// more of it than it keeps: a value may be megabytes.
 func clipValue(v string) string {
-	if utf8.RuneCountInString(v) <= maxShownValue {
+	end, n := 0, 0
+	for i := range v {
+		if n == maxShownValue {
+			end = i
+			break
+		}
+		n++
+	}
+	if end == 0 {
 		return v
 	}
-	runes := []rune(v)
-	return fmt.Sprintf("%s… (%d characters)", string(runes[:maxShownValue]), len(runes))
+	return fmt.Sprintf("%s… (%d characters)", v[:end], utf8.RuneCountInString(v))
 }
 
 func diffSummary(changes []payloaddiff.Change) string {
@@ -73,8 +92,8 @@ func diffSummary(changes []payloaddiff.Change) string {
 	if len(changes) == 1 {
 		text = "1 difference from the original"
 	}
-	if len(changes) > maxShownChanges {
-		text += fmt.Sprintf("; the first %d are listed", maxShownChanges)
+	if shown := len(shownChanges(changes)); shown < len(changes) {
+		text += fmt.Sprintf("; the first %d are listed", shown)
 	}
 	return text + "."
 }

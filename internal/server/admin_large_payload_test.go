@@ -103,3 +103,33 @@ func TestBrowserMessagePageOfALargePayload(t *testing.T) {
 	b.screenshot(t, "message-large-payload")
 	require.Zero(t, b.dialogs.Load())
 }
+
+// A large changed copy's page shows its diff and the start of its payload,
+// and its download is the copy's payload exactly as received.
+func TestBlockedCopyPageShowsTheStartOfALargePayload(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	_, payload := site.largeMessage(t, 4<<20)
+	copyPayload := bytes.Replace(payload, []byte(`"MAT-00000007"`), []byte(`"MAT-99999999"`), 1)
+	body := append([]byte(`{"message_type":"BIG_ORDER","payload":`), copyPayload...)
+	resp := site.post(t, append(body, '}'))
+	require.Equal(t, http.StatusOK, resp.status, "%s", resp.body)
+	var copyID int64
+	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies WHERE octet_length(payload::text) > 1000000`).Scan(&copyID))
+	c := site.client(t)
+	c.login(site.user(t, "viewer@acme.example", auth.RoleViewer, "acme"))
+
+	page := c.get(fmt.Sprintf("/admin/blocked/%d", copyID))
+	require.Equal(t, http.StatusOK, page.status)
+	require.Less(t, len(page.body), 6*messageview.MaxShownBytes, "the page holds the start of the payload, not all of it")
+	for _, want := range []string{
+		`<td class="path"><code>/IDOC/E1EDP01/7/MATNR</code></td>`,
+		`id="copy-payload-cut"`,
+		"This payload is 4.0 MiB as stored",
+	} {
+		require.True(t, strings.Contains(string(page.body), want), "the page shows %s", want)
+	}
+	download := c.get(fmt.Sprintf("/admin/blocked/%d/received", copyID))
+	require.Equal(t, http.StatusOK, download.status)
+	require.True(t, bytes.Equal(copyPayload, download.body), "the copy's payload byte for byte")
+}
