@@ -113,7 +113,11 @@ const wokenBacklog = 1024
 // Run works deliveries until ctx ends, then stops gracefully: no new
 // attempt starts, running ones may finish within the shutdown time.
 func (r *Runner) Run(ctx context.Context) error {
-	if err := r.sweep(ctx); err != nil {
+	channel, err := r.insertChannel(ctx)
+	if err == nil {
+		err = r.sweep(ctx)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the workers started: nothing runs to finish.
 			return nil
@@ -124,10 +128,6 @@ func (r *Runner) Run(ctx context.Context) error {
 	// attempts finish, which is Stop's job, not cancel them.
 	if err := r.client.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("start delivery workers: %w", err)
-	}
-	channel, err := r.insertChannel(ctx)
-	if err != nil {
-		return err
 	}
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
