@@ -109,9 +109,12 @@ func (b *testBundle) count(t testing.TB, query string, args ...any) int {
 }
 
 // run starts a Runner (a worker process) until the test ends.
-func (b *testBundle) run(t testing.TB) {
+func (b *testBundle) run(t testing.TB) { b.runOn(t, b.pool) }
+
+// runOn starts a Runner on pool until the test ends.
+func (b *testBundle) runOn(t testing.TB, pool *pgxpool.Pool) *delivery.Runner {
 	t.Helper()
-	runner, err := delivery.NewRunner(b.pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
+	runner, err := delivery.NewRunner(pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -120,6 +123,7 @@ func (b *testBundle) run(t testing.TB) {
 		cancel()
 		require.NoError(t, <-done)
 	})
+	return runner
 }
 
 // receiver is a destination's HTTP endpoint. It verifies every request's

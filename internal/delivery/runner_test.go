@@ -2,7 +2,6 @@ package delivery_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -18,17 +17,8 @@ func (b *testBundle) startRunner(t *testing.T) (*delivery.Runner, *pgxpool.Pool)
 	t.Helper()
 	pool, err := pgxpool.New(context.Background(), b.pool.Config().ConnString())
 	require.NoError(t, err)
-	runner, err := delivery.NewRunner(pool, b.cfg, 2*time.Second, slog.New(slog.DiscardHandler), nil)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- runner.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-		pool.Close()
-	})
-	return runner, pool
+	t.Cleanup(pool.Close) // after the runner stops: cleanups run last first
+	return b.runOn(t, pool), pool
 }
 
 func (b *testBundle) exec(t *testing.T, sql string, args ...any) {

@@ -47,10 +47,13 @@ type Impact struct {
 // Unmatched lists the proposed paths that had no value in any replayed
 // message whose values could be read: a misspelt path, most likely, which
 // would leave every message to the docnum fallback.
-func (im Impact) Unmatched() []PathShare {
+func (im Impact) Unmatched() []PathShare { return im.pathsWhere(PathShare.Unmatched) }
+
+// pathsWhere lists the proposed paths for which keep is true.
+func (im Impact) pathsWhere(keep func(PathShare) bool) []PathShare {
 	var list []PathShare
 	for _, p := range im.Paths {
-		if p.Unmatched() {
+		if keep(p) {
 			list = append(list, p)
 		}
 	}
@@ -61,15 +64,7 @@ func (im Impact) Unmatched() []PathShare {
 // every replayed message where they read one: such a path tells none of
 // them apart, and beside a path that is sometimes missing it would make
 // every document lacking that value one document (SPEC.md, Mode 2).
-func (im Impact) Constant() []PathShare {
-	var list []PathShare
-	for _, p := range im.Paths {
-		if p.Constant() {
-			list = append(list, p)
-		}
-	}
-	return list
-}
+func (im Impact) Constant() []PathShare { return im.pathsWhere(PathShare.Constant) }
 
 // MaxFallbacksListed bounds Impact.FromDocnum: enough to see the pattern,
 // while the page stays small whatever the sample size.
