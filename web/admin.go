@@ -108,6 +108,19 @@ func short(key string) string {
 	return identifier.Visible(key[:n]) + "…"
 }
 
+// cutRunes returns v's first n characters and whether v has more, without
+// copying v, which may be megabytes.
+func cutRunes(v string, n int) (cut string, more bool) {
+	count := 0
+	for i := range v {
+		if count == n {
+			return v[:i], true
+		}
+		count++
+	}
+	return v, false
+}
+
 func scopeText(u auth.User) string {
 	if u.TenantSlug == "" {
 		return fmt.Sprintf("%s, all tenants", u.Role)

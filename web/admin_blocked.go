@@ -68,18 +68,11 @@ const maxShownValue = 2000
 // clipValue shortens a long JSON value for a diff cell, without copying
 // more of it than it keeps: a value may be megabytes.
 func clipValue(v string) string {
-	end, n := 0, 0
-	for i := range v {
-		if n == maxShownValue {
-			end = i
-			break
-		}
-		n++
-	}
-	if end == 0 {
+	cut, more := cutRunes(v, maxShownValue)
+	if !more {
 		return v
 	}
-	return fmt.Sprintf("%s… (%d characters)", v[:end], utf8.RuneCountInString(v))
+	return fmt.Sprintf("%s… (%d characters)", cut, utf8.RuneCountInString(v))
 }
 
 func diffSummary(changes []payloaddiff.Change) string {

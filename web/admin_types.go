@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/a-h/templ"
 
@@ -136,10 +135,10 @@ const maxValueShown = 60
 
 // shorten cuts a value quoted in a sentence to maxValueShown characters.
 func shorten(value string) string {
-	if utf8.RuneCountInString(value) <= maxValueShown {
-		return value
+	if cut, more := cutRunes(value, maxValueShown); more {
+		return cut + "…"
 	}
-	return string([]rune(value)[:maxValueShown]) + "…"
+	return value
 }
 
 func constantText(p typeeditor.PathShare) string {
