@@ -44,3 +44,14 @@ FROM api_keys before
 WHERE k.id = @id AND before.id = k.id
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR k.tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING k.tenant_id, k.environment_id, k.key_prefix, before.revoked_at AS revoked_before;
+
+-- APIKeyListExpiring lists the keys whose rotation grace ends after now
+-- and at or before until (api_keys_revoked), for the rule secret.expiring.
+-- name: APIKeyListExpiring :many
+SELECT k.id, k.tenant_id, k.key_prefix, k.revoked_at::timestamptz AS ends_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug
+FROM api_keys k
+JOIN tenants t ON t.id = k.tenant_id
+JOIN environments e ON e.tenant_id = k.tenant_id AND e.id = k.environment_id
+WHERE k.revoked_at > @now::timestamptz AND k.revoked_at <= @until::timestamptz
+ORDER BY k.id;

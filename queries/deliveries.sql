@@ -182,3 +182,23 @@ WHERE id IN (
     LIMIT @batch_size::int
     FOR UPDATE SKIP LOCKED
 );
+
+-- DeliveryListLagging lists the destinations, not paused, whose oldest
+-- pending delivery was created at or before created_before, with how
+-- many have waited that long, for the rule delivery.lagging. It reads
+-- only the old end of deliveries_pending. A paused destination is left
+-- out: an admin or auto-pause (whose alert says so) stopped it on purpose.
+-- name: DeliveryListLagging :many
+WITH lagging AS (
+    SELECT dl.destination_id, min(dl.created_at)::timestamptz AS oldest, count(*) AS waiting
+    FROM deliveries dl
+    WHERE dl.status = 'pending' AND dl.created_at <= @created_before
+    GROUP BY dl.destination_id
+)
+SELECT d.id, d.tenant_id, d.url, l.oldest, l.waiting, t.slug AS tenant_slug, e.slug AS environment_slug
+FROM lagging l
+JOIN destinations d ON d.id = l.destination_id
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE NOT d.paused
+ORDER BY d.id;

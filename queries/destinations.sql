@@ -19,8 +19,11 @@ SELECT id, paused, max_concurrency FROM destinations WHERE id = @id;
 
 -- DestinationSetPaused pauses or resumes a destination within the signed-in
 -- user's scope (NULL: a global user); it returns no row outside the scope.
+-- Either way the destination is no longer one that auto-pause paused; a
+-- resumed one is given DESTINATION_AUTO_PAUSE_AFTER again from now.
 -- name: DestinationSetPaused :one
-UPDATE destinations SET paused = @paused, updated_at = now()
+UPDATE destinations SET paused = @paused, updated_at = now(), auto_paused_at = NULL,
+    resumed_at = CASE WHEN @paused THEN resumed_at ELSE now() END
 WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING id, tenant_id, paused;
 
@@ -60,3 +63,57 @@ RETURNING id;
 -- TenantLock to bound them.
 -- name: DestinationCountOfTenant :one
 SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id;
+
+-- DestinationRecordOutcome keeps whether the destination's attempts are
+-- failing: a failed attempt starts failing_since when it is not set, one
+-- that delivered clears it. It writes only when that changes, so that the
+-- attempts of one destination, most alike, do not queue on its row.
+-- name: DestinationRecordOutcome :exec
+UPDATE destinations
+SET failing_since = CASE WHEN @delivered::boolean THEN NULL ELSE @attempted_at::timestamptz END
+WHERE id = @id AND (failing_since IS NOT NULL) = @delivered::boolean;
+
+-- DestinationListFailing lists the destinations whose every attempt has
+-- failed since failing_before or earlier, and those with failed
+-- deliveries (a probe of deliveries_destination_failed), for the rule
+-- destination.failing.
+-- name: DestinationListFailing :many
+WITH failed AS (
+    SELECT dl.destination_id, count(*) AS failed
+    FROM deliveries dl WHERE dl.status = 'failed'
+    GROUP BY dl.destination_id
+)
+SELECT d.id, d.tenant_id, d.url, d.failing_since, t.slug AS tenant_slug, e.slug AS environment_slug,
+       coalesce(f.failed, 0)::bigint AS failed_deliveries
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+LEFT JOIN failed f ON f.destination_id = d.id
+WHERE d.failing_since <= @failing_before::timestamptz OR f.failed IS NOT NULL
+ORDER BY d.id;
+
+-- DestinationListToAutoPause lists the destinations, not paused, whose
+-- every attempt has failed since failing_before or earlier, and that no
+-- admin resumed since then.
+-- name: DestinationListToAutoPause :many
+SELECT id FROM destinations
+WHERE NOT paused AND failing_since <= @failing_before::timestamptz AND (resumed_at IS NULL OR resumed_at <= @failing_before::timestamptz)
+ORDER BY id;
+
+-- DestinationAutoPause pauses a destination for DESTINATION_AUTO_PAUSE_AFTER;
+-- no row when it is paused already.
+-- name: DestinationAutoPause :one
+UPDATE destinations SET paused = true, auto_paused_at = @now::timestamptz, updated_at = now()
+WHERE id = @id AND NOT paused
+RETURNING id, tenant_id;
+
+-- DestinationListAutoPaused lists the destinations that
+-- DESTINATION_AUTO_PAUSE_AFTER paused and no admin resumed.
+-- name: DestinationListAutoPaused :many
+SELECT d.id, d.tenant_id, d.url, d.failing_since, d.auto_paused_at::timestamptz AS auto_paused_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE d.paused AND d.auto_paused_at IS NOT NULL
+ORDER BY d.id;

@@ -66,3 +66,17 @@ WHERE i.id = s.integration_id AND s.integration_id = @integration_id
   AND (sqlc.narg(secret_id)::bigint IS NULL OR s.id = sqlc.narg(secret_id))
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING s.id;
+
+-- IntegrationSecretListExpiring lists the integration secrets whose
+-- rotation grace ends after now and at or before until
+-- (integration_secrets_expires), for the rule secret.expiring.
+-- name: IntegrationSecretListExpiring :many
+SELECT s.id, s.integration_id, i.tenant_id, s.expires_at::timestamptz AS ends_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code
+FROM integration_secrets s
+JOIN integrations i ON i.id = s.integration_id
+JOIN tenants t ON t.id = i.tenant_id
+JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE s.expires_at > @now::timestamptz AND s.expires_at <= @until::timestamptz
+ORDER BY s.id;

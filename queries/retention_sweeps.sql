@@ -11,11 +11,18 @@ SELECT set_config('enable_seqscan', 'off', true),
        set_config('enable_mergejoin', 'off', true);
 
 -- RetentionSweepRecord keeps the outcome of a sweep step for the admin,
--- replacing the previous one of its kind.
+-- replacing the previous one of its kind, and counts the rounds that
+-- failed in a row for the rule housekeeping.failing.
 -- name: RetentionSweepRecord :exec
-INSERT INTO retention_sweeps (kind, finished_at, removed, error)
-VALUES (@kind, now(), @removed, left(@error::text, 500))
-ON CONFLICT (kind) DO UPDATE SET finished_at = excluded.finished_at, removed = excluded.removed, error = excluded.error;
+INSERT INTO retention_sweeps (kind, finished_at, removed, error, failed_rounds)
+VALUES (@kind, now(), @removed, left(@error::text, 500), CASE WHEN @error::text = '' THEN 0 ELSE 1 END)
+ON CONFLICT (kind) DO UPDATE SET finished_at = excluded.finished_at, removed = excluded.removed, error = excluded.error,
+    failed_rounds = CASE WHEN excluded.error = '' THEN 0 ELSE retention_sweeps.failed_rounds + 1 END;
+
+-- RetentionSweepListFailing lists the kinds whose sweeps failed at least
+-- min_rounds rounds in a row.
+-- name: RetentionSweepListFailing :many
+SELECT kind, finished_at, failed_rounds, error FROM retention_sweeps WHERE failed_rounds >= @min_rounds ORDER BY kind;
 
 -- name: RetentionSweepList :many
 SELECT kind, finished_at, removed, error FROM retention_sweeps ORDER BY kind;

@@ -185,3 +185,62 @@ WHERE r.hour >= @since
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(scope_tenant_id))
   AND (sqlc.narg(tenant_id)::bigint IS NULL OR r.tenant_id = sqlc.narg(tenant_id))
 GROUP BY 1, 2, 3, 4;
+
+-- TrafficRollupRecordRound keeps the outcome of a round of the rollup
+-- (error '' when it succeeded) and how many rounds failed in a row, for
+-- the rule housekeeping.failing.
+-- name: TrafficRollupRecordRound :exec
+UPDATE traffic_rollup_state
+SET failed_rounds = CASE WHEN @error::text = '' THEN 0 ELSE failed_rounds + 1 END,
+    last_error = left(@error::text, 500), last_round_at = now();
+
+-- TrafficRollupFailing returns the rollup's state when at least
+-- min_rounds rounds failed in a row; no row otherwise.
+-- name: TrafficRollupFailing :many
+SELECT failed_rounds, last_error, last_round_at FROM traffic_rollup_state WHERE failed_rounds >= @min_rounds;
+
+-- TrafficBlockedSpikes lists the message types whose duplicates blocked
+-- since hour_ago (an hour before now) number more than min_blocked and more than 5
+-- times their hourly average over the 7 days before that hour,
+-- for the rule duplicates.spike (factor 5). The last hour is counted as the
+-- dashboard counts a window (see above): the hours after its start, the
+-- part of the hour it starts in up to the watermark, and what came after
+-- the watermark; the week is read from the hours alone.
+-- name: TrafficBlockedSpikes :many
+WITH recent AS (
+    SELECT r.tenant_id, r.message_type_id, r.blocked AS n
+    FROM traffic_blocked_hourly r
+    WHERE r.hour > sqlc.arg(hour_ago)::timestamptz
+    UNION ALL
+    SELECT e.tenant_id, e.message_type_id, 1
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND e.created_at > sqlc.arg(hour_ago)::timestamptz
+      AND e.created_at < traffic_edge_end(sqlc.arg(hour_ago)::timestamptz)
+    UNION ALL
+    SELECT e.tenant_id, e.message_type_id, 1
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state)
+      AND e.created_at > sqlc.arg(hour_ago)::timestamptz
+),
+last_hour AS (
+    SELECT tenant_id, message_type_id, sum(n)::bigint AS blocked
+    FROM recent
+    WHERE tenant_id IS NOT NULL AND message_type_id IS NOT NULL
+    GROUP BY tenant_id, message_type_id
+    HAVING sum(n) > sqlc.arg(min_blocked)::bigint
+)
+SELECT last_hour.tenant_id, last_hour.message_type_id, last_hour.blocked, (w.blocked / 168.0)::float8 AS hourly_average,
+       t.slug AS tenant_slug, mt.code AS message_type_code
+FROM last_hour
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(r.blocked), 0)::bigint AS blocked
+    FROM traffic_blocked_hourly r
+    WHERE r.tenant_id = last_hour.tenant_id AND r.message_type_id = last_hour.message_type_id
+      AND r.hour >= sqlc.arg(hour_ago)::timestamptz - interval '168 hours' AND r.hour <= sqlc.arg(hour_ago)::timestamptz - interval '1 hour'
+) w
+JOIN tenants t ON t.id = last_hour.tenant_id
+JOIN message_types mt ON mt.tenant_id = last_hour.tenant_id AND mt.id = last_hour.message_type_id
+WHERE last_hour.blocked > 5 * w.blocked / 168.0
+ORDER BY last_hour.tenant_id, last_hour.message_type_id;

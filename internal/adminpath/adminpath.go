@@ -51,6 +51,9 @@ const (
 	IntegrationSecrets    = "/integrations/:id/secrets"
 	IntegrationRevoke     = "/integrations/:id/secrets/:secret/revoke"
 	Retention             = "/retention"
+	Alerts                = "/alerts"
+	Alert                 = "/alerts/:id"
+	AlertAcknowledge      = "/alerts/:id/acknowledge"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -58,6 +58,12 @@ const (
 	// DeliveriesRetried is failed deliveries queued for a new round of
 	// attempts by an admin, one event per batch queued.
 	DeliveriesRetried = "delivery.retried"
+
+	// AlertOpened, AlertAcknowledged and AlertResolved are an alert's
+	// changes of state; their details are AlertDetails.
+	AlertOpened       = "alert.opened"
+	AlertAcknowledged = "alert.acknowledged"
+	AlertResolved     = "alert.resolved"
 )
 
 // Actions lists every action, in the order the audit log's action filter
@@ -68,6 +74,7 @@ var Actions = []string{
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
+	AlertOpened, AlertAcknowledged, AlertResolved,
 }
 
 // Actors that are not a signed-in user (whose actor is "user:<id>").
@@ -76,6 +83,9 @@ const (
 	ActorCLI = "cli"
 	// ActorAnonymous is a sign-in attempt that matched no user.
 	ActorAnonymous = "anonymous"
+	// ActorAlerts is the alert evaluator: alerts it opened and resolved,
+	// destinations it paused (DESTINATION_AUTO_PAUSE_AFTER).
+	ActorAlerts = "alerts"
 )
 
 // Record writes an audit event about something who did, in q's

@@ -97,3 +97,12 @@ type DismissedDetails struct {
 	Reason            string `json:"reason"`
 	AdminEmail        string `json:"admin_email"`
 }
+
+// AlertDetails is the details object of an alert.* event.
+type AlertDetails struct {
+	AlertID     int64  `json:"alert_id"`
+	Rule        string `json:"rule"`
+	SubjectKind string `json:"subject_kind"`
+	SubjectKey  string `json:"subject_key"`
+	Title       string `json:"title"`
+}

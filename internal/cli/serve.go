@@ -69,7 +69,9 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	go sweeper.Run(ctx)
 	// The rollup keeps the dashboard's hourly totals; rows stamped within the
 	// longest request's time of now may still be to commit.
-	go rollup.New(pool, log, max(cfg.RequestTimeout, cfg.AdminRequestTimeout)).Run(ctx)
+	roller := rollup.New(pool, log, max(cfg.RequestTimeout, cfg.AdminRequestTimeout))
+	roller.OnRound = m.ObserveRollup
+	go roller.Run(ctx)
 	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m)
 	if err != nil {
 		return err

@@ -75,6 +75,35 @@ type Config struct {
 	Delivery Delivery
 	// Retention is how long each kind of stored data is kept.
 	Retention Retention
+	// Alerts holds the thresholds of the alert rules.
+	Alerts Alerts
+}
+
+// Alerts are when the alert rules (internal/alert) find something wrong,
+// and how often they look and remind.
+type Alerts struct {
+	// EvalInterval is how often the rules are evaluated, by one replica
+	// at a time.
+	EvalInterval time.Duration
+	// Renotify is how long an open, unacknowledged alert waits between
+	// reminders.
+	Renotify time.Duration
+	// DestinationFailingFor is how long every attempt to a destination
+	// must have failed for destination.failing.
+	DestinationFailingFor time.Duration
+	// DeliveryLag is how old a destination's oldest pending delivery must
+	// be for delivery.lagging.
+	DeliveryLag time.Duration
+	// DuplicateSpikeMin is the count of a message type's duplicates blocked
+	// in an hour that duplicates.spike needs to exceed, besides five times
+	// the type's hourly average.
+	DuplicateSpikeMin int64
+	// RefusalsMin is how many refused ingest answers one API key or
+	// integration must get in 15 minutes for intake.refusing.
+	RefusalsMin int64
+	// AutoPauseAfter is how long every attempt to a destination must have
+	// failed before it is paused; 0 never pauses one.
+	AutoPauseAfter time.Duration
 }
 
 // Retention is how long each kind of data is kept before it is removed;
@@ -142,6 +171,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.GroupCommitOff, cfg.GroupCommitLanes = groupCommit(getenv, &errs)
 	cfg.Delivery = delivery(getenv, &errs)
 	cfg.Retention = retention(getenv, &errs)
+	cfg.Alerts = alerts(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
 	}
@@ -169,6 +199,26 @@ func delivery(getenv func(string) string, errs *[]error) Delivery {
 	}
 	d.Egress = policy
 	return d
+}
+
+func alerts(getenv func(string) string, errs *[]error) Alerts {
+	a := Alerts{
+		EvalInterval:          positiveDuration(getenv, "ALERT_EVAL_INTERVAL", 30*time.Second, errs),
+		Renotify:              positiveDuration(getenv, "ALERT_RENOTIFY", 4*time.Hour, errs),
+		DestinationFailingFor: positiveDuration(getenv, "ALERT_DESTINATION_FAILING_FOR", 10*time.Minute, errs),
+		DeliveryLag:           positiveDuration(getenv, "ALERT_DELIVERY_LAG", 15*time.Minute, errs),
+		DuplicateSpikeMin:     positiveInt(getenv, "ALERT_DUPLICATE_SPIKE_MIN", 20, 63, errs),
+		RefusalsMin:           positiveInt(getenv, "ALERT_REFUSALS_MIN", 20, 63, errs),
+		AutoPauseAfter:        24 * time.Hour,
+	}
+	switch v := getenv("DESTINATION_AUTO_PAUSE_AFTER"); v {
+	case "":
+	case "off":
+		a.AutoPauseAfter = 0
+	default:
+		a.AutoPauseAfter = positiveDuration(getenv, "DESTINATION_AUTO_PAUSE_AFTER", a.AutoPauseAfter, errs)
+	}
+	return a
 }
 
 // maxGroupCommitLanes bounds GROUP_COMMIT: more lanes than the pool has

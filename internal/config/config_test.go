@@ -154,3 +154,32 @@ func TestGroupCommit(t *testing.T) {
 		require.ErrorContains(t, err, fmt.Sprintf("GROUP_COMMIT=%q: want on, off or a number of lanes from 1 to 64", v))
 	}
 }
+
+func TestAlerts(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(nil))
+	require.NoError(t, err)
+	require.Equal(t, Alerts{
+		EvalInterval: 30 * time.Second, Renotify: 4 * time.Hour, DestinationFailingFor: 10 * time.Minute,
+		DeliveryLag: 15 * time.Minute, DuplicateSpikeMin: 20, RefusalsMin: 20, AutoPauseAfter: 24 * time.Hour,
+	}, cfg.Alerts)
+
+	cfg, err = Load(env(map[string]string{
+		"ALERT_EVAL_INTERVAL": "5s", "ALERT_RENOTIFY": "1h", "ALERT_DESTINATION_FAILING_FOR": "2m",
+		"ALERT_DELIVERY_LAG": "1h", "ALERT_DUPLICATE_SPIKE_MIN": "100", "ALERT_REFUSALS_MIN": "3",
+		"DESTINATION_AUTO_PAUSE_AFTER": "off",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, Alerts{
+		EvalInterval: 5 * time.Second, Renotify: time.Hour, DestinationFailingFor: 2 * time.Minute,
+		DeliveryLag: time.Hour, DuplicateSpikeMin: 100, RefusalsMin: 3,
+	}, cfg.Alerts, "off never pauses a destination")
+
+	_, err = Load(env(map[string]string{
+		"ALERT_EVAL_INTERVAL": "0s", "ALERT_RENOTIFY": "often", "ALERT_REFUSALS_MIN": "0",
+		"DESTINATION_AUTO_PAUSE_AFTER": "never",
+	}))
+	for _, name := range []string{"ALERT_EVAL_INTERVAL", "ALERT_RENOTIFY", "ALERT_REFUSALS_MIN", "DESTINATION_AUTO_PAUSE_AFTER"} {
+		require.ErrorContains(t, err, name)
+	}
+}

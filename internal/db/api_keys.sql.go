@@ -159,6 +159,59 @@ func (q *Queries) APIKeyList(ctx context.Context, scopeTenantID *int64) ([]APIKe
 	return items, nil
 }
 
+const aPIKeyListExpiring = `-- name: APIKeyListExpiring :many
+SELECT k.id, k.tenant_id, k.key_prefix, k.revoked_at::timestamptz AS ends_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug
+FROM api_keys k
+JOIN tenants t ON t.id = k.tenant_id
+JOIN environments e ON e.tenant_id = k.tenant_id AND e.id = k.environment_id
+WHERE k.revoked_at > $1::timestamptz AND k.revoked_at <= $2::timestamptz
+ORDER BY k.id
+`
+
+type APIKeyListExpiringParams struct {
+	Now   time.Time
+	Until time.Time
+}
+
+type APIKeyListExpiringRow struct {
+	ID              int64
+	TenantID        int64
+	KeyPrefix       string
+	EndsAt          time.Time
+	TenantSlug      string
+	EnvironmentSlug string
+}
+
+// APIKeyListExpiring lists the keys whose rotation grace ends after now
+// and at or before until (api_keys_revoked), for the rule secret.expiring.
+func (q *Queries) APIKeyListExpiring(ctx context.Context, arg APIKeyListExpiringParams) ([]APIKeyListExpiringRow, error) {
+	rows, err := q.db.Query(ctx, aPIKeyListExpiring, arg.Now, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []APIKeyListExpiringRow
+	for rows.Next() {
+		var i APIKeyListExpiringRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.KeyPrefix,
+			&i.EndsAt,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const aPIKeyRevoke = `-- name: APIKeyRevoke :many
 UPDATE api_keys k SET revoked_at = LEAST(coalesce(k.revoked_at, 'infinity'), $1::timestamptz)
 FROM api_keys before

@@ -366,6 +366,65 @@ func (q *Queries) DeliveryList(ctx context.Context, arg DeliveryListParams) ([]D
 	return items, nil
 }
 
+const deliveryListLagging = `-- name: DeliveryListLagging :many
+WITH lagging AS (
+    SELECT dl.destination_id, min(dl.created_at)::timestamptz AS oldest, count(*) AS waiting
+    FROM deliveries dl
+    WHERE dl.status = 'pending' AND dl.created_at <= $1
+    GROUP BY dl.destination_id
+)
+SELECT d.id, d.tenant_id, d.url, l.oldest, l.waiting, t.slug AS tenant_slug, e.slug AS environment_slug
+FROM lagging l
+JOIN destinations d ON d.id = l.destination_id
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE NOT d.paused
+ORDER BY d.id
+`
+
+type DeliveryListLaggingRow struct {
+	ID              int64
+	TenantID        int64
+	Url             string
+	Oldest          time.Time
+	Waiting         int64
+	TenantSlug      string
+	EnvironmentSlug string
+}
+
+// DeliveryListLagging lists the destinations, not paused, whose oldest
+// pending delivery was created at or before created_before, with how
+// many have waited that long, for the rule delivery.lagging. It reads
+// only the old end of deliveries_pending. A paused destination is left
+// out: an admin or auto-pause (whose alert says so) stopped it on purpose.
+func (q *Queries) DeliveryListLagging(ctx context.Context, createdBefore time.Time) ([]DeliveryListLaggingRow, error) {
+	rows, err := q.db.Query(ctx, deliveryListLagging, createdBefore)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryListLaggingRow
+	for rows.Next() {
+		var i DeliveryListLaggingRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Url,
+			&i.Oldest,
+			&i.Waiting,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryListOfMessage = `-- name: DeliveryListOfMessage :many
 SELECT dl.id, dl.created_at, dl.status, dl.attempts, dl.delivered_at, dl.destination_id, d.url AS destination_url
 FROM deliveries dl

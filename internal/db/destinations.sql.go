@@ -10,6 +10,31 @@ import (
 	"time"
 )
 
+const destinationAutoPause = `-- name: DestinationAutoPause :one
+UPDATE destinations SET paused = true, auto_paused_at = $1::timestamptz, updated_at = now()
+WHERE id = $2 AND NOT paused
+RETURNING id, tenant_id
+`
+
+type DestinationAutoPauseParams struct {
+	Now time.Time
+	ID  int64
+}
+
+type DestinationAutoPauseRow struct {
+	ID       int64
+	TenantID int64
+}
+
+// DestinationAutoPause pauses a destination for DESTINATION_AUTO_PAUSE_AFTER;
+// no row when it is paused already.
+func (q *Queries) DestinationAutoPause(ctx context.Context, arg DestinationAutoPauseParams) (DestinationAutoPauseRow, error) {
+	row := q.db.QueryRow(ctx, destinationAutoPause, arg.Now, arg.ID)
+	var i DestinationAutoPauseRow
+	err := row.Scan(&i.ID, &i.TenantID)
+	return i, err
+}
+
 const destinationCountOfTenant = `-- name: DestinationCountOfTenant :one
 SELECT count(*) FROM destinations WHERE tenant_id = $1
 `
@@ -89,6 +114,114 @@ func (q *Queries) DestinationInsert(ctx context.Context, arg DestinationInsertPa
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const destinationListAutoPaused = `-- name: DestinationListAutoPaused :many
+SELECT d.id, d.tenant_id, d.url, d.failing_since, d.auto_paused_at::timestamptz AS auto_paused_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+WHERE d.paused AND d.auto_paused_at IS NOT NULL
+ORDER BY d.id
+`
+
+type DestinationListAutoPausedRow struct {
+	ID              int64
+	TenantID        int64
+	Url             string
+	FailingSince    *time.Time
+	AutoPausedAt    time.Time
+	TenantSlug      string
+	EnvironmentSlug string
+}
+
+// DestinationListAutoPaused lists the destinations that
+// DESTINATION_AUTO_PAUSE_AFTER paused and no admin resumed.
+func (q *Queries) DestinationListAutoPaused(ctx context.Context) ([]DestinationListAutoPausedRow, error) {
+	rows, err := q.db.Query(ctx, destinationListAutoPaused)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DestinationListAutoPausedRow
+	for rows.Next() {
+		var i DestinationListAutoPausedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Url,
+			&i.FailingSince,
+			&i.AutoPausedAt,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const destinationListFailing = `-- name: DestinationListFailing :many
+WITH failed AS (
+    SELECT dl.destination_id, count(*) AS failed
+    FROM deliveries dl WHERE dl.status = 'failed'
+    GROUP BY dl.destination_id
+)
+SELECT d.id, d.tenant_id, d.url, d.failing_since, t.slug AS tenant_slug, e.slug AS environment_slug,
+       coalesce(f.failed, 0)::bigint AS failed_deliveries
+FROM destinations d
+JOIN tenants t ON t.id = d.tenant_id
+JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
+LEFT JOIN failed f ON f.destination_id = d.id
+WHERE d.failing_since <= $1::timestamptz OR f.failed IS NOT NULL
+ORDER BY d.id
+`
+
+type DestinationListFailingRow struct {
+	ID               int64
+	TenantID         int64
+	Url              string
+	FailingSince     *time.Time
+	TenantSlug       string
+	EnvironmentSlug  string
+	FailedDeliveries int64
+}
+
+// DestinationListFailing lists the destinations whose every attempt has
+// failed since failing_before or earlier, and those with failed
+// deliveries (a probe of deliveries_destination_failed), for the rule
+// destination.failing.
+func (q *Queries) DestinationListFailing(ctx context.Context, failingBefore time.Time) ([]DestinationListFailingRow, error) {
+	rows, err := q.db.Query(ctx, destinationListFailing, failingBefore)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DestinationListFailingRow
+	for rows.Next() {
+		var i DestinationListFailingRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.TenantID,
+			&i.Url,
+			&i.FailingSince,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.FailedDeliveries,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const destinationListForAdmin = `-- name: DestinationListForAdmin :many
@@ -196,8 +329,59 @@ func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationL
 	return items, nil
 }
 
+const destinationListToAutoPause = `-- name: DestinationListToAutoPause :many
+SELECT id FROM destinations
+WHERE NOT paused AND failing_since <= $1::timestamptz AND (resumed_at IS NULL OR resumed_at <= $1::timestamptz)
+ORDER BY id
+`
+
+// DestinationListToAutoPause lists the destinations, not paused, whose
+// every attempt has failed since failing_before or earlier, and that no
+// admin resumed since then.
+func (q *Queries) DestinationListToAutoPause(ctx context.Context, failingBefore time.Time) ([]int64, error) {
+	rows, err := q.db.Query(ctx, destinationListToAutoPause, failingBefore)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const destinationRecordOutcome = `-- name: DestinationRecordOutcome :exec
+UPDATE destinations
+SET failing_since = CASE WHEN $1::boolean THEN NULL ELSE $2::timestamptz END
+WHERE id = $3 AND (failing_since IS NOT NULL) = $1::boolean
+`
+
+type DestinationRecordOutcomeParams struct {
+	Delivered   bool
+	AttemptedAt time.Time
+	ID          int64
+}
+
+// DestinationRecordOutcome keeps whether the destination's attempts are
+// failing: a failed attempt starts failing_since when it is not set, one
+// that delivered clears it. It writes only when that changes, so that the
+// attempts of one destination, most alike, do not queue on its row.
+func (q *Queries) DestinationRecordOutcome(ctx context.Context, arg DestinationRecordOutcomeParams) error {
+	_, err := q.db.Exec(ctx, destinationRecordOutcome, arg.Delivered, arg.AttemptedAt, arg.ID)
+	return err
+}
+
 const destinationSetPaused = `-- name: DestinationSetPaused :one
-UPDATE destinations SET paused = $1, updated_at = now()
+UPDATE destinations SET paused = $1, updated_at = now(), auto_paused_at = NULL,
+    resumed_at = CASE WHEN $1 THEN resumed_at ELSE now() END
 WHERE id = $2 AND ($3::bigint IS NULL OR tenant_id = $3)
 RETURNING id, tenant_id, paused
 `
@@ -216,6 +400,8 @@ type DestinationSetPausedRow struct {
 
 // DestinationSetPaused pauses or resumes a destination within the signed-in
 // user's scope (NULL: a global user); it returns no row outside the scope.
+// Either way the destination is no longer one that auto-pause paused; a
+// resumed one is given DESTINATION_AUTO_PAUSE_AFTER again from now.
 func (q *Queries) DestinationSetPaused(ctx context.Context, arg DestinationSetPausedParams) (DestinationSetPausedRow, error) {
 	row := q.db.QueryRow(ctx, destinationSetPaused, arg.Paused, arg.ID, arg.ScopeTenantID)
 	var i DestinationSetPausedRow

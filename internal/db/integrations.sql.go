@@ -198,6 +198,64 @@ func (q *Queries) IntegrationSecretList(ctx context.Context, scopeTenantID *int6
 	return items, nil
 }
 
+const integrationSecretListExpiring = `-- name: IntegrationSecretListExpiring :many
+SELECT s.id, s.integration_id, i.tenant_id, s.expires_at::timestamptz AS ends_at,
+       t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code
+FROM integration_secrets s
+JOIN integrations i ON i.id = s.integration_id
+JOIN tenants t ON t.id = i.tenant_id
+JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id
+JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
+WHERE s.expires_at > $1::timestamptz AND s.expires_at <= $2::timestamptz
+ORDER BY s.id
+`
+
+type IntegrationSecretListExpiringParams struct {
+	Now   time.Time
+	Until time.Time
+}
+
+type IntegrationSecretListExpiringRow struct {
+	ID              int64
+	IntegrationID   uuid.UUID
+	TenantID        int64
+	EndsAt          time.Time
+	TenantSlug      string
+	EnvironmentSlug string
+	MessageTypeCode string
+}
+
+// IntegrationSecretListExpiring lists the integration secrets whose
+// rotation grace ends after now and at or before until
+// (integration_secrets_expires), for the rule secret.expiring.
+func (q *Queries) IntegrationSecretListExpiring(ctx context.Context, arg IntegrationSecretListExpiringParams) ([]IntegrationSecretListExpiringRow, error) {
+	rows, err := q.db.Query(ctx, integrationSecretListExpiring, arg.Now, arg.Until)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []IntegrationSecretListExpiringRow
+	for rows.Next() {
+		var i IntegrationSecretListExpiringRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.IntegrationID,
+			&i.TenantID,
+			&i.EndsAt,
+			&i.TenantSlug,
+			&i.EnvironmentSlug,
+			&i.MessageTypeCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const integrationSecretRevoke = `-- name: IntegrationSecretRevoke :many
 UPDATE integration_secrets s SET expires_at = LEAST(coalesce(s.expires_at, 'infinity'), $1::timestamptz)
 FROM integrations i

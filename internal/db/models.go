@@ -10,6 +10,22 @@ import (
 	"github.com/google/uuid"
 )
 
+type Alert struct {
+	ID             int64
+	TenantID       *int64
+	Rule           string
+	SubjectKind    string
+	SubjectKey     string
+	State          string
+	Title          string
+	Details        []byte
+	OpenedAt       time.Time
+	AcknowledgedAt *time.Time
+	AcknowledgedBy *int64
+	ResolvedAt     *time.Time
+	LastNotifiedAt time.Time
+}
+
 type ApiKey struct {
 	ID            int64
 	TenantID      int64
@@ -115,6 +131,9 @@ type Destination struct {
 	MaxConcurrency int32
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	FailingSince   *time.Time
+	AutoPausedAt   *time.Time
+	ResumedAt      *time.Time
 }
 
 type Environment struct {
@@ -134,6 +153,14 @@ type IdempotencyKey struct {
 	ResponseBody  []byte
 	CreatedAt     time.Time
 	ExpiresAt     time.Time
+}
+
+type IntakeRefusal struct {
+	SubjectKind string
+	SubjectKey  string
+	Minute      time.Time
+	TenantID    int64
+	Refusals    int32
 }
 
 type Integration struct {
@@ -193,10 +220,11 @@ type MessageType struct {
 }
 
 type RetentionSweep struct {
-	Kind       string
-	FinishedAt time.Time
-	Removed    int64
-	Error      string
+	Kind         string
+	FinishedAt   time.Time
+	Removed      int64
+	Error        string
+	FailedRounds int32
 }
 
 type Session struct {
@@ -232,8 +260,11 @@ type TrafficMessagesHourly struct {
 }
 
 type TrafficRollupState struct {
-	One        bool
-	RolledUpTo time.Time
+	One          bool
+	RolledUpTo   time.Time
+	FailedRounds int32
+	LastError    string
+	LastRoundAt  *time.Time
 }
 
 type User struct {

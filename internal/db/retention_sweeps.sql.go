@@ -7,25 +7,71 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const retentionSweepList = `-- name: RetentionSweepList :many
 SELECT kind, finished_at, removed, error FROM retention_sweeps ORDER BY kind
 `
 
-func (q *Queries) RetentionSweepList(ctx context.Context) ([]RetentionSweep, error) {
+type RetentionSweepListRow struct {
+	Kind       string
+	FinishedAt time.Time
+	Removed    int64
+	Error      string
+}
+
+func (q *Queries) RetentionSweepList(ctx context.Context) ([]RetentionSweepListRow, error) {
 	rows, err := q.db.Query(ctx, retentionSweepList)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []RetentionSweep
+	var items []RetentionSweepListRow
 	for rows.Next() {
-		var i RetentionSweep
+		var i RetentionSweepListRow
 		if err := rows.Scan(
 			&i.Kind,
 			&i.FinishedAt,
 			&i.Removed,
+			&i.Error,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const retentionSweepListFailing = `-- name: RetentionSweepListFailing :many
+SELECT kind, finished_at, failed_rounds, error FROM retention_sweeps WHERE failed_rounds >= $1 ORDER BY kind
+`
+
+type RetentionSweepListFailingRow struct {
+	Kind         string
+	FinishedAt   time.Time
+	FailedRounds int32
+	Error        string
+}
+
+// RetentionSweepListFailing lists the kinds whose sweeps failed at least
+// min_rounds rounds in a row.
+func (q *Queries) RetentionSweepListFailing(ctx context.Context, minRounds int32) ([]RetentionSweepListFailingRow, error) {
+	rows, err := q.db.Query(ctx, retentionSweepListFailing, minRounds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []RetentionSweepListFailingRow
+	for rows.Next() {
+		var i RetentionSweepListFailingRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.FinishedAt,
+			&i.FailedRounds,
 			&i.Error,
 		); err != nil {
 			return nil, err
@@ -57,9 +103,10 @@ func (q *Queries) RetentionSweepPlanByIndex(ctx context.Context) error {
 }
 
 const retentionSweepRecord = `-- name: RetentionSweepRecord :exec
-INSERT INTO retention_sweeps (kind, finished_at, removed, error)
-VALUES ($1, now(), $2, left($3::text, 500))
-ON CONFLICT (kind) DO UPDATE SET finished_at = excluded.finished_at, removed = excluded.removed, error = excluded.error
+INSERT INTO retention_sweeps (kind, finished_at, removed, error, failed_rounds)
+VALUES ($1, now(), $2, left($3::text, 500), CASE WHEN $3::text = '' THEN 0 ELSE 1 END)
+ON CONFLICT (kind) DO UPDATE SET finished_at = excluded.finished_at, removed = excluded.removed, error = excluded.error,
+    failed_rounds = CASE WHEN excluded.error = '' THEN 0 ELSE retention_sweeps.failed_rounds + 1 END
 `
 
 type RetentionSweepRecordParams struct {
@@ -69,7 +116,8 @@ type RetentionSweepRecordParams struct {
 }
 
 // RetentionSweepRecord keeps the outcome of a sweep step for the admin,
-// replacing the previous one of its kind.
+// replacing the previous one of its kind, and counts the rounds that
+// failed in a row for the rule housekeeping.failing.
 func (q *Queries) RetentionSweepRecord(ctx context.Context, arg RetentionSweepRecordParams) error {
 	_, err := q.db.Exec(ctx, retentionSweepRecord, arg.Kind, arg.Removed, arg.Error)
 	return err

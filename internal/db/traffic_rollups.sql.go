@@ -107,6 +107,94 @@ func (q *Queries) TrafficBlockedCounts(ctx context.Context, arg TrafficBlockedCo
 	return items, nil
 }
 
+const trafficBlockedSpikes = `-- name: TrafficBlockedSpikes :many
+WITH recent AS (
+    SELECT r.tenant_id, r.message_type_id, r.blocked AS n
+    FROM traffic_blocked_hourly r
+    WHERE r.hour > $1::timestamptz
+    UNION ALL
+    SELECT e.tenant_id, e.message_type_id, 1
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND e.created_at > $1::timestamptz
+      AND e.created_at < traffic_edge_end($1::timestamptz)
+    UNION ALL
+    SELECT e.tenant_id, e.message_type_id, 1
+    FROM audit_events e
+    WHERE e.action = 'message.duplicate_blocked'
+      AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state)
+      AND e.created_at > $1::timestamptz
+),
+last_hour AS (
+    SELECT tenant_id, message_type_id, sum(n)::bigint AS blocked
+    FROM recent
+    WHERE tenant_id IS NOT NULL AND message_type_id IS NOT NULL
+    GROUP BY tenant_id, message_type_id
+    HAVING sum(n) > $2::bigint
+)
+SELECT last_hour.tenant_id, last_hour.message_type_id, last_hour.blocked, (w.blocked / 168.0)::float8 AS hourly_average,
+       t.slug AS tenant_slug, mt.code AS message_type_code
+FROM last_hour
+CROSS JOIN LATERAL (
+    SELECT coalesce(sum(r.blocked), 0)::bigint AS blocked
+    FROM traffic_blocked_hourly r
+    WHERE r.tenant_id = last_hour.tenant_id AND r.message_type_id = last_hour.message_type_id
+      AND r.hour >= $1::timestamptz - interval '168 hours' AND r.hour <= $1::timestamptz - interval '1 hour'
+) w
+JOIN tenants t ON t.id = last_hour.tenant_id
+JOIN message_types mt ON mt.tenant_id = last_hour.tenant_id AND mt.id = last_hour.message_type_id
+WHERE last_hour.blocked > 5 * w.blocked / 168.0
+ORDER BY last_hour.tenant_id, last_hour.message_type_id
+`
+
+type TrafficBlockedSpikesParams struct {
+	HourAgo    time.Time
+	MinBlocked int64
+}
+
+type TrafficBlockedSpikesRow struct {
+	TenantID        int64
+	MessageTypeID   int64
+	Blocked         int64
+	HourlyAverage   float64
+	TenantSlug      string
+	MessageTypeCode string
+}
+
+// TrafficBlockedSpikes lists the message types whose duplicates blocked
+// since hour_ago (an hour before now) number more than min_blocked and more than 5
+// times their hourly average over the 7 days before that hour,
+// for the rule duplicates.spike (factor 5). The last hour is counted as the
+// dashboard counts a window (see above): the hours after its start, the
+// part of the hour it starts in up to the watermark, and what came after
+// the watermark; the week is read from the hours alone.
+func (q *Queries) TrafficBlockedSpikes(ctx context.Context, arg TrafficBlockedSpikesParams) ([]TrafficBlockedSpikesRow, error) {
+	rows, err := q.db.Query(ctx, trafficBlockedSpikes, arg.HourAgo, arg.MinBlocked)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TrafficBlockedSpikesRow
+	for rows.Next() {
+		var i TrafficBlockedSpikesRow
+		if err := rows.Scan(
+			&i.TenantID,
+			&i.MessageTypeID,
+			&i.Blocked,
+			&i.HourlyAverage,
+			&i.TenantSlug,
+			&i.MessageTypeCode,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const trafficMessageCounts = `-- name: TrafficMessageCounts :many
 
 WITH counted AS (
@@ -237,6 +325,38 @@ func (q *Queries) TrafficRollupBlocked(ctx context.Context, arg TrafficRollupBlo
 	return err
 }
 
+const trafficRollupFailing = `-- name: TrafficRollupFailing :many
+SELECT failed_rounds, last_error, last_round_at FROM traffic_rollup_state WHERE failed_rounds >= $1
+`
+
+type TrafficRollupFailingRow struct {
+	FailedRounds int32
+	LastError    string
+	LastRoundAt  *time.Time
+}
+
+// TrafficRollupFailing returns the rollup's state when at least
+// min_rounds rounds failed in a row; no row otherwise.
+func (q *Queries) TrafficRollupFailing(ctx context.Context, minRounds int32) ([]TrafficRollupFailingRow, error) {
+	rows, err := q.db.Query(ctx, trafficRollupFailing, minRounds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []TrafficRollupFailingRow
+	for rows.Next() {
+		var i TrafficRollupFailingRow
+		if err := rows.Scan(&i.FailedRounds, &i.LastError, &i.LastRoundAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const trafficRollupLateLock = `-- name: TrafficRollupLateLock :exec
 SELECT pg_advisory_xact_lock_shared(3, 0)
 `
@@ -306,6 +426,20 @@ type TrafficRollupMessagesParams struct {
 // their hours (a range of messages_time).
 func (q *Queries) TrafficRollupMessages(ctx context.Context, arg TrafficRollupMessagesParams) error {
 	_, err := q.db.Exec(ctx, trafficRollupMessages, arg.FromTime, arg.Upto)
+	return err
+}
+
+const trafficRollupRecordRound = `-- name: TrafficRollupRecordRound :exec
+UPDATE traffic_rollup_state
+SET failed_rounds = CASE WHEN $1::text = '' THEN 0 ELSE failed_rounds + 1 END,
+    last_error = left($1::text, 500), last_round_at = now()
+`
+
+// TrafficRollupRecordRound keeps the outcome of a round of the rollup
+// (error ” when it succeeded) and how many rounds failed in a row, for
+// the rule housekeeping.failing.
+func (q *Queries) TrafficRollupRecordRound(ctx context.Context, error string) error {
+	_, err := q.db.Exec(ctx, trafficRollupRecordRound, error)
 	return err
 }
 

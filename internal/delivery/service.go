@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -154,6 +155,26 @@ func (s *Service) SetPaused(ctx context.Context, who string, scope auth.Scope, d
 		}
 		return s.pauseQueueTx(ctx, tx, destinationID, paused)
 	})
+}
+
+// AutoPauseTx pauses, inside tx, a destination whose every attempt has
+// failed for DESTINATION_AUTO_PAUSE_AFTER, on behalf of who, as an admin's
+// pause would, and marks it auto-paused. It reports false when the
+// destination is paused already.
+func (s *Service) AutoPauseTx(ctx context.Context, tx pgx.Tx, who string, destinationID int64, now time.Time) (bool, error) {
+	q := db.On(tx)
+	d, err := q.DestinationAutoPause(ctx, db.DestinationAutoPauseParams{ID: destinationID, Now: now})
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("pause destination %d: %w", destinationID, err)
+	}
+	if err := auditevent.Record(ctx, q, who, &d.TenantID, auditevent.DestinationPaused,
+		map[string]any{"destination_id": strconv.FormatInt(destinationID, 10), "automatic": true}); err != nil {
+		return false, err
+	}
+	return true, s.pauseQueueTx(ctx, tx, destinationID, true)
 }
 
 // pauseQueueTx sets the paused state of a destination's queue, creating

@@ -177,9 +177,9 @@ func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.Deliver
 func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a attempt, status string) error {
 	ctx = context.WithoutCancel(ctx)
 	var (
-		b                    db.Batch
-		done                 struct{}
-		recordErr, returnErr error
+		b                                db.Batch
+		done                             struct{}
+		recordErr, returnErr, outcomeErr error
 	)
 	queued := errors.Join(
 		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryRecordAttempt), db.DeliveryRecordAttemptParams{
@@ -189,6 +189,11 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryLeaseReturn), db.DeliveryLeaseReturnParams{
 			DeliveryID: d.ID, DestinationID: d.DestinationID,
 		}, &done, &returnErr),
+		// Whether the destination is failing, for the alert rules; a
+		// statement that writes only when that changes.
+		db.Queue(ctx, &b, db.Exec((*db.Queries).DestinationRecordOutcome), db.DestinationRecordOutcomeParams{
+			ID: d.DestinationID, Delivered: a.delivered(), AttemptedAt: a.started,
+		}, &done, &outcomeErr),
 	)
 	if queued != nil {
 		return queued
@@ -196,7 +201,7 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool})); err != nil {
 		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
 	}
-	if err := cmp.Or(recordErr, returnErr); err != nil {
+	if err := cmp.Or(recordErr, returnErr, outcomeErr); err != nil {
 		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
 	}
 	return nil

@@ -12,9 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/ingest"
@@ -100,6 +102,44 @@ func TestFailedAttemptsAreRetriedWithTheSameWebhookIDThenFail(t *testing.T) {
 	require.Equal(t, 3, b.count(t, `
 		SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id
 		WHERE d.destination_id = $1 AND a.response_status = 500 AND a.error = 'the destination answered 500 Internal Server Error'`, brokenID))
+
+	// The alert rules read whether a destination is failing from the
+	// destination: since its first failed attempt after the last success.
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND failing_since IS NULL`, flakyID),
+		"a delivered attempt clears it")
+	require.Equal(t, 1, b.count(t, `
+		SELECT count(*) FROM destinations d WHERE d.id = $1
+		AND d.failing_since = (SELECT min(a.started_at) FROM delivery_attempts a JOIN deliveries dl ON dl.id = a.delivery_id
+		                       WHERE dl.destination_id = d.id)`, brokenID), "the first failed attempt starts it")
+}
+
+// Auto-pause pauses a destination's queue as an admin's pause does, marks
+// it, and records who; an admin's resume clears the mark and gives the
+// destination DESTINATION_AUTO_PAUSE_AFTER again from then.
+func TestAutoPauseTxPausesOnceAndResumeClearsIt(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	id := b.destination(t, "production", "http://127.0.0.1:9/")
+	pause := func() bool {
+		var paused bool
+		require.NoError(t, db.WithPgxTx(ctx, b.pool, func(tx pgx.Tx) error {
+			var err error
+			paused, err = b.deliveries.AutoPauseTx(ctx, tx, "alerts", id, time.Now())
+			return err
+		}))
+		return paused
+	}
+	require.True(t, pause())
+	require.False(t, pause(), "paused already")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND paused AND auto_paused_at IS NOT NULL`, id))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM river_queue WHERE name = $1 AND paused_at IS NOT NULL`, delivery.QueueName(id)))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events WHERE action = 'destination.paused' AND actor = 'alerts'
+		AND details->>'automatic' = 'true'`))
+
+	require.NoError(t, b.deliveries.SetPaused(ctx, "test", auth.GlobalScope(), id, false))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND NOT paused AND auto_paused_at IS NULL
+		AND resumed_at IS NOT NULL`, id))
 }
 
 func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {

@@ -76,6 +76,11 @@ type Metrics struct {
 	// that keep coming mean a member that fails every time it is tried.
 	IngestGroupSize      prometheus.Histogram
 	IngestGroupFallbacks prometheus.Counter
+	// RollupFailures counts rounds of the traffic rollup that failed.
+	RollupFailures prometheus.Counter
+	// AlertRuleFailures counts alert rules whose evaluation failed in a
+	// round, by rule; the other rules were evaluated all the same.
+	AlertRuleFailures *prometheus.CounterVec
 }
 
 // New creates the metrics and registers the pool's statistics, the Go
@@ -134,8 +139,17 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_ingest_group_fallbacks_total",
 			Help: "Group commit transactions that failed, after which each of their messages was decided alone.",
 		}),
+		RollupFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edihub_traffic_rollup_failures_total",
+			Help: "Rounds of the dashboard's traffic rollup that failed; the next one retries.",
+		}),
+		AlertRuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_alert_rule_failures_total",
+			Help: "Alert rules whose evaluation failed in a round, by rule; the others were evaluated.",
+		}, []string{"rule"}),
 	}
-	m.registry.MustRegister(m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
+	m.registry.MustRegister(m.RollupFailures, m.AlertRuleFailures,
+		m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
 		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, m.IngestGroupSize, m.IngestGroupFallbacks, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -178,5 +192,19 @@ func (m *Metrics) ObserveAuditPartitions(created, dropped int, err error) {
 	m.AuditPartitions.WithLabelValues("dropped").Add(float64(dropped))
 	if err != nil {
 		m.SweepFailures.WithLabelValues("audit_events").Inc()
+	}
+}
+
+// ObserveRollup counts a failed round of the traffic rollup.
+func (m *Metrics) ObserveRollup(err error) {
+	if err != nil {
+		m.RollupFailures.Inc()
+	}
+}
+
+// ObserveAlertRule counts a failed evaluation of an alert rule.
+func (m *Metrics) ObserveAlertRule(rule string, err error) {
+	if err != nil {
+		m.AlertRuleFailures.WithLabelValues(rule).Inc()
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -154,4 +155,30 @@ func TestRunMaintainsAuditPartitions(t *testing.T) {
 	require.Equal(t, 1, pgtest.Count(t, pool,
 		`SELECT count(*) FROM retention_sweeps WHERE kind = 'audit_events' AND removed = 0 AND error = ''`),
 		"the round is kept for the admin: no month is old enough to drop")
+}
+
+// Each kind's record counts the rounds that failed in a row, which a
+// round that succeeds sets back to none (housekeeping.failing).
+func TestRecordCountsFailedRoundsInARow(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	ctx := context.Background()
+	q := db.On(pool)
+	record := func(kind, errText string) {
+		require.NoError(t, q.RetentionSweepRecord(ctx, db.RetentionSweepRecordParams{Kind: kind, Error: errText}))
+	}
+	for range 3 {
+		record("messages", "deadlock detected")
+	}
+	record("idempotency_keys", "")
+	failing, err := q.RetentionSweepListFailing(ctx, 3)
+	require.NoError(t, err)
+	require.Len(t, failing, 1)
+	require.Equal(t, "messages", failing[0].Kind)
+	require.EqualValues(t, 3, failing[0].FailedRounds)
+
+	record("messages", "")
+	failing, err = q.RetentionSweepListFailing(ctx, 1)
+	require.NoError(t, err)
+	require.Empty(t, failing)
 }

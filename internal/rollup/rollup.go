@@ -37,6 +37,8 @@ type Roller struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 	lag  time.Duration
+	// OnRound, when set, is told the outcome of every round, for metrics.
+	OnRound func(err error)
 }
 
 // New returns a Roller on pool that leaves the last lag of traffic to the
@@ -98,14 +100,14 @@ func (r *Roller) CatchUp(ctx context.Context) error {
 
 // Run catches up every Interval until ctx ends. A failed round is logged
 // and the next one tries again: the dashboard counts what a missed round
-// left from the tables, exactly, only slower.
+// left from the tables, exactly, only slower. Every round's outcome is
+// recorded, so that rounds failing in a row raise an alert
+// (housekeeping.failing).
 func (r *Roller) Run(ctx context.Context) {
 	ticker := time.NewTicker(Interval)
 	defer ticker.Stop()
 	for {
-		if err := r.CatchUp(ctx); err != nil && ctx.Err() == nil {
-			r.log.Warn("traffic rollup failed", "error", err)
-		}
+		r.Round(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -126,4 +128,26 @@ func CountLate(ctx context.Context, q *db.Queries, tenantID, messageID int64) er
 		return fmt.Errorf("count a late message: %w", err)
 	}
 	return nil
+}
+
+// Round catches up once and records the outcome; a round cut short by ctx
+// (shutting down) is not an outcome.
+func (r *Roller) Round(ctx context.Context) {
+	err := r.CatchUp(ctx)
+	if ctx.Err() != nil {
+		return
+	}
+	if err != nil {
+		r.log.Warn("traffic rollup failed", "error", err)
+	}
+	if r.OnRound != nil {
+		r.OnRound(err)
+	}
+	errText := ""
+	if err != nil {
+		errText = err.Error()
+	}
+	if rerr := db.On(r.pool).TrafficRollupRecordRound(ctx, errText); rerr != nil {
+		r.log.Warn("record the traffic rollup's round", "error", rerr)
+	}
 }

@@ -289,3 +289,42 @@ func TestStepReadsTimeIndexRanges(t *testing.T) {
 			"reads %s through one of its indexes: %s", table, raw)
 	}
 }
+
+// Every round's outcome is recorded with the rounds that failed in a row,
+// which a round that succeeds sets back to none (housekeeping.failing).
+func TestRoundRecordsFailuresInARow(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	ctx := context.Background()
+	mt := s.types[0]
+	_, err := s.pool.Exec(ctx, fmt.Sprintf(insertMessages, "now() - interval '2 hours'"), mt.TenantID, s.envs[mt.TenantID], mt.ID, 1)
+	require.NoError(t, err)
+	// The hours' table is gone: every step fails.
+	_, err = s.pool.Exec(ctx, `ALTER TABLE traffic_messages_hourly RENAME TO traffic_messages_hourly_away`)
+	require.NoError(t, err)
+	r := rollup.New(s.pool, slog.New(slog.DiscardHandler), 0)
+	var failures int
+	r.OnRound = func(err error) {
+		if err != nil {
+			failures++
+		}
+	}
+	failedRounds := func() (n int, lastError string) {
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT failed_rounds, last_error FROM traffic_rollup_state`).Scan(&n, &lastError))
+		return n, lastError
+	}
+	for range 3 {
+		r.Round(ctx)
+	}
+	n, lastError := failedRounds()
+	require.Equal(t, 3, n)
+	require.Contains(t, lastError, "traffic_messages_hourly")
+	require.Equal(t, 3, failures)
+
+	_, err = s.pool.Exec(ctx, `ALTER TABLE traffic_messages_hourly_away RENAME TO traffic_messages_hourly`)
+	require.NoError(t, err)
+	r.Round(ctx)
+	n, lastError = failedRounds()
+	require.Zero(t, n)
+	require.Empty(t, lastError)
+}

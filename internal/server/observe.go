@@ -10,6 +10,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/metrics"
+	"github.com/lefia/edihub/internal/refused"
 )
 
 // ingestReport collects, while an ingest request is handled, what its log
@@ -29,6 +30,10 @@ type ingestReport struct {
 	// outcome and reason are the request's labels, set once the handler
 	// returned: before the request logger, which runs outside, reads them.
 	outcome, reason string
+	// sender is the authenticated API key or the known integration the
+	// request came from, whose refusals are counted; Kind is "" before
+	// either is known.
+	sender refused.Subject
 }
 
 const ingestReportKey = "edihub.ingest_report"
@@ -56,7 +61,11 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 
 			r.outcome, r.reason = r.outcomeLabel(), ""
 			if err != nil {
-				r.outcome, r.reason = failureLabel(err), problemOf(err).Type
+				p := problemOf(err)
+				r.outcome, r.reason = failureLabel(err), p.Type
+				if r.sender.Kind != "" && refused.Counted(p.Status) {
+					s.refusals.Count(r.sender)
+				}
 			}
 			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
 				r.typeLabel(), r.outcome, r.reason).Inc()

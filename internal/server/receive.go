@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/sender"
 )
 
@@ -69,6 +71,7 @@ func (s *Server) apiCaller(c echo.Context) (sender.Typed, string, error) {
 	}
 	report := reportOf(c)
 	report.tenantID, report.environmentID = who.TenantID, who.EnvironmentID
+	report.sender = refused.Subject{Kind: refused.KindAPIKey, Key: strconv.FormatInt(who.APIKeyID, 10), TenantID: who.TenantID}
 	idempotencyKey, err := idempotencyKey(c.Request())
 	return who, idempotencyKey, err
 }

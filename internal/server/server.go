@@ -27,6 +27,7 @@ import (
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/sender"
 	"github.com/lefia/edihub/internal/throttle"
@@ -48,6 +49,9 @@ type Server struct {
 	keyFailures *throttle.Failures
 	// heavy bounds the admin pages that work on whole payloads.
 	heavy *heavyWork
+	// refusals counts refused ingest requests per API key and integration
+	// (intake.refusing).
+	refusals *refused.Counter
 
 	// The admin pages: signed-in sessions, users, the audit log, messages,
 	// message types, the dashboard and blocked copies.
@@ -65,6 +69,9 @@ type Server struct {
 	// retention tells how long data is kept and what the sweeps removed.
 	retention *retention.Reader
 
+	// flushRefusals says that Serve flushes refusals itself.
+	flushRefusals bool
+
 	// now is the clock that webhook signature timestamps are checked
 	// against; tests replace it to verify signatures made in the past.
 	now func() time.Time
@@ -77,6 +84,13 @@ type Option func(*Server)
 // without it the server keeps metrics of its own.
 func WithMetrics(m *metrics.Metrics) Option {
 	return func(s *Server) { s.metrics = m }
+}
+
+// WithRefusals makes the server count refused ingest requests into c,
+// which the caller flushes; without it the server flushes a counter of its
+// own while it serves.
+func WithRefusals(c *refused.Counter) Option {
+	return func(s *Server) { s.refusals, s.flushRefusals = c, false }
 }
 
 // WithClock makes the server read the time from now instead of time.Now,
@@ -97,7 +111,9 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		echo:    echo.New(),
 		now:     time.Now,
 
-		keyFailures: newKeyFailures(),
+		keyFailures:   newKeyFailures(),
+		refusals:      refused.New(),
+		flushRefusals: true,
 
 		sessions:  newSessions(pool, cfg.CookieSecure),
 		auth:      auth.New(pool),
@@ -181,6 +197,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { served <- srv.Serve(ln) }()
 	go s.expireSessions(ctx)
 	go s.senders.Listen(ctx, s.log)
+	if s.flushRefusals {
+		go s.refusals.Run(ctx, s.pool, s.log)
+	}
 
 	select {
 	case err := <-served:

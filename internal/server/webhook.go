@@ -4,6 +4,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/envelope"
+	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/sender"
 )
 
@@ -23,6 +24,7 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	report := reportOf(c)
 	report.tenantID, report.environmentID = in.TenantID, in.EnvironmentID
 	report.messageType, report.typeKnown = in.MessageType.Code, true
+	report.sender = refused.Subject{Kind: refused.KindIntegration, Key: in.ID.String(), TenantID: in.TenantID}
 	if in.Bearer() {
 		err := s.withAPIKey(c, func(key string) error { return s.senders.AuthenticateBearer(ctx, in, key) })
 		if err != nil {
