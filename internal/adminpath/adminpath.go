@@ -54,6 +54,11 @@ const (
 	Alerts                = "/alerts"
 	Alert                 = "/alerts/:id"
 	AlertAcknowledge      = "/alerts/:id/acknowledge"
+	Channels              = "/channels"
+	NewChannel            = "/channels/new"
+	Channel               = "/channels/:id"
+	ChannelDelete         = "/channels/:id/delete"
+	ChannelTest           = "/channels/:id/test"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/mail"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +77,8 @@ type Config struct {
 	Delivery Delivery
 	// Retention is how long each kind of stored data is kept.
 	Retention Retention
+	// Notify holds how notifications reach their channels.
+	Notify Notify
 	// Alerts holds the thresholds of the alert rules.
 	Alerts Alerts
 }
@@ -105,6 +109,40 @@ type Alerts struct {
 	// failed before it is paused; 0 never pauses one.
 	AutoPauseAfter time.Duration
 }
+
+// Notify is how notifications of alerts reach their channels. Webhook and
+// Slack channels obey the destinations' egress policy (Delivery.Egress).
+type Notify struct {
+	// SMTP is the mail server email channels send through (SMTP_URL);
+	// without one, email notifications fail with a message that says so.
+	SMTP SMTP
+	// From is the sender of email notifications (SMTP_FROM).
+	From string
+	// PublicURL is where users reach edihub, such as
+	// https://edihub.example.com, without a trailing slash: links in
+	// notifications begin with it. Empty leaves them as paths.
+	PublicURL string
+	// Timeout bounds one attempt, from connecting to the answer.
+	Timeout time.Duration
+	// MaxAttempts is how many attempts a notification gets before it is
+	// failed.
+	MaxAttempts int
+	// RetryBase is the wait after the first failed attempt; each further
+	// failure doubles it, up to an hour, with jitter.
+	RetryBase time.Duration
+}
+
+// SMTP is a mail server from SMTP_URL: smtp://[user:pass@]host[:port]
+// upgrades to TLS with STARTTLS when the server offers it (port 587 unless
+// given), smtps:// speaks TLS from the start (port 465 unless given).
+type SMTP struct {
+	Host, Port         string
+	Username, Password string
+	ImplicitTLS        bool
+}
+
+// Configured reports whether an SMTP server was given.
+func (s SMTP) Configured() bool { return s.Host != "" }
 
 // Retention is how long each kind of data is kept before it is removed;
 // zero keeps it forever (RETENTION_…=off).
@@ -172,6 +210,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.Delivery = delivery(getenv, &errs)
 	cfg.Retention = retention(getenv, &errs)
 	cfg.Alerts = alerts(getenv, &errs)
+	cfg.Notify = notify(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
 	}
@@ -219,6 +258,68 @@ func alerts(getenv func(string) string, errs *[]error) Alerts {
 		a.AutoPauseAfter = positiveDuration(getenv, "DESTINATION_AUTO_PAUSE_AFTER", a.AutoPauseAfter, errs)
 	}
 	return a
+}
+
+func notify(getenv func(string) string, errs *[]error) Notify {
+	n := Notify{
+		Timeout:     positiveDuration(getenv, "NOTIFY_TIMEOUT", 10*time.Second, errs),
+		RetryBase:   positiveDuration(getenv, "NOTIFY_RETRY_BASE", 30*time.Second, errs),
+		MaxAttempts: int(positiveInt(getenv, "NOTIFY_MAX_ATTEMPTS", 10, 32, errs)),
+		From:        strings.TrimSpace(getenv("SMTP_FROM")),
+	}
+	if n.MaxAttempts > 100 {
+		*errs = append(*errs, fmt.Errorf("NOTIFY_MAX_ATTEMPTS=%d: want a number from 1 to 100", n.MaxAttempts))
+	}
+	if v := getenv("SMTP_URL"); v != "" {
+		smtp, err := parseSMTPURL(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("SMTP_URL: %w", err))
+		}
+		n.SMTP = smtp
+		if n.From == "" {
+			*errs = append(*errs, errors.New("SMTP_URL needs SMTP_FROM, the address notifications are sent from"))
+		}
+	}
+	if n.From != "" {
+		if _, err := mail.ParseAddress(n.From); err != nil {
+			*errs = append(*errs, fmt.Errorf("SMTP_FROM=%q: want an email address such as edihub@example.com: %w", n.From, err))
+		}
+	}
+	if v := getenv("PUBLIC_URL"); v != "" {
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			*errs = append(*errs, fmt.Errorf("PUBLIC_URL=%q: want the http:// or https:// address users reach edihub at, such as https://edihub.example.com", v))
+		}
+		n.PublicURL = strings.TrimRight(v, "/")
+	}
+	return n
+}
+
+// parseSMTPURL reads smtp://[user:pass@]host[:port] or smtps://….
+func parseSMTPURL(raw string) (SMTP, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// The error would repeat the URL, password included.
+		return SMTP{}, errors.New("want smtp://[user:pass@]host:port or smtps://…; the value cannot be parsed")
+	}
+	s := SMTP{Host: u.Hostname(), Port: u.Port()}
+	switch u.Scheme {
+	case "smtp":
+		s.Port = withDefault(s.Port, "587")
+	case "smtps":
+		s.ImplicitTLS = true
+		s.Port = withDefault(s.Port, "465")
+	default:
+		return SMTP{}, fmt.Errorf("the scheme must be smtp (STARTTLS when offered) or smtps (TLS), not %q", u.Scheme)
+	}
+	if s.Host == "" {
+		return SMTP{}, errors.New("want smtp://[user:pass@]host:port; the host is missing")
+	}
+	if u.User != nil {
+		s.Username = u.User.Username()
+		s.Password, _ = u.User.Password()
+	}
+	return s, nil
 }
 
 // maxGroupCommitLanes bounds GROUP_COMMIT: more lanes than the pool has

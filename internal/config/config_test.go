@@ -183,3 +183,33 @@ func TestAlerts(t *testing.T) {
 		require.ErrorContains(t, err, name)
 	}
 }
+
+func TestLoadNotify(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(nil))
+	require.NoError(t, err)
+	require.False(t, cfg.Notify.SMTP.Configured(), "no mail server unless SMTP_URL names one")
+	require.Equal(t, 10, cfg.Notify.MaxAttempts)
+
+	cfg, err = Load(env(map[string]string{
+		"SMTP_URL": "smtp://alerts:s%40cret@mail.example.com", "SMTP_FROM": "edihub <edihub@example.com>",
+		"PUBLIC_URL": "https://edihub.example.com/", "NOTIFY_MAX_ATTEMPTS": "3", "NOTIFY_RETRY_BASE": "1s",
+	}))
+	require.NoError(t, err)
+	require.Equal(t, SMTP{Host: "mail.example.com", Port: "587", Username: "alerts", Password: "s@cret"}, cfg.Notify.SMTP)
+	require.Equal(t, "https://edihub.example.com", cfg.Notify.PublicURL, "links append a path to it")
+	require.Equal(t, 3, cfg.Notify.MaxAttempts)
+
+	cfg, err = Load(env(map[string]string{"SMTP_URL": "smtps://mail.example.com", "SMTP_FROM": "edihub@example.com"}))
+	require.NoError(t, err)
+	require.Equal(t, SMTP{Host: "mail.example.com", Port: "465", ImplicitTLS: true}, cfg.Notify.SMTP)
+
+	_, err = Load(env(map[string]string{
+		"SMTP_URL": "http://user:hunter2@mail.example.com", "PUBLIC_URL": "edihub.example.com", "NOTIFY_MAX_ATTEMPTS": "101",
+	}))
+	require.ErrorContains(t, err, "SMTP_URL: the scheme must be smtp")
+	require.ErrorContains(t, err, "SMTP_URL needs SMTP_FROM")
+	require.ErrorContains(t, err, "PUBLIC_URL=")
+	require.ErrorContains(t, err, "NOTIFY_MAX_ATTEMPTS=101")
+	require.NotContains(t, err.Error(), "hunter2", "a password is never repeated")
+}

@@ -219,6 +219,34 @@ type MessageType struct {
 	UpdatedAt            time.Time
 }
 
+type Notification struct {
+	ID         int64
+	ChannelID  int64
+	AlertID    *int64
+	Event      string
+	Rule       string
+	Title      string
+	Body       string
+	Link       string
+	Status     string
+	Attempts   int32
+	LastError  string
+	LastAnswer string
+	CreatedAt  time.Time
+	SentAt     *time.Time
+}
+
+type NotificationChannel struct {
+	ID        int64
+	TenantID  *int64
+	Kind      string
+	Name      string
+	Target    string
+	Secret    *string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
 type RetentionSweep struct {
 	Kind         string
 	FinishedAt   time.Time

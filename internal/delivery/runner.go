@@ -60,10 +60,27 @@ type runningQueue struct {
 	busyAt time.Time
 }
 
-// NewRunner builds a Runner. shutdown is how long Run lets running
-// attempts finish after its context ends; attempts still running then are
-// cancelled, recorded, and go back to the queue to be retried.
-func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, log *slog.Logger, observer Observer) (*Runner, error) {
+// Queue is other work that runs on the delivery workers' River client: a
+// queue that always runs, and the worker of its jobs, which sets its own
+// timeout and retries (river.Worker's Timeout and NextRetry). A process has
+// one River client: River's maintenance (rescuing stuck jobs, deleting
+// finished ones) runs on the client that leads, with that client's
+// settings, for every queue, so a second client could lead with others.
+type Queue struct {
+	Name       string
+	MaxWorkers int
+	// JobTimeout is the longest one of its jobs runs, so that no running
+	// job is taken for a stuck one.
+	JobTimeout time.Duration
+	// Register adds the queue's worker to the client's workers.
+	Register func(*river.Workers) error
+}
+
+// NewRunner builds a Runner, which also runs the queues extra. shutdown is
+// how long Run lets running attempts finish after its context ends;
+// attempts still running then are cancelled, recorded, and go back to the
+// queue to be retried.
+func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, log *slog.Logger, observer Observer, extra ...Queue) (*Runner, error) {
 	service := NewService(pool, cfg.MaxAttempts)
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, newWorker(pool, cfg.Egress, cfg.Timeout, observer)); err != nil {
@@ -72,18 +89,27 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 	if err := river.AddWorkerSafely(workers, &replayWorker{service: service}); err != nil {
 		return nil, err
 	}
+	// Bulk replays run on the default queue, one at a time per process;
+	// destinations' queues are added as they are found.
+	queues := map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}}
 	jobTimeout := cfg.Timeout + 30*time.Second
+	longest := jobTimeout
+	for _, q := range extra {
+		longest = max(longest, q.JobTimeout)
+		if err := q.Register(workers); err != nil {
+			return nil, err
+		}
+		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
+	}
 	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		// Bulk replays run on the default queue, one at a time per
-		// process; destinations' queues are added as they are found.
-		Queues:      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 1}},
+		Queues:      queues,
 		Workers:     workers,
 		RetryPolicy: retryPolicy{base: cfg.RetryBase},
 		MaxAttempts: cfg.MaxAttempts,
 		JobTimeout:  jobTimeout,
 		// A job left running by a process that died is worked again once
 		// it has surely stopped, not after River's default of an hour.
-		RescueStuckJobsAfter: jobTimeout + time.Minute,
+		RescueStuckJobsAfter: longest + time.Minute,
 		SoftStopTimeout:      shutdown,
 		Logger:               log,
 	})

@@ -57,29 +57,7 @@ type worker struct {
 }
 
 func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, observer Observer) *worker {
-	transport := &http.Transport{
-		// No proxy from the environment: the egress policy checks the
-		// address edihub connects to, which must be the destination's.
-		Proxy:                 nil,
-		DialContext:           policy.Dialer(timeout).DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	return &worker{
-		pool: pool,
-		client: &http.Client{
-			Transport: transport,
-			Timeout:   timeout,
-			// A redirect is an answer that is not 2xx; following it would send
-			// the message to an address nobody configured.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
-		timeout:  timeout,
-		observer: observer,
-	}
+	return &worker{pool: pool, client: policy.HTTPClient(timeout), timeout: timeout, observer: observer}
 }
 
 // Timeout gives a job its HTTP timeout plus the time to record the attempt.

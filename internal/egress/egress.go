@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -240,5 +241,29 @@ func (p Policy) Dialer(timeout time.Duration) *net.Dialer {
 			}
 			return p.Check(ap.Addr())
 		},
+	}
+}
+
+// HTTPClient returns a client for requests to URLs a tenant's admin chose
+// (destinations, webhook channels): every connection goes through the
+// policy's Dialer, no proxy from the environment is used (the policy checks
+// the address edihub connects to, which must be the receiver's), and a
+// redirect is returned as the answer rather than followed, since following
+// it would send to an address nobody configured. timeout bounds each
+// request, from connecting to the end of the answer.
+func (p Policy) HTTPClient(timeout time.Duration) *http.Client {
+	transport := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           p.Dialer(timeout).DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   16,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &http.Client{
+		Transport:     transport,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
