@@ -55,6 +55,9 @@ const (
 	DestinationUpdated = "destination.updated"
 	DestinationPaused  = "destination.paused"
 	DestinationResumed = "destination.resumed"
+	ChannelCreated     = "channel.created"
+	ChannelUpdated     = "channel.updated"
+	ChannelDeleted     = "channel.deleted"
 	// DeliveriesRetried is failed deliveries queued for a new round of
 	// attempts by an admin, one event per batch queued.
 	DeliveriesRetried = "delivery.retried"
@@ -74,6 +77,7 @@ var Actions = []string{
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
+	ChannelCreated, ChannelUpdated, ChannelDeleted,
 	AlertOpened, AlertAcknowledged, AlertResolved,
 }
 

@@ -57,6 +57,8 @@ commands:
   user enable ID              a disabled user can sign in again
   user reset-password ID      prints a new generated password; the user is signed out everywhere
   destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
+  channel create [--tenant SLUG] (--email ADDR | --slack URL | --webhook URL [--secret S]) [--name NAME]
+                              prints the id (and a webhook's whsec_ secret); no --tenant: a global channel
   delivery retry ID | --all-failed [--destination ID]   queue failed deliveries again; prints how many
   demo [--destination URL] [--secrets FILE]
                               create a demo tenant, API key and admin login (and a destination at URL);
@@ -104,7 +106,7 @@ func Run(ctx context.Context, env Env) error {
 		return migrate(ctx, cfg, log, args)
 	case "demo":
 		return demo(ctx, env, cfg, args)
-	case "tenant", "env", "apikey", "message-type", "integration", "user", "destination":
+	case "tenant", "env", "apikey", "message-type", "integration", "user", "destination", "channel":
 		return provisioning(ctx, env, cfg, cmd, args)
 	case "help", "-h", "--help":
 		_, err := fmt.Fprintln(env.Stdout, usage)

@@ -295,7 +295,7 @@ func TestUnknownCommandAndHelp(t *testing.T) {
 	r := run(t, "", nil, "", "help")
 	require.NoError(t, r.err)
 	for _, cmd := range []string{"serve", "migrate", "tenant create", "env create", "apikey create",
-		"message-type create", "integration create", "user create", "destination create", "worker", "delivery retry", "demo"} {
+		"message-type create", "integration create", "user create", "destination create", "channel create", "worker", "delivery retry", "demo"} {
 		require.Contains(t, r.stdout, cmd)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/messagetype"
+	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/provision"
 )
 
@@ -45,6 +46,8 @@ func provisioning(ctx context.Context, env Env, cfg config.Config, noun string, 
 		act, err = userCreate(name, args[1:], env)
 	case noun == "destination":
 		act, err = destinationCreate(name, args[1:], cfg)
+	case noun == "channel":
+		act, err = channelCreate(name, args[1:], cfg)
 	}
 	if err != nil {
 		return err
@@ -196,6 +199,44 @@ func destinationCreate(name string, args []string, cfg config.Config) (action, e
 	spec.MaxConcurrency = int32(*concurrency)
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
 		id, secret, err := s.CreateDestination(ctx, spec, cfg.Delivery.Egress)
+		return []string{strconv.FormatInt(id, 10), secret}, err
+	}, nil
+}
+
+// channelCreate is `channel create [--tenant SLUG] (--email ADDR | --slack
+// URL | --webhook URL [--secret S]) [--name NAME]`: a channel of no tenant
+// is global, as a user of none is.
+func channelCreate(name string, args []string, cfg config.Config) (action, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var spec provision.ChannelSpec
+	fs.StringVar(&spec.TenantSlug, "tenant", "", "tenant slug (default: a global channel, told of every alert)")
+	targets := map[string]*string{
+		notify.KindEmail:   fs.String("email", "", "send email to this address"),
+		notify.KindSlack:   fs.String("slack", "", "post to this Slack-compatible incoming webhook URL"),
+		notify.KindWebhook: fs.String("webhook", "", "post signed JSON to this URL"),
+	}
+	fs.StringVar(&spec.Secret, "secret", "", "the webhook's whsec_ signing secret (default: generate one)")
+	fs.StringVar(&spec.Name, "name", "", "what admins call the channel (default: its address or URL)")
+	if _, err := positionals(fs, args); err != nil {
+		return nil, err
+	}
+	for kind, target := range targets {
+		if *target == "" {
+			continue
+		}
+		if spec.Kind != "" {
+			return nil, usageErrorf("%s: give one of --email, --slack and --webhook, not two", name)
+		}
+		spec.Kind, spec.Target = kind, *target
+	}
+	if spec.Kind == "" {
+		return nil, usageErrorf("%s: give one of --email, --slack and --webhook", name)
+	}
+	return func(ctx context.Context, s *provision.Service) ([]string, error) {
+		id, secret, err := s.CreateChannel(ctx, spec, cfg.Delivery.Egress)
+		if secret == "" {
+			return []string{strconv.FormatInt(id, 10)}, err
+		}
 		return []string{strconv.FormatInt(id, 10), secret}, err
 	}, nil
 }
