@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,20 +132,30 @@ func (b *testBundle) runOn(t testing.TB, pool *pgxpool.Pool) *delivery.Runner {
 // Standard Webhooks signature and counts requests by webhook-id; answer
 // decides the status it replies with.
 type receiver struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	byID   map[string]int
-	first  map[string]time.Time // when each webhook-id first arrived
-	last   map[string]*http.Request
-	bodies map[string][]byte
-	bad    []string // why requests failed verification
-	answer func(r *http.Request) int
+	srv   *httptest.Server
+	conns atomic.Int64 // connections opened to it
+	mu    sync.Mutex
+	all   int // requests
+	// when the first request arrived, and the last was answered
+	firstAt, lastDone time.Time
+	byID              map[string]int
+	first             map[string]time.Time // when each webhook-id first arrived
+	last              map[string]*http.Request
+	bodies            map[string][]byte
+	bad               []string // why requests failed verification
+	answer            func(r *http.Request) int
 }
 
 func newReceiver(t testing.TB, answer func(r *http.Request) int) *receiver {
 	t.Helper()
 	rc := &receiver{byID: map[string]int{}, first: map[string]time.Time{}, last: map[string]*http.Request{}, bodies: map[string][]byte{}, answer: answer}
-	rc.srv = httptest.NewServer(http.HandlerFunc(rc.serve))
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(rc.serve))
+	rc.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			rc.conns.Add(1)
+		}
+	}
+	rc.srv.Start()
 	t.Cleanup(rc.srv.Close)
 	return rc
 }
@@ -161,6 +173,10 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		rc.first[id] = time.Now()
 	}
 	rc.byID[id]++
+	rc.all++
+	if rc.firstAt.IsZero() {
+		rc.firstAt = time.Now()
+	}
 	rc.last[id] = r
 	rc.bodies[id] = body
 	rc.mu.Unlock()
@@ -170,6 +186,9 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, "answer "+strconv.Itoa(status))
+	rc.mu.Lock()
+	rc.lastDone = time.Now()
+	rc.mu.Unlock()
 }
 
 // counts returns a copy of the requests counted by webhook-id.
@@ -183,10 +202,16 @@ func (rc *receiver) counts() map[string]int {
 	return out
 }
 
+// span is when the first request arrived and when the last one was
+// answered.
+func (rc *receiver) span() (first, last time.Time) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.firstAt, rc.lastDone
+}
+
 func (rc *receiver) total() int {
-	n := 0
-	for _, c := range rc.counts() {
-		n += c
-	}
-	return n
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.all
 }

@@ -34,6 +34,8 @@ import (
 type Runner struct {
 	client  *river.Client[pgx.Tx]
 	service *Service
+	// pool is the process's own pool of connections for delivery work
+	// (workPool); Run closes it.
 	pool    *pgxpool.Pool
 	log     *slog.Logger
 	sync    time.Duration
@@ -81,9 +83,26 @@ type Queue struct {
 // attempts still running then are cancelled, recorded, and go back to the
 // queue to be retried.
 func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, log *slog.Logger, observer Observer, extra ...Queue) (*Runner, error) {
+	// Bulk replays requeue failed deliveries on the caller's pool: an
+	// admin's retry, once reported queued, stays queued.
 	service := NewService(pool, cfg.MaxAttempts)
+	work, err := workPool(pool)
+	if err != nil {
+		return nil, err
+	}
+	r, err := newRunner(work, service, cfg, shutdown, log, observer, extra)
+	if err != nil {
+		work.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func newRunner(work *pgxpool.Pool, service *Service, cfg config.Delivery, shutdown time.Duration, log *slog.Logger,
+	observer Observer, extra []Queue,
+) (*Runner, error) {
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, newWorker(pool, cfg.Egress, cfg.Timeout, observer)); err != nil {
+	if err := river.AddWorkerSafely(workers, newWorker(work, cfg.Egress, cfg.Timeout, observer)); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &replayWorker{service: service}); err != nil {
@@ -101,7 +120,7 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 		}
 		queues[q.Name] = river.QueueConfig{MaxWorkers: q.MaxWorkers}
 	}
-	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+	client, err := river.NewClient(riverpgxv5.New(work), &river.Config{
 		Queues:      queues,
 		Workers:     workers,
 		RetryPolicy: retryPolicy{base: cfg.RetryBase},
@@ -117,10 +136,40 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return &Runner{
-		client: client, service: service, pool: pool, log: log,
+		client: client, service: service, pool: work, log: log,
 		sync: cfg.SyncInterval, timeout: cfg.Timeout, queues: map[int64]*runningQueue{},
 		woken: make(chan int64, wokenBacklog), resync: make(chan struct{}, 1),
 	}, nil
+}
+
+// workPool opens a pool like pool whose transactions commit without
+// waiting for their WAL to reach the disk (synchronous_commit off), for
+// the writes of delivery work: River fetching and completing jobs, an
+// attempt taking and giving back a place of its destination, recording
+// its answer. Waiting for the disk cost an attempt about four flushes, one
+// of them while holding its destination's lock, which made every
+// destination as slow as the disk whatever its limit.
+//
+// A commit that returned and is then lost in a crash of PostgreSQL (never
+// when a backend is killed or the server is stopped or restarted) costs
+// an attempt made again with the same webhook-id, as a worker process
+// killed mid-attempt does, or a place of the destination held until its
+// lease expires: what matters is written with synchronous commit
+// elsewhere. A delivery and its job are written by the transaction that
+// stores the message, so one acknowledged is never lost; and since the
+// WAL is written in order, a job's completion that reached the disk
+// brings every attempt recorded before it.
+func workPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
+	cfg := pool.Config()
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	work, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		return nil, fmt.Errorf("delivery workers' pool: %w", err)
+	}
+	return work, nil
 }
 
 // fetchCooldown is the least time between two fetches of a destination's
@@ -139,6 +188,7 @@ const wokenBacklog = 1024
 // Run works deliveries until ctx ends, then stops gracefully: no new
 // attempt starts, running ones may finish within the shutdown time.
 func (r *Runner) Run(ctx context.Context) error {
+	defer r.pool.Close()
 	channel, err := r.insertChannel(ctx)
 	if err == nil {
 		err = r.sweep(ctx)
@@ -302,6 +352,10 @@ func (r *Runner) start(ctx context.Context, id int64, paused bool, workers int32
 	r.running.Store(int64(len(r.queues)))
 	return nil
 }
+
+// AcquireCount is how many times the process's delivery work has taken a
+// connection from its pool.
+func (r *Runner) AcquireCount() int64 { return r.pool.Stat().AcquireCount() }
 
 // RunningQueues is how many destinations' queues the process runs now:
 // those with pending deliveries, not every destination.

@@ -25,6 +25,10 @@ import (
 // enough for an error message, never a whole document.
 const snippetBytes = 1024
 
+// drainBytes bounds what is read past the snippet of an answer to keep its
+// connection for the next attempt.
+const drainBytes = 64 << 10
+
 // pausedRecheck is how long a job that finds its destination paused waits
 // before it looks again. Pausing also pauses the destination's queue, so
 // this only catches a job fetched in the moment the pause was committed.
@@ -214,6 +218,9 @@ func (w *worker) attempt(ctx context.Context, d db.DeliveryGetForAttemptRow) att
 	code := int32(resp.StatusCode)
 	a.status = &code
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, snippetBytes))
+	// The rest of a short answer is read, so that its connection serves
+	// the next attempt; a long one is cut off with its connection.
+	_, _ = io.CopyN(io.Discard, resp.Body, drainBytes)
 	// The answer is the receiver's to choose: text PostgreSQL cannot keep
 	// (a NUL, invalid UTF-8) or that would mislead an admin's screen (a
 	// right-to-left override, an escape sequence) is kept as escapes.

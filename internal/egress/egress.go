@@ -258,8 +258,11 @@ func (p Policy) HTTPClient(timeout time.Duration) *http.Client {
 		ForceAttemptHTTP2:     true,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   16,
-		IdleConnTimeout:       90 * time.Second,
+		// A destination keeps a connection open for each of its places (at
+		// most 100), so that no attempt pays for a new connection and TLS
+		// handshake while the destination is answering at its limit.
+		MaxIdleConnsPerHost: 100,
+		IdleConnTimeout:     90 * time.Second,
 	}
 	return &http.Client{
 		Transport:     transport,
