@@ -202,3 +202,34 @@ JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
 WHERE NOT d.paused
 ORDER BY d.id;
+
+-- DeliveryBacklogOfDestinations reads, for each of the destinations, what
+-- the destinations page shows of its queue: its pending deliveries,
+-- counted up to pending_cap; how long the oldest of them has waited, in
+-- seconds (0 for none); and the deliveries made per second over the last
+-- minute, or over its last rate_cap deliveries when it made more in that
+-- minute. Each is one bounded range of a partial index per destination
+-- (deliveries_destination_pending, deliveries_destination_delivered),
+-- whatever the table holds; each destination is looked up on its own in a
+-- subquery kept apart by OFFSET 0, so that no plan scans for all of them.
+-- name: DeliveryBacklogOfDestinations :many
+SELECT ids.id::bigint AS destination_id, p.pending, p.oldest_seconds, r.per_second
+FROM unnest(@destination_ids::bigint[]) AS ids (id)
+CROSS JOIN LATERAL (
+    SELECT (SELECT count(*) FROM (
+                SELECT FROM deliveries dl WHERE dl.destination_id = ids.id AND dl.status = 'pending' LIMIT @pending_cap::int
+            ) c) AS pending,
+           COALESCE((SELECT EXTRACT(EPOCH FROM now() - dl.created_at) FROM deliveries dl
+                     WHERE dl.destination_id = ids.id AND dl.status = 'pending' ORDER BY dl.created_at LIMIT 1), 0)::float8 AS oldest_seconds
+    OFFSET 0
+) p
+CROSS JOIN LATERAL (
+    SELECT (CASE WHEN count(*) < @rate_cap::int THEN count(*) / 60.0
+                 ELSE count(*) / GREATEST(EXTRACT(EPOCH FROM now() - min(x.delivered_at)), 0.001) END)::float8 AS per_second
+    FROM (
+        SELECT dl.delivered_at FROM deliveries dl
+        WHERE dl.destination_id = ids.id AND dl.delivered_at > now() - interval '1 minute'
+        ORDER BY dl.delivered_at DESC LIMIT @rate_cap::int
+    ) x
+) r
+ORDER BY ids.id;

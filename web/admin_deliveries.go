@@ -24,6 +24,8 @@ const (
 // Destinations is the destinations page.
 type Destinations struct {
 	List []provision.Destination
+	// Backlogs is each listed destination's queue, by id.
+	Backlogs map[int64]delivery.Backlog
 	// Saved is the destination just changed, 0 for none.
 	Saved int64
 }
@@ -72,11 +74,75 @@ func deliveriesOf(destinationID int64) templ.SafeURL {
 	return templ.URL(delivery.Filter{Destination: strconv.FormatInt(destinationID, 10)}.URL())
 }
 
+// pendingOf is the deliveries page filtered to one destination's pending
+// deliveries.
+func pendingOf(destinationID int64) templ.SafeURL {
+	return templ.URL(delivery.Filter{Status: delivery.StatusPending, Destination: strconv.FormatInt(destinationID, 10)}.URL())
+}
+
 func typesText(codes []string) string {
 	if len(codes) == 0 {
 		return "every type"
 	}
 	return strings.Join(codes, ", ")
+}
+
+// lateAfter is how long the oldest pending delivery of a destination
+// waits before the destinations page marks its queue as behind.
+const lateAfter = time.Minute
+
+// backlogLate says whether a destination's queue is behind.
+func backlogLate(b delivery.Backlog) bool { return b.Pending > 0 && b.Oldest >= lateAfter }
+
+// pendingText is how many deliveries a destination's queue holds.
+func pendingText(b delivery.Backlog) string {
+	if b.Capped {
+		return thousands(delivery.BacklogCountCap) + "+"
+	}
+	return thousands(b.Pending)
+}
+
+// oldestText is how long the oldest pending delivery has waited.
+func oldestText(b delivery.Backlog) string {
+	if b.Pending == 0 {
+		return "–"
+	}
+	return ageText(b.Oldest)
+}
+
+// rateText is deliveries per second, with a decimal below ten; a few a
+// minute are not shown as none.
+func rateText(perSecond float64) string {
+	if perSecond > 0 && perSecond < 0.05 {
+		return "<0.1"
+	}
+	if perSecond < 10 {
+		return strconv.FormatFloat(perSecond, 'f', 1, 64)
+	}
+	return thousands(int64(perSecond + 0.5))
+}
+
+// ageText is a wait in the largest units that say it in two numbers.
+func ageText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return strconv.Itoa(int(d.Seconds())) + " s"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min %d s", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	default:
+		return fmt.Sprintf("%d d %d h", int(d.Hours())/24, int(d.Hours())%24)
+	}
+}
+
+// thousands writes n with a comma between each group of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // destinationText names a destination in a list: its id and URL.

@@ -91,6 +91,76 @@ func (q *Queries) DeliveryAttemptListOfMessage(ctx context.Context, arg Delivery
 	return items, nil
 }
 
+const deliveryBacklogOfDestinations = `-- name: DeliveryBacklogOfDestinations :many
+SELECT ids.id::bigint AS destination_id, p.pending, p.oldest_seconds, r.per_second
+FROM unnest($1::bigint[]) AS ids (id)
+CROSS JOIN LATERAL (
+    SELECT (SELECT count(*) FROM (
+                SELECT FROM deliveries dl WHERE dl.destination_id = ids.id AND dl.status = 'pending' LIMIT $2::int
+            ) c) AS pending,
+           COALESCE((SELECT EXTRACT(EPOCH FROM now() - dl.created_at) FROM deliveries dl
+                     WHERE dl.destination_id = ids.id AND dl.status = 'pending' ORDER BY dl.created_at LIMIT 1), 0)::float8 AS oldest_seconds
+    OFFSET 0
+) p
+CROSS JOIN LATERAL (
+    SELECT (CASE WHEN count(*) < $3::int THEN count(*) / 60.0
+                 ELSE count(*) / GREATEST(EXTRACT(EPOCH FROM now() - min(x.delivered_at)), 0.001) END)::float8 AS per_second
+    FROM (
+        SELECT dl.delivered_at FROM deliveries dl
+        WHERE dl.destination_id = ids.id AND dl.delivered_at > now() - interval '1 minute'
+        ORDER BY dl.delivered_at DESC LIMIT $3::int
+    ) x
+) r
+ORDER BY ids.id
+`
+
+type DeliveryBacklogOfDestinationsParams struct {
+	DestinationIds []int64
+	PendingCap     int32
+	RateCap        int32
+}
+
+type DeliveryBacklogOfDestinationsRow struct {
+	DestinationID int64
+	Pending       int64
+	OldestSeconds float64
+	PerSecond     float64
+}
+
+// DeliveryBacklogOfDestinations reads, for each of the destinations, what
+// the destinations page shows of its queue: its pending deliveries,
+// counted up to pending_cap; how long the oldest of them has waited, in
+// seconds (0 for none); and the deliveries made per second over the last
+// minute, or over its last rate_cap deliveries when it made more in that
+// minute. Each is one bounded range of a partial index per destination
+// (deliveries_destination_pending, deliveries_destination_delivered),
+// whatever the table holds; each destination is looked up on its own in a
+// subquery kept apart by OFFSET 0, so that no plan scans for all of them.
+func (q *Queries) DeliveryBacklogOfDestinations(ctx context.Context, arg DeliveryBacklogOfDestinationsParams) ([]DeliveryBacklogOfDestinationsRow, error) {
+	rows, err := q.db.Query(ctx, deliveryBacklogOfDestinations, arg.DestinationIds, arg.PendingCap, arg.RateCap)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DeliveryBacklogOfDestinationsRow
+	for rows.Next() {
+		var i DeliveryBacklogOfDestinationsRow
+		if err := rows.Scan(
+			&i.DestinationID,
+			&i.Pending,
+			&i.OldestSeconds,
+			&i.PerSecond,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const deliveryCreateForMessages = `-- name: DeliveryCreateForMessages :many
 INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
 SELECT m.tenant_id, m.environment_id, m.id, d.id, m.message_type_id

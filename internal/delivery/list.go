@@ -137,3 +137,46 @@ func (s *Service) ForMessage(ctx context.Context, scope auth.Scope, messageID in
 	}
 	return out, nil
 }
+
+// Backlog is a destination's queue as the destinations page shows it.
+type Backlog struct {
+	// Pending counts the deliveries not yet made, up to BacklogCountCap;
+	// Capped says there are at least that many.
+	Pending int64
+	Capped  bool
+	// Oldest is how long the oldest pending delivery has waited.
+	Oldest time.Duration
+	// PerSecond is the deliveries made per second over the last minute.
+	PerSecond float64
+}
+
+// BacklogCountCap bounds the pending deliveries counted for a destination,
+// so that the destinations page costs as little with a backlog of millions
+// as with none; so does backlogRateCap the deliveries read for the rate.
+const (
+	BacklogCountCap = 10000
+	backlogRateCap  = 1000
+)
+
+// Backlogs returns the queue of each of the destinations, which the
+// caller has already found within its scope.
+func (s *Service) Backlogs(ctx context.Context, destinationIDs []int64) (map[int64]Backlog, error) {
+	out := make(map[int64]Backlog, len(destinationIDs))
+	if len(destinationIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.On(s.pool).DeliveryBacklogOfDestinations(ctx, db.DeliveryBacklogOfDestinationsParams{
+		DestinationIds: destinationIDs, PendingCap: BacklogCountCap, RateCap: backlogRateCap,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read destinations' queues: %w", err)
+	}
+	for _, r := range rows {
+		out[r.DestinationID] = Backlog{
+			Pending: r.Pending, Capped: r.Pending >= BacklogCountCap,
+			Oldest:    time.Duration(r.OldestSeconds * float64(time.Second)),
+			PerSecond: r.PerSecond,
+		}
+	}
+	return out, nil
+}

@@ -15,7 +15,9 @@ import (
 	"github.com/lefia/edihub/web"
 )
 
-// adminDestinations lists the destinations the user may see. ?saved=<id>
+// adminDestinations lists the destinations the user may see, each with its
+// queue: deliveries waiting, the oldest one's wait, deliveries per second.
+// ?saved=<id>
 // adds the notice a save or a pause redirects with; it shows only for a
 // destination on the list.
 func (s *Server) adminDestinations(c echo.Context) error {
@@ -23,7 +25,15 @@ func (s *Server) adminDestinations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := web.Destinations{List: list}
+	ids := make([]int64, len(list))
+	for i, d := range list {
+		ids[i] = d.ID
+	}
+	backlogs, err := s.deliveries.Backlogs(c.Request().Context(), ids)
+	if err != nil {
+		return err
+	}
+	v := web.Destinations{List: list, Backlogs: backlogs}
 	for _, d := range list {
 		if c.QueryParam("saved") == strconv.FormatInt(d.ID, 10) {
 			v.Saved = d.ID

@@ -17,10 +17,28 @@ import (
 func TestBrowserAdminManagesDestinations(t *testing.T) {
 	t.Parallel()
 	site := newDeliverySite(t)
+	// acme's destination has fallen behind: its three deliveries wait, the
+	// oldest for ten minutes; globex's has made its one in the last minute.
+	_, err := site.pool.Exec(t.Context(), `UPDATE deliveries SET status = 'pending',
+		created_at = now() - interval '10 minutes' + id * interval '1 second' WHERE destination_id = $1`, site.acmeDest)
+	require.NoError(t, err)
+	_, err = site.pool.Exec(t.Context(), `UPDATE deliveries SET status = 'delivered', delivered_at = now() - interval '5 seconds'
+		WHERE destination_id = $1`, site.globexDest)
+	require.NoError(t, err)
 	email := site.user(t, "admin@example.com", auth.RoleAdmin, "")
 	b := newBrowser(t)
 	b.signIn(t, site.url, "/admin/destinations", email)
 	require.Equal(t, 2, eval[int](t, b, `document.querySelectorAll('tr.destination').length`))
+	queue := func(id int64) []string {
+		return eval[[]string](t, b, fmt.Sprintf(`Array.from(document.querySelectorAll('tr.destination[data-id="%d"] td.pending, tr.destination[data-id="%d"] td.oldest, tr.destination[data-id="%d"] td.rate'), c => c.textContent.trim())`, id, id, id))
+	}
+	acme := queue(site.acmeDest)
+	require.Equal(t, "3", acme[0])
+	require.Regexp(t, `^(9|10) min \d+ s$`, acme[1])
+	require.Equal(t, "0.0", acme[2])
+	require.Equal(t, 1, eval[int](t, b, fmt.Sprintf(`document.querySelectorAll('tr.destination[data-id="%d"] td.oldest .late').length`, site.acmeDest)),
+		"a queue behind is marked")
+	require.Equal(t, []string{"0", "–", "<0.1"}, queue(site.globexDest))
 	b.screenshot(t, "destinations")
 
 	b.do(t,
