@@ -10,7 +10,7 @@ SELECT count(*) FROM audit_events WHERE tenant_id = @tenant_id AND action = @act
 -- anything). scope_tenant_id is the signed-in user's tenant, NULL for a
 -- global user, and applies to every row whatever the other filters say, so a
 -- tenant-scoped user never sees another tenant's events, nor events outside
--- any tenant. Run it with custom plans (see internal/audit) so that the
+-- any tenant. Run it with custom plans (see internal/auditlog) so that the
 -- planner drops the unused filters and walks the one index that fits the rest.
 -- name: AuditEventList :many
 SELECT e.id, e.created_at, e.action, e.actor, e.tenant_id, e.message_id, e.match_key, e.details,

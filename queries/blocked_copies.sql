@@ -94,7 +94,7 @@ WHERE id = @id AND released_message_id IS NULL AND dismissed_at IS NULL;
 -- BlockedCopyReviewList is a page of the review queue: kept copies with
 -- changed content, newest first, keyset paginated on (received_at, id),
 -- with their decision if there is one. Every filter is optional; the scope
--- applies whatever they say. Run it with custom plans (see internal/audit)
+-- applies whatever they say. Run it with custom plans (see internal/auditlog)
 -- so that the planner walks blocked_copies_tenant_review or
 -- blocked_copies_review, whichever fits.
 -- name: BlockedCopyReviewList :many

@@ -8,7 +8,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
@@ -96,7 +96,7 @@ func receivedURL(id int64) templ.SafeURL {
 	return templ.URL(adminpath.Path(adminpath.MessageReceived, id))
 }
 
-func filterURL(f audit.Filter) templ.SafeURL { return templ.URL(f.URL()) }
+func filterURL(f auditlog.Filter) templ.SafeURL { return templ.URL(f.URL()) }
 
 // short abbreviates a fingerprint or key for a table cell; the whole value
 // is in the cell's title and in the link it makes.
@@ -129,7 +129,7 @@ func scopeText(u auth.User) string {
 }
 
 // where names the tenant and environment of an event.
-func where(e audit.Event, showTenant bool) string {
+func where(e auditlog.Event, showTenant bool) string {
 	switch {
 	case !showTenant:
 		return e.Environment

@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/identifier"
 )
 
@@ -22,7 +22,7 @@ import (
 // then one page of events, newest first. htmx replaces only the results
 // when the filter changes or the page turns; without JavaScript the same
 // links and form load the whole page.
-func AdminAudit(p Page, f audit.Filter, pg audit.Page) templ.Component {
+func AdminAudit(p Page, f auditlog.Filter, pg auditlog.Page) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -284,7 +284,7 @@ func AdminAudit(p Page, f audit.Filter, pg audit.Page) templ.Component {
 // event happened, for users who see more than one. It fits a 1280 px
 // window: long values wrap inside their cells, and every blocked duplicate
 // or release links to the messages and copy it names.
-func eventTable(f audit.Filter, events []audit.Event, showTenant bool) templ.Component {
+func eventTable(f auditlog.Filter, events []auditlog.Event, showTenant bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -471,7 +471,7 @@ func eventTable(f audit.Filter, events []audit.Event, showTenant bool) templ.Com
 // on, whether its content differs from the original, the copy's own docnum
 // and where it came from, and the original it matched, linked while it is
 // stored (originalExpired: it is not).
-func duplicateCells(f audit.Filter, d audit.Duplicate, originalExpired bool) templ.Component {
+func duplicateCells(f auditlog.Filter, d auditlog.Duplicate, originalExpired bool) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/messagesearch"
@@ -21,7 +21,7 @@ const filterTime = "2006-01-02T15:04:05"
 // weekBlockedURL is the audit log of the 7 days' blocked duplicates that
 // the dashboard counts, of one message type when code is not "".
 func weekBlockedURL(d dashboard.Dashboard, tenant, code string) templ.SafeURL {
-	f := audit.Filter{
+	f := auditlog.Filter{
 		Action: auditevent.DuplicateBlocked,
 		Names:  adminlist.Names{Tenant: tenant, MessageType: code},
 		Window: adminlist.Window{From: d.WeekStart.UTC().Format(filterTime)},

@@ -10,7 +10,7 @@ import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
 import (
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/messageview"
@@ -22,7 +22,7 @@ import (
 // blocked copy, where it came from (justReleased adds a notice right after
 // the release); and its deliveries with every attempt. Every value is
 // escaped by templ, so a payload holding HTML shows as text.
-func AdminMessage(p Page, m messageview.Message, dups audit.Filter, pg audit.Page, copies blocked.Copies, justReleased bool, deliveries []delivery.OfMessage) templ.Component {
+func AdminMessage(p Page, m messageview.Message, dups auditlog.Filter, pg auditlog.Page, copies blocked.Copies, justReleased bool, deliveries []delivery.OfMessage) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

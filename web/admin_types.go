@@ -9,7 +9,7 @@ import (
 
 	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/messagetype"
@@ -56,7 +56,7 @@ func swapEditor(ed typeeditor.Editor) templ.Attributes {
 
 // duplicatesURL is the audit log of a type's blocked duplicates.
 func duplicatesURL(t typeeditor.Listed) templ.SafeURL {
-	f := audit.Filter{Action: auditevent.DuplicateBlocked, Names: adminlist.Names{Tenant: t.Tenant, MessageType: t.Code}}
+	f := auditlog.Filter{Action: auditevent.DuplicateBlocked, Names: adminlist.Names{Tenant: t.Tenant, MessageType: t.Code}}
 	return templ.URL(f.URL())
 }
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 )
 
 // head is the document head every page shares. htmx reads its settings from
@@ -245,7 +245,7 @@ func AdminLayout(p Page) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = navLink(p, SectionDuplicates, filterURL(audit.Filter{Action: auditevent.DuplicateBlocked}), "Duplicates").Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = navLink(p, SectionDuplicates, filterURL(auditlog.Filter{Action: auditevent.DuplicateBlocked}), "Duplicates").Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

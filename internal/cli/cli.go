@@ -133,8 +133,9 @@ func connect(ctx context.Context, cfg config.Config, tune ...func(*pgxpool.Confi
 	// edihub's statements read a few index ranges each; PostgreSQL's JIT
 	// pays off only for long scans, and it compiles whenever a plan's
 	// estimate passes jit_above_cost, which estimates made without fresh
-	// statistics often do: 20 to 40 ms per dashboard statement at a year
-	// of traffic (docs/performance.md). A DATABASE_URL may still turn it on.
+	// statistics often do, and then a dashboard statement spends longer
+	// compiling than running (docs/performance.md). A DATABASE_URL may
+	// still turn it on.
 	if _, set := poolCfg.ConnConfig.RuntimeParams["jit"]; !set {
 		poolCfg.ConnConfig.RuntimeParams["jit"] = "off"
 	}

@@ -161,8 +161,8 @@ func serveMetrics(ctx context.Context, cfg config.Config, m *metrics.Metrics, lo
 // small messages means very often: the heap that is live between requests
 // is small, while every request allocates its body, its JSON views and the
 // driver's copies of its parameters. A target of gcPercent lets the heap
-// grow five times what is live before collecting, which cut edihub's own
-// CPU per 2 KiB message by about two fifths (docs/performance.md). Alone,
+// grow five times what is live before collecting, which saves much of
+// edihub's own CPU per small message (docs/performance.md). Alone,
 // that would let a burst of large posts grow the heap five times as well;
 // the memory limit stops that: near it the collector runs as often as it
 // must, so the peak follows the bodies in process, not gcPercent.

@@ -115,7 +115,7 @@ type AuditEventListRow struct {
 // anything). scope_tenant_id is the signed-in user's tenant, NULL for a
 // global user, and applies to every row whatever the other filters say, so a
 // tenant-scoped user never sees another tenant's events, nor events outside
-// any tenant. Run it with custom plans (see internal/audit) so that the
+// any tenant. Run it with custom plans (see internal/auditlog) so that the
 // planner drops the unused filters and walks the one index that fits the rest.
 func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) ([]AuditEventListRow, error) {
 	rows, err := q.db.Query(ctx, auditEventList,

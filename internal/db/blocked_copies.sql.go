@@ -487,7 +487,7 @@ type BlockedCopyReviewListRow struct {
 // BlockedCopyReviewList is a page of the review queue: kept copies with
 // changed content, newest first, keyset paginated on (received_at, id),
 // with their decision if there is one. Every filter is optional; the scope
-// applies whatever they say. Run it with custom plans (see internal/audit)
+// applies whatever they say. Run it with custom plans (see internal/auditlog)
 // so that the planner walks blocked_copies_tenant_review or
 // blocked_copies_review, whichever fits.
 func (q *Queries) BlockedCopyReviewList(ctx context.Context, arg BlockedCopyReviewListParams) ([]BlockedCopyReviewListRow, error) {

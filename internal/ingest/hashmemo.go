@@ -8,8 +8,7 @@ import (
 )
 
 // hashMemoEntries bounds the payloads whose hashes are remembered: at about
-// 400 bytes an entry (330 measured with a docnum of 16 characters, before
-// the fingerprint's 64 were added), 16,384 of them hold 6.5 MB, and cover
+// 400 bytes an entry, 16,384 of them hold 6.5 MB, and cover
 // the last three minutes of traffic at a hundred messages a second.
 const hashMemoEntries = 16384
 

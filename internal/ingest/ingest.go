@@ -1,8 +1,3 @@
-// Package ingest decides, for each received message, whether it is new or a
-// duplicate, and stores it exactly once. Deduplication is either by the
-// client's Idempotency-Key or by the message type's fingerprint; in both
-// modes a database unique index, not application code, settles races, and
-// the decision, the message and its audit event commit in one transaction.
 package ingest
 
 import (

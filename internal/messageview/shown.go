@@ -8,9 +8,10 @@ import (
 )
 
 // MaxShownBytes bounds the text of a payload, and of the bytes a message
-// arrived as, that a page shows; the rest is in the download. A 10 MB
-// payload made a 41 MB page (indented, every quote escaped), and each view
-// held it several times over while it was written. 256 KiB is some 6,000
+// arrived as, that a page shows; the rest is in the download. A whole
+// payload of megabytes makes a page four times its size (indented, every
+// quote escaped), held several times over while it is written
+// (docs/performance.md, "Measurements behind the limits"). 256 KiB is some 6,000
 // lines of indented JSON, more than anyone reads in a browser, and more
 // than nearly every IDoc or webhook is whole (they are a few KiB to a few
 // tens of KiB), so those still show entire; escaped, it makes at most about

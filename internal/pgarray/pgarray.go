@@ -20,12 +20,10 @@ import (
 // received bytes, the details of a blocked copy) through reflection, one
 // boxed item at a time, and a []uuid.UUID (the integrations) worse: a
 // uuid.UUID is a driver.Valuer, so each item is formatted as text, refused
-// by the binary encoder and then parsed back before it is written. With the
-// copying of the items, those paths took 4.8 % of edihub's CPU for new
-// messages and 9.1 % for batches of 100; encoded directly, the arrays take
-// 3.4 % and 7.3 % (docs/performance.md, "Array parameters without
-// reflection"). The bytes sent are the same; pgarray_test.go compares
-// them.
+// by the binary encoder and then parsed back before it is written.
+// Encoded directly, the arrays cost a fraction of that (docs/performance.md,
+// "Array parameters without reflection"). The bytes sent are the same;
+// pgarray_test.go compares them.
 func EncodeDirectly(cfg *pgxpool.Config) {
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
@@ -85,8 +83,8 @@ func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
 // key values, a few hundred bytes a message. Without that room the first
 // of them copies the whole buffer, array and all, into one a quarter
 // larger, and a second large array (a packet's received bytes after its
-// views) is grown from that copy: a 5 MiB message held 11 MiB while it was
-// sent, a packet of 1,000 IDocs three times its bytes.
+// views) is grown from that copy, so a large message is held two or three
+// times over while it is sent.
 const roomPerItem = 512
 
 // arrayHeader is the size of a one-dimensional binary array's header.

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
@@ -213,18 +213,18 @@ func TestAuditEventsPartitionedInPlace(t *testing.T) {
 	// The audit log pages through the migrated events newest first, along
 	// the indexes the partition brought.
 	traced, rec := pgtest.TracedPool(t, url, "FROM audit_events")
-	svc := audit.New(traced)
+	svc := auditlog.New(traced)
 	for action, index := range map[string]string{
 		"message.duplicate_blocked": "audit_events_pkey",
 		"user.login_failed":         "audit_events_action_time",
 	} {
-		page, err := svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: action})
+		page, err := svc.List(ctx, auth.GlobalScope(), auditlog.Filter{Action: action})
 		require.NoError(t, err)
-		require.Len(t, page.Events, audit.PageSize)
+		require.Len(t, page.Events, auditlog.PageSize)
 		scans, raw := rec.Explain(t, traced)
 		require.NotContains(t, scans, "Seq Scan on audit_events", "%s", raw)
 		require.Contains(t, scans, index, "%s", raw)
-		older, err := svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: action, Window: adminlist.Window{Before: page.Older}})
+		older, err := svc.List(ctx, auth.GlobalScope(), auditlog.Filter{Action: action, Window: adminlist.Window{Before: page.Older}})
 		require.NoError(t, err)
 		require.Less(t, older.Events[0].ID, page.Events[len(page.Events)-1].ID)
 		require.Equal(t, action, older.Events[0].Action)

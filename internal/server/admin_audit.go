@@ -5,14 +5,14 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/web"
 )
 
 // adminAudit shows a page of the audit log, filtered as its URL says.
 func (s *Server) adminAudit(c echo.Context) error {
-	f := audit.FilterFromQuery(c.QueryParams())
+	f := auditlog.FilterFromQuery(c.QueryParams())
 	pg, err := s.audit.List(c.Request().Context(), currentUser(c).Scope(), f)
 	if err != nil {
 		return err

@@ -28,8 +28,9 @@ const (
 // heavyWork bounds the admin requests that work on whole payloads: a
 // message's page, a blocked copy's page (its diff decodes both payloads)
 // and the message-type editor's impact replay. Each holds a payload of up
-// to MAX_BODY_BYTES several times over, or batches of 8 MiB of them: 32
-// views of one 10 MB message at once took 1.16 GB, 16 replays 370 MiB.
+// to MAX_BODY_BYTES several times over, or batches of 8 MiB of them, so a
+// few dozen at once take gigabytes (docs/performance.md, "Measurements
+// behind the limits").
 // One user prepares at most heavyPerUser of them at once, and the process
 // at most a few per core, since the work is CPU-bound and more at once
 // would only interleave; a place is held until the answer is written, so

@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/audit"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/messageview"
@@ -37,7 +37,7 @@ func (s *Server) adminMessage(c echo.Context) error {
 	if err != nil {
 		return s.perhapsExpired(c, err)
 	}
-	dups := audit.Filter{Action: auditevent.DuplicateBlocked, MessageID: strconv.FormatInt(id, 10)}
+	dups := auditlog.Filter{Action: auditevent.DuplicateBlocked, MessageID: strconv.FormatInt(id, 10)}
 	pg, err := s.audit.List(ctx, scope, dups)
 	if err != nil {
 		return err

@@ -166,7 +166,7 @@ func (s *Server) formToken(c echo.Context) string {
 // before tokens were kept gets one in its row. A visitor gets one in the
 // sign-in cookie instead of a stored session: a session row for every
 // visit of the sign-in page, kept for hours, would let anyone fill the
-// sessions table (1,000 rows in 3.3 s). The visitor's token guards the
+// sessions table. The visitor's token guards the
 // sign-in form only, the one form a visitor can post, and is replaced by a
 // session's at sign-in. Signing it would prove nothing more: it belongs to
 // no session, so any token the server would sign an attacker could fetch

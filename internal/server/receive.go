@@ -264,9 +264,9 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 // What a body holds of the budget of bytes in process, as a multiple of
 // its bytes: what working on it costs beside what a JSON body of the same
 // size costs. IDoc-XML costs more: each IDoc is read into a tree, and kept
-// as its JSON view, its canonical form and its own bytes. Measured with
-// bodies of 5.8 MB, the heap grew by 23 MiB for a JSON envelope, 45 MiB for
-// a packet of 1,000 IDocs and 78 MiB for the densest IDoc idocxml accepts.
+// as its JSON view, its canonical form and its own bytes, about three
+// times what a JSON envelope of the same size holds (docs/performance.md,
+// "Measurements behind the limits").
 const (
 	jsonBodyCost    = 1
 	idocXMLBodyCost = 3

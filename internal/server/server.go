@@ -16,7 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/config"
@@ -57,7 +57,7 @@ type Server struct {
 	// message types, the dashboard and blocked copies.
 	sessions  *scs.SessionManager
 	auth      *auth.Service
-	audit     *audit.Service
+	audit     *auditlog.Service
 	messages  *messageview.Service
 	search    *messagesearch.Service
 	provision *provision.Service
@@ -117,7 +117,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 
 		sessions:  newSessions(pool, cfg.CookieSecure),
 		auth:      auth.New(pool),
-		audit:     audit.New(pool),
+		audit:     auditlog.New(pool),
 		messages:  messageview.New(pool),
 		search:    messagesearch.New(pool),
 		provision: provision.New(pool).AnnouncingChanges(senders.ForgetTenant),

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -21,7 +21,7 @@ import (
 // logs the index its plan reads.
 func BenchmarkAuditList(b *testing.B) {
 	pool, traced := pgtest.TracedPool(b, pgtest.URL(b), "FROM audit_events")
-	svc := audit.New(pool)
+	svc := auditlog.New(pool)
 	start := time.Now()
 	fill(b, pool, 1_000_000)
 	b.Logf("filled 1,000,000 audit events in %s", time.Since(start).Round(time.Second))
@@ -41,18 +41,18 @@ func BenchmarkAuditList(b *testing.B) {
 	type page struct {
 		name   string
 		scope  auth.Scope
-		filter audit.Filter
+		filter auditlog.Filter
 	}
-	pages := []page{{"match_key/first", auth.GlobalScope(), audit.Filter{Key: key}}}
+	pages := []page{{"match_key/first", auth.GlobalScope(), auditlog.Filter{Key: key}}}
 	for _, p := range []page{
-		{"all", auth.GlobalScope(), audit.Filter{}},
-		{"action", auth.GlobalScope(), audit.Filter{Action: dup}},
-		{"rare_action", auth.GlobalScope(), audit.Filter{Action: "user.login_failed"}},
-		{"action+tenant", auth.GlobalScope(), audit.Filter{Action: dup, Names: adminlist.Names{Tenant: "t4"}}},
-		{"tenant_user", auth.TenantScope(t4), audit.Filter{}},
-		{"tenant_user+action", auth.TenantScope(t4), audit.Filter{Action: dup}},
-		{"environment", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "sandbox"}}},
-		{"message_type", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}},
+		{"all", auth.GlobalScope(), auditlog.Filter{}},
+		{"action", auth.GlobalScope(), auditlog.Filter{Action: dup}},
+		{"rare_action", auth.GlobalScope(), auditlog.Filter{Action: "user.login_failed"}},
+		{"action+tenant", auth.GlobalScope(), auditlog.Filter{Action: dup, Names: adminlist.Names{Tenant: "t4"}}},
+		{"tenant_user", auth.TenantScope(t4), auditlog.Filter{}},
+		{"tenant_user+action", auth.TenantScope(t4), auditlog.Filter{Action: dup}},
+		{"environment", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "sandbox"}}},
+		{"message_type", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}},
 	} {
 		pages = append(pages, page{p.name + "/first", p.scope, p.filter},
 			page{p.name + "/deep", p.scope, p.filter.Older(deep)})

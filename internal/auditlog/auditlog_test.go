@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -20,7 +20,7 @@ import (
 // events events, and the ids needed to filter it.
 type testBundle struct {
 	pool    *pgxpool.Pool
-	svc     *audit.Service
+	svc     *auditlog.Service
 	tenants map[string]int64 // by slug
 }
 
@@ -28,7 +28,7 @@ func setup(t *testing.T, events int) *testBundle {
 	t.Helper()
 	pool := pgtest.Pool(t)
 	fill(t, pool, events)
-	b := &testBundle{pool: pool, svc: audit.New(pool), tenants: map[string]int64{}}
+	b := &testBundle{pool: pool, svc: auditlog.New(pool), tenants: map[string]int64{}}
 	rows, err := pool.Query(context.Background(), `SELECT slug, id FROM tenants`)
 	require.NoError(t, err)
 	for rows.Next() {
@@ -51,7 +51,7 @@ func (b *testBundle) ids(t *testing.T, where string, args ...any) []int64 {
 
 // all follows the Older cursors from the first page to the last and
 // returns every event id listed, in order.
-func (b *testBundle) all(t *testing.T, scope auth.Scope, f audit.Filter) []int64 {
+func (b *testBundle) all(t *testing.T, scope auth.Scope, f auditlog.Filter) []int64 {
 	t.Helper()
 	var ids []int64
 	for pages := 0; ; pages++ {
@@ -59,14 +59,14 @@ func (b *testBundle) all(t *testing.T, scope auth.Scope, f audit.Filter) []int64
 		page, err := b.svc.List(context.Background(), scope, f)
 		require.NoError(t, err)
 		require.Empty(t, page.Problems)
-		require.LessOrEqual(t, len(page.Events), audit.PageSize)
+		require.LessOrEqual(t, len(page.Events), auditlog.PageSize)
 		for _, e := range page.Events {
 			ids = append(ids, e.ID)
 		}
 		if page.Older == "" {
 			return ids
 		}
-		require.Len(t, page.Events, audit.PageSize, "only the last page is short")
+		require.Len(t, page.Events, auditlog.PageSize, "only the last page is short")
 		f = f.Older(page.Older)
 	}
 }
@@ -82,7 +82,7 @@ func TestListPagesThroughEveryEventNewestFirst(t *testing.T) {
 
 	want := b.ids(t, "true")
 	require.Len(t, want, 570)
-	require.Equal(t, want, b.all(t, auth.GlobalScope(), audit.Filter{}))
+	require.Equal(t, want, b.all(t, auth.GlobalScope(), auditlog.Filter{}))
 }
 
 func TestListFilters(t *testing.T) {
@@ -101,21 +101,21 @@ func TestListFilters(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		filter audit.Filter
+		filter auditlog.Filter
 		where  string
 		args   []any
 	}{
-		{"action", audit.Filter{Action: "user.login_failed"}, `action = 'user.login_failed'`, nil},
-		{"tenant", audit.Filter{Names: adminlist.Names{Tenant: "t4"}}, `tenant_id = $1`, []any{t4}},
-		{"tenant and action", audit.Filter{Names: adminlist.Names{Tenant: "t2"}, Action: "message.duplicate_blocked"},
+		{"action", auditlog.Filter{Action: "user.login_failed"}, `action = 'user.login_failed'`, nil},
+		{"tenant", auditlog.Filter{Names: adminlist.Names{Tenant: "t4"}}, `tenant_id = $1`, []any{t4}},
+		{"tenant and action", auditlog.Filter{Names: adminlist.Names{Tenant: "t2"}, Action: "message.duplicate_blocked"},
 			`tenant_id = $1 AND action = 'message.duplicate_blocked'`, []any{t2}},
-		{"environment", audit.Filter{Names: adminlist.Names{Tenant: "t2", Environment: "sandbox"}},
+		{"environment", auditlog.Filter{Names: adminlist.Names{Tenant: "t2", Environment: "sandbox"}},
 			`environment_id = (SELECT id FROM environments WHERE tenant_id = $1 AND slug = 'sandbox')`, []any{t2}},
-		{"message type", audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "INVOIC02"}},
+		{"message type", auditlog.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "INVOIC02"}},
 			`message_type_id = (SELECT id FROM message_types WHERE tenant_id = $1 AND code = 'INVOIC02')`, []any{t4}},
-		{"fingerprint", audit.Filter{Key: fingerprint}, `match_key = $1`, []any{fingerprint}},
-		{"message", audit.Filter{MessageID: fmt.Sprint(messageID)}, `message_id = $1`, []any{messageID}},
-		{"time range", audit.Filter{Window: adminlist.Window{From: from, To: to}},
+		{"fingerprint", auditlog.Filter{Key: fingerprint}, `match_key = $1`, []any{fingerprint}},
+		{"message", auditlog.Filter{MessageID: fmt.Sprint(messageID)}, `message_id = $1`, []any{messageID}},
+		{"time range", auditlog.Filter{Window: adminlist.Window{From: from, To: to}},
 			`created_at >= $1 AND created_at < $2`, []any{middle.Add(-time.Hour).Truncate(time.Minute), middle.Add(time.Hour).Truncate(time.Second)}},
 	}
 	for _, tt := range tests {
@@ -131,7 +131,7 @@ func TestListDecodesBlockedDuplicates(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 100)
 	page, err := b.svc.List(context.Background(), auth.GlobalScope(),
-		audit.Filter{Action: "message.duplicate_blocked", Names: adminlist.Names{Tenant: "t1", Environment: "production", MessageType: "ORDERS05"}})
+		auditlog.Filter{Action: "message.duplicate_blocked", Names: adminlist.Names{Tenant: "t1", Environment: "production", MessageType: "ORDERS05"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, page.Events)
 	for _, e := range page.Events {
@@ -155,14 +155,14 @@ func TestListKeepsToTheScope(t *testing.T) {
 	own := b.ids(t, `tenant_id = $1`, t3)
 	scope := auth.TenantScope(t3)
 
-	require.Equal(t, own, b.all(t, scope, audit.Filter{}))
-	require.Equal(t, own, b.all(t, scope, audit.Filter{Names: adminlist.Names{Tenant: "t3"}}))
-	require.Empty(t, b.all(t, scope, audit.Filter{Action: "user.login_failed"}), "events outside any tenant are the global users'")
-	require.Empty(t, b.all(t, auth.Scope{}, audit.Filter{}), "the zero scope sees nothing")
+	require.Equal(t, own, b.all(t, scope, auditlog.Filter{}))
+	require.Equal(t, own, b.all(t, scope, auditlog.Filter{Names: adminlist.Names{Tenant: "t3"}}))
+	require.Empty(t, b.all(t, scope, auditlog.Filter{Action: "user.login_failed"}), "events outside any tenant are the global users'")
+	require.Empty(t, b.all(t, auth.Scope{}, auditlog.Filter{}), "the zero scope sees nothing")
 
 	// Another tenant's name reads as unknown, exactly like a made-up one.
 	for _, slug := range []string{"t1", "nope"} {
-		page, err := b.svc.List(context.Background(), scope, audit.Filter{Names: adminlist.Names{Tenant: slug}})
+		page, err := b.svc.List(context.Background(), scope, auditlog.Filter{Names: adminlist.Names{Tenant: slug}})
 		require.NoError(t, err)
 		require.Equal(t, []string{fmt.Sprintf("there is no tenant %q", slug)}, page.Problems)
 		require.Empty(t, page.Events)
@@ -172,13 +172,13 @@ func TestListKeepsToTheScope(t *testing.T) {
 	var other int64
 	require.NoError(t, b.pool.QueryRow(context.Background(),
 		`SELECT message_id FROM audit_events WHERE tenant_id <> $1 AND message_id IS NOT NULL LIMIT 1`, t3).Scan(&other))
-	require.Empty(t, b.all(t, scope, audit.Filter{MessageID: fmt.Sprint(other)}))
+	require.Empty(t, b.all(t, scope, auditlog.Filter{MessageID: fmt.Sprint(other)}))
 }
 
 func TestListExplainsFiltersItCannotApply(t *testing.T) {
 	t.Parallel()
 	b := setup(t, 10)
-	page, err := b.svc.List(context.Background(), auth.GlobalScope(), audit.Filter{
+	page, err := b.svc.List(context.Background(), auth.GlobalScope(), auditlog.Filter{
 		Action:    "DROP TABLE",
 		Names:     adminlist.Names{Environment: "production"},
 		Key:       string(make([]byte, 300)),
@@ -198,14 +198,14 @@ func TestListExplainsFiltersItCannotApply(t *testing.T) {
 	}, page.Problems)
 
 	page, err = b.svc.List(context.Background(), auth.GlobalScope(),
-		audit.Filter{Names: adminlist.Names{Tenant: "t1", Environment: "qa", MessageType: "DESADV"}})
+		auditlog.Filter{Names: adminlist.Names{Tenant: "t1", Environment: "qa", MessageType: "DESADV"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{`the tenant has no environment "qa"`, `the tenant has no message type "DESADV"`}, page.Problems)
 }
 
 func TestFilterRoundTripsThroughTheURL(t *testing.T) {
 	t.Parallel()
-	f := audit.Filter{
+	f := auditlog.Filter{
 		Action:    "message.duplicate_blocked",
 		Names:     adminlist.Names{Tenant: "acme", Environment: "production", MessageType: "ORDERS05"},
 		Key:       "a b&c",
@@ -214,10 +214,10 @@ func TestFilterRoundTripsThroughTheURL(t *testing.T) {
 	}
 	u, err := url.Parse(f.URL())
 	require.NoError(t, err)
-	require.Equal(t, f, audit.FilterFromQuery(u.Query()))
-	require.Equal(t, "/admin/audit?action=message.duplicate_blocked", audit.Filter{Action: "message.duplicate_blocked"}.URL())
-	require.Equal(t, "/admin/audit", audit.Filter{}.URL(), "empty fields stay out of the URL")
-	require.Equal(t, "/admin/audit?action=x.y&key=k", audit.Filter{Action: "x.y", Window: adminlist.Window{Before: "c"}}.WithKey("k").URL(),
+	require.Equal(t, f, auditlog.FilterFromQuery(u.Query()))
+	require.Equal(t, "/admin/audit?action=message.duplicate_blocked", auditlog.Filter{Action: "message.duplicate_blocked"}.URL())
+	require.Equal(t, "/admin/audit", auditlog.Filter{}.URL(), "empty fields stay out of the URL")
+	require.Equal(t, "/admin/audit?action=x.y&key=k", auditlog.Filter{Action: "x.y", Window: adminlist.Window{Before: "c"}}.WithKey("k").URL(),
 		"narrowing the filter starts from the newest event")
 }
 
@@ -236,7 +236,7 @@ func TestListShowsEventsOfExpiredMessages(t *testing.T) {
 
 	want := b.ids(t, "message_id = $1", gone)
 	require.NotEmpty(t, want)
-	page, err := b.svc.List(ctx, auth.GlobalScope(), audit.Filter{MessageID: fmt.Sprint(gone)})
+	page, err := b.svc.List(ctx, auth.GlobalScope(), auditlog.Filter{MessageID: fmt.Sprint(gone)})
 	require.NoError(t, err)
 	var got []int64
 	for _, e := range page.Events {
@@ -247,7 +247,7 @@ func TestListShowsEventsOfExpiredMessages(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 
-	all, err := b.svc.List(ctx, auth.GlobalScope(), audit.Filter{Action: "message.duplicate_blocked"})
+	all, err := b.svc.List(ctx, auth.GlobalScope(), auditlog.Filter{Action: "message.duplicate_blocked"})
 	require.NoError(t, err)
 	for _, e := range all.Events {
 		require.Equal(t, e.MessageID == gone, e.MessageExpired, "event %d", e.ID)

@@ -1,8 +1,8 @@
-// Package audit lists audit events for the admin pages: filters that live in
+// Package auditlog lists audit events for the admin pages: filters that live in
 // the URL, keyset pagination that stays fast on millions of events, the
 // signed-in user's tenant scope applied inside every query, and the details
 // of blocked duplicates decoded for display.
-package audit
+package auditlog
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/audit"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
@@ -56,7 +56,7 @@ func TestListQueryUsesAnIndexWithoutStatistics(t *testing.T) {
 // checks the index its plan reads. load fills the database.
 func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	pool, traced := pgtest.TracedPool(t, url, "FROM audit_events")
-	svc := audit.New(pool)
+	svc := auditlog.New(pool)
 
 	ctx := context.Background()
 	var deep string
@@ -89,28 +89,28 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	tests := []struct {
 		name   string
 		scope  auth.Scope
-		filter audit.Filter
+		filter auditlog.Filter
 		index  string
 	}{
 		// The primary key, (created_at, id), read backwards.
-		{"everything", auth.GlobalScope(), audit.Filter{}, "audit_events_pkey"},
-		{"everything, deep", auth.GlobalScope(), audit.Filter{Window: adminlist.Window{Before: deep}}, "audit_events_pkey"},
+		{"everything", auth.GlobalScope(), auditlog.Filter{}, "audit_events_pkey"},
+		{"everything, deep", auth.GlobalScope(), auditlog.Filter{Window: adminlist.Window{Before: deep}}, "audit_events_pkey"},
 		// Blocked duplicates, nine events in ten, are the first entries of
 		// any time-ordered index; only the rare actions have an index of
 		// their own (audit_events_action_time and
 		// audit_events_tenant_action_time hold no blocked duplicate).
-		{"action", auth.GlobalScope(), audit.Filter{Action: dup}, "audit_events_pkey"},
-		{"content changed", auth.GlobalScope(), audit.Filter{Content: "changed"}, "audit_events_content_time"},
-		{"content changed, deep", auth.GlobalScope(), audit.Filter{Content: "changed", Window: adminlist.Window{Before: deep}}, "audit_events_content_time"},
-		{"rare action, deep", auth.GlobalScope(), audit.Filter{Action: "user.login_failed", Window: adminlist.Window{Before: deep}}, "audit_events_action_time"},
-		{"tenant scope", auth.TenantScope(t4), audit.Filter{}, "audit_events_tenant_time"},
-		{"tenant scope and action, deep", auth.TenantScope(t4), audit.Filter{Action: dup, Window: adminlist.Window{Before: deep}}, "audit_events_tenant_time"},
-		{"tenant filter and action", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: dup}, "audit_events_tenant_time"},
-		{"tenant filter and rare action", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: "user.logged_in"}, "audit_events_tenant_action_time"},
-		{"message", auth.GlobalScope(), audit.Filter{Action: dup, MessageID: strconv.FormatInt(message, 10)}, "audit_events_message"},
-		{"rare environment", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "rare"}}, "audit_events_environment_time"},
-		{"fingerprint", auth.GlobalScope(), audit.Filter{Key: key}, "audit_events_match_key_time"},
-		{"message type", auth.GlobalScope(), audit.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}, "audit_events_message_type_time"},
+		{"action", auth.GlobalScope(), auditlog.Filter{Action: dup}, "audit_events_pkey"},
+		{"content changed", auth.GlobalScope(), auditlog.Filter{Content: "changed"}, "audit_events_content_time"},
+		{"content changed, deep", auth.GlobalScope(), auditlog.Filter{Content: "changed", Window: adminlist.Window{Before: deep}}, "audit_events_content_time"},
+		{"rare action, deep", auth.GlobalScope(), auditlog.Filter{Action: "user.login_failed", Window: adminlist.Window{Before: deep}}, "audit_events_action_time"},
+		{"tenant scope", auth.TenantScope(t4), auditlog.Filter{}, "audit_events_tenant_time"},
+		{"tenant scope and action, deep", auth.TenantScope(t4), auditlog.Filter{Action: dup, Window: adminlist.Window{Before: deep}}, "audit_events_tenant_time"},
+		{"tenant filter and action", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: dup}, "audit_events_tenant_time"},
+		{"tenant filter and rare action", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: "user.logged_in"}, "audit_events_tenant_action_time"},
+		{"message", auth.GlobalScope(), auditlog.Filter{Action: dup, MessageID: strconv.FormatInt(message, 10)}, "audit_events_message"},
+		{"rare environment", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4", Environment: "rare"}}, "audit_events_environment_time"},
+		{"fingerprint", auth.GlobalScope(), auditlog.Filter{Key: key}, "audit_events_match_key_time"},
+		{"message type", auth.GlobalScope(), auditlog.Filter{Names: adminlist.Names{Tenant: "t4", MessageType: "SHOP_ORDER"}}, "audit_events_message_type_time"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
