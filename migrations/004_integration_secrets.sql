@@ -19,3 +19,8 @@ INSERT INTO integration_secrets (integration_id, secret, created_at)
 SELECT id, secret, created_at FROM integrations WHERE secret <> '';
 
 ALTER TABLE integrations DROP COLUMN secret;
+
+-- No Down: going back would have to fold several current secrets of a
+-- rotating integration into the one column it had, dropping all but one,
+-- and a sender still signing with a dropped secret would be refused. A
+-- database is taken back by restoring its backup instead.

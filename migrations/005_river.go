@@ -10,21 +10,41 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 )
 
-// RiverVersion is the version of River's own schema (its migration line
-// "main") that edihub's migrations bring a database to. River's tables hold
-// the delivery jobs; they are created by River's migrator, not copied SQL, so
-// they are exactly what the River library expects. Upgrading River to a
-// release with newer schema versions means adding an edihub migration that
-// targets the new version; a test fails until that is done.
-const RiverVersion = 8
+// riverSteps are edihub's migrations that move River's own schema (its
+// migration line "main"), which holds the delivery jobs. River's migrator
+// creates the tables, not copied SQL, so they are exactly what the River
+// library expects. Each step pins the River version it brings a database
+// to, so that a migration once applied means the same thing forever:
+// upgrading River to a release with a newer schema adds a step and never
+// edits one (TestRiverSchemaIsWhatTheLibraryExpects fails until it is
+// added). A step's Down returns to the previous step's version.
+var riverSteps = []struct {
+	migration    int64 // edihub's (goose) version of the step
+	riverVersion int   // River's schema version after it
+}{
+	{migration: 5, riverVersion: 8},
+}
+
+// RiverVersion is the version of River's schema that edihub's migrations
+// bring a database to: the last step's.
+var RiverVersion = riverSteps[len(riverSteps)-1].riverVersion
 
 // Go holds the migrations written in Go, merged by version with the SQL
 // files.
-var Go = []*goose.Migration{
-	goose.NewGoMigration(5,
-		&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, RiverVersion) }},
-		&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, -1) }},
-	),
+var Go = riverMigrations()
+
+func riverMigrations() []*goose.Migration {
+	steps := make([]*goose.Migration, len(riverSteps))
+	previous := -1 // no River tables at all
+	for i, step := range riverSteps {
+		up, down := step.riverVersion, previous
+		steps[i] = goose.NewGoMigration(step.migration,
+			&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, up) }},
+			&goose.GoFunc{RunDB: func(ctx context.Context, db *sql.DB) error { return migrateRiver(ctx, db, down) }},
+		)
+		previous = step.riverVersion
+	}
+	return steps
 }
 
 // migrateRiver moves River's schema to version (-1 removes River's
