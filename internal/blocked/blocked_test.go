@@ -17,6 +17,7 @@ import (
 	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -45,7 +46,7 @@ func setup(t *testing.T) *testBundle {
 	in := ingest.New(pool, time.Hour, deliveries)
 	receive := func(payload string) ingest.Result {
 		res, err := in.Receive(ctx, ingest.Request{
-			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(payload),
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: []byte(payload),
 			Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 		})
 		require.NoError(t, err)

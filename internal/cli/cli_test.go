@@ -23,6 +23,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -554,7 +555,7 @@ func TestWorker(t *testing.T) {
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
 	_, err = ingest.New(pool, time.Hour, delivery.NewService(pool, cfg.Delivery.MaxAttempts)).Receive(context.Background(), ingest.Request{
-		TenantID: tenantID, EnvironmentID: envID, MessageType: mt, Docnum: "0000000064132944", Payload: []byte(`{}`),
+		TenantID: tenantID, EnvironmentID: envID, MessageType: messagetype.Prepare(mt), Docnum: "0000000064132944", Payload: []byte(`{}`),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)

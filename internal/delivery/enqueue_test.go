@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
 func TestEveryNewMessageGetsOneDeliveryPerMatchingDestination(t *testing.T) {
@@ -40,7 +41,7 @@ func TestEveryNewMessageGetsOneDeliveryPerMatchingDestination(t *testing.T) {
 	// A message without any fingerprint takes the other insert.
 	mt := b.types["ORDERS05"]
 	unkeyed, err := b.ingest.Receive(context.Background(), ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: mt, Payload: []byte(`{"no":"key"}`),
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: messagetype.Prepare(mt), Payload: []byte(`{"no":"key"}`),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestEveryNewMessageGetsOneDeliveryPerMatchingDestination(t *testing.T) {
 
 	// With an Idempotency-Key: the first request stores, the replay does not.
 	keyed := ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: mt, Docnum: "K-1",
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: messagetype.Prepare(mt), Docnum: "K-1",
 		Payload: []byte(`{"id":"K-1"}`), IdempotencyKey: "key-1",
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	}
@@ -127,7 +128,7 @@ func TestBatchesWriteDeliveriesWithTheirMessages(t *testing.T) {
 
 	item := func(code, id string) ingest.Request {
 		return ingest.Request{
-			TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: b.types[code], Docnum: "D-" + id,
+			TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: messagetype.Prepare(b.types[code]), Docnum: "D-" + id,
 			Payload: []byte(`{"id":"` + id + `"}`), Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessages, Actor: "test"},
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/signature"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -98,7 +99,7 @@ func (b *testBundle) receive(t testing.TB, env, code, id string) ingest.Result {
 	require.NoError(t, err)
 	mt := b.types[code]
 	res, err := b.ingest.Receive(context.Background(), ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs[env], MessageType: mt, Docnum: "D-" + id, Payload: payload,
+		TenantID: b.tenantID, EnvironmentID: b.envs[env], MessageType: messagetype.Prepare(mt), Docnum: "D-" + id, Payload: payload,
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 	})
 	require.NoError(t, err)

@@ -20,6 +20,7 @@ import (
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
 // waitSettled waits until no delivery is pending, or fails the test.
@@ -388,7 +389,7 @@ func TestDeliversTheReceivedBytesWithTheirContentType(t *testing.T) {
 	received := []byte(`<?xml version="1.0" encoding="ISO-8859-1"?><ORDERS05><IDOC BEGIN="1"><EDI_DC40 SEGMENT="1"><DOCNUM>7</DOCNUM></EDI_DC40></IDOC></ORDERS05>`)
 	mt := b.types["ORDERS05"]
 	res, err := b.ingest.Receive(context.Background(), ingest.Request{
-		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: mt, Docnum: "7",
+		TenantID: b.tenantID, EnvironmentID: b.envs["production"], MessageType: messagetype.Prepare(mt), Docnum: "7",
 		Payload:  []byte(`{"id":"xml-7"}`),
 		Received: &ingest.Received{ContentType: "application/xml; charset=ISO-8859-1", Bytes: received},
 		Source:   ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},

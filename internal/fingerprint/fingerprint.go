@@ -62,21 +62,44 @@ type Result struct {
 	Fallback    Fallback
 }
 
-// Compute returns the v1 fingerprint of in. An error means a path is
-// refused by the key-path grammar (a *keypath.Error), a selected value
-// exceeds the limits of evaluation (a *keypath.LimitError), or a selected
-// value cannot be canonicalised (for example a number outside the range of
-// a double, or an object with duplicate keys); values at paths that are not
-// configured never cause an error.
+// Compute returns the v1 fingerprint of in, as NewRule(in.MessageTypeID,
+// in.Paths).Compute(in.Docnum, in.Payload) does.
 func Compute(in Input) (Result, error) {
-	paths, err := parse(in.Paths)
-	if err != nil {
-		return Result{}, err
+	return NewRule(in.MessageTypeID, in.Paths).Compute(in.Docnum, in.Payload)
+}
+
+// Rule is one message type's fingerprint rule: its id and its key paths,
+// checked against the key-path grammar once, so that a type kept in a
+// cache parses its paths once rather than for every message.
+type Rule struct {
+	messageTypeID int64
+	paths         []keypath.Path
+	err           error // why the paths cannot be evaluated; Compute returns it
+}
+
+// NewRule prepares the rule of the message type with id and paths (from
+// message_types.duplicate_key_fields, in order). Paths the grammar refuses
+// are reported by Compute, for the message that needs them.
+func NewRule(messageTypeID int64, paths []string) Rule {
+	parsed, err := parse(paths)
+	return Rule{messageTypeID: messageTypeID, paths: parsed, err: err}
+}
+
+// Compute returns the v1 fingerprint of the message with docnum ("" when
+// it has none) and payload (raw JSON, already known to be valid). An error
+// means a path is refused by the key-path grammar (a *keypath.Error), a
+// selected value exceeds the limits of evaluation (a *keypath.LimitError),
+// or a selected value cannot be canonicalised (for example a number outside
+// the range of a double, or an object with duplicate keys); values at paths
+// that are not configured never cause an error.
+func (r Rule) Compute(docnum string, payload []byte) (Result, error) {
+	if r.err != nil {
+		return Result{}, r.err
 	}
 	var res Result
 	allMissing := true
-	for _, path := range paths {
-		v, err := extract(in.Payload, path)
+	for _, path := range r.paths {
+		v, err := extract(payload, path)
 		if err != nil {
 			return Result{}, fmt.Errorf("fingerprint path %q: %w", path, err)
 		}
@@ -84,10 +107,10 @@ func Compute(in Input) (Result, error) {
 		allMissing = allMissing && v.Missing
 	}
 
-	id := strconv.FormatInt(in.MessageTypeID, 10)
+	id := strconv.FormatInt(r.messageTypeID, 10)
 	elems := make([]string, 0, len(res.Values))
 	switch {
-	case len(in.Paths) == 0:
+	case len(r.paths) == 0:
 		res.Fallback = FallbackNoPaths
 	case allMissing:
 		res.Fallback = FallbackAllMissing
@@ -100,11 +123,11 @@ func Compute(in Input) (Result, error) {
 		// Without a docnum the fallback list would be [message_type_id]
 		// alone, which every such message of the type shares; SPEC.md
 		// therefore gives these messages no fingerprint at all.
-		if in.Docnum == "" {
+		if docnum == "" {
 			res.Fallback = FallbackNoDocnum
 			return res, nil
 		}
-		elems = append(elems, string(canon.AppendString(nil, in.Docnum)))
+		elems = append(elems, string(canon.AppendString(nil, docnum)))
 	}
 
 	canonical, err := canon.JSON(buildArray(id, elems))

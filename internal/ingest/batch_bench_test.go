@@ -8,6 +8,7 @@ import (
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/loadgen"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -27,7 +28,7 @@ func BenchmarkReceiveBatch(b *testing.B) {
 		batch := ingest.Batch{Items: make([]ingest.Request, perBatch)}
 		for i := range batch.Items {
 			n++
-			batch.Items[i] = ingest.Request{TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: doc.Payload(n),
+			batch.Items[i] = ingest.Request{TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: doc.Payload(n),
 				Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessages, RemoteAddr: "192.0.2.1", Actor: "bench"}}
 		}
 		if _, err := in.ReceiveBatch(context.Background(), batch); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -38,7 +39,7 @@ func newBatchSite(t *testing.T) *batchSite {
 		in:   ingest.New(pool, time.Hour, delivery.NewService(pool, 3)),
 		req: func(payload string) ingest.Request {
 			return ingest.Request{
-				TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(payload),
+				TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: []byte(payload),
 				Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessages, RemoteAddr: "192.0.2.1", Actor: "test"},
 			}
 		},

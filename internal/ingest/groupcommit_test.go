@@ -16,6 +16,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -72,7 +73,7 @@ func (s *groupSite) leader() ingest.Request {
 
 func (s *groupSite) req(mt db.MessageType, payload string) ingest.Request {
 	return ingest.Request{
-		TenantID: s.tenant, EnvironmentID: s.env, MessageType: mt, Payload: []byte(payload),
+		TenantID: s.tenant, EnvironmentID: s.env, MessageType: messagetype.Prepare(mt), Payload: []byte(payload),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 	}
 }
@@ -443,7 +444,7 @@ func withLanes(t *testing.T, test func(t *testing.T, pool *pgxpool.Pool, in *ing
 			in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3), ingest.WithGroupLanes(lanes))
 			test(t, pool, in, func(id, key string) ingest.Request {
 				return ingest.Request{
-					TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt,
+					TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt),
 					Payload: fmt.Appendf(nil, `{"id": %q}`, id), IdempotencyKey: key,
 					Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
 // hashed runs Service.hash on a message of req, as prepare does.
@@ -25,8 +26,8 @@ func TestHashMemoGivesTheCanonicalHashes(t *testing.T) {
 	t.Parallel()
 	s := New(nil, time.Hour, nil)
 	ctx := t.Context()
-	orders := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
-	invoic := db.MessageType{ID: 2, TenantID: 7, Code: "INVOIC02"}
+	orders := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"})
+	invoic := messagetype.Prepare(db.MessageType{ID: 2, TenantID: 7, Code: "INVOIC02"})
 	payload := []byte(`{"ORDERS05":{"IDOC":{"E1EDK01":[{"BELNR":"4500012345"}],"EDI_DC40":{"DOCNUM":"1"}}}}`)
 	content, err := canon.ContentHash(payload)
 	require.NoError(t, err)
@@ -89,7 +90,7 @@ func TestHashMemoIsBounded(t *testing.T) {
 	t.Parallel()
 	s := New(nil, time.Hour, nil)
 	s.hashes = newHashMemo(2)
-	mt := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
+	mt := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"})
 	for _, p := range []string{`{"n":1}`, `{"n":2}`, `{"n":3}`} {
 		_, err := hashed(t, t.Context(), s, Request{TenantID: 7, MessageType: mt, Payload: []byte(p)})
 		require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestHashMemoIsBounded(t *testing.T) {
 func TestHashMemoSeesTheSameBytesWithTheSameFingerprint(t *testing.T) {
 	t.Parallel()
 	s := New(nil, time.Hour, nil)
-	mt := db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"}
+	mt := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "ORDERS05"})
 	seen := func(fingerprint string) bool {
 		t.Helper()
 		m := message{Request: Request{TenantID: 7, MessageType: mt, Payload: []byte(`{"id":"A"}`)}}

@@ -17,7 +17,6 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/keypath"
 	"github.com/lefia/edihub/internal/messagetype"
 )
@@ -133,7 +132,7 @@ type Request struct {
 	EnvironmentID int64
 	// MessageType is the type the sender named, as it is now (package
 	// sender resolves it).
-	MessageType db.MessageType
+	MessageType messagetype.Type
 	Docnum      string
 	Payload     []byte // the raw payload JSON, stored as received
 	// CanonicalPayload, when set, is Payload's RFC 8785 canonical form,
@@ -321,9 +320,7 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	mt := req.MessageType
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 
-	fp, err := fingerprint.Compute(fingerprint.Input{
-		MessageTypeID: mt.ID, Paths: mt.DuplicateKeyFields, Docnum: req.Docnum, Payload: req.Payload,
-	})
+	fp, err := mt.Fingerprint.Compute(req.Docnum, req.Payload)
 	if err != nil {
 		return m, keyProblem(mt.Code, err)
 	}

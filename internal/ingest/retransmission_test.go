@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -56,7 +57,7 @@ func newRetransmissionSite(t *testing.T) *retransmissionSite {
 // order is a request for the order with payload, into env.
 func (s *retransmissionSite) order(env db.Environment, payload string) ingest.Request {
 	return ingest.Request{
-		TenantID: s.tenant.ID, EnvironmentID: env.ID, MessageType: s.orders, Payload: []byte(payload),
+		TenantID: s.tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(s.orders), Payload: []byte(payload),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessages, RemoteAddr: "192.0.2.1", Actor: "test"},
 	}
 }

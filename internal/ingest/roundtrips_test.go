@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -28,7 +29,7 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	req := func(id, key string) ingest.Request {
 		return ingest.Request{
-			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(`{"id":"` + id + `"}`),
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: []byte(`{"id":"` + id + `"}`),
 			IdempotencyKey: key, Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 		}
 	}
@@ -54,7 +55,7 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 		"a retransmission: one statement")
 	byDocnum := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "DOCNUM01"})
 	sameBytes := req("A", "")
-	sameBytes.MessageType, sameBytes.Docnum = byDocnum, "1"
+	sameBytes.MessageType, sameBytes.Docnum = messagetype.Prepare(byDocnum), "1"
 	require.EqualValues(t, 2, roundTrips(receive(sameBytes, ingest.Created)),
 		"the same bytes as a new message of a type keyed by docnum: the same two")
 	sameBytes.Docnum = "2"

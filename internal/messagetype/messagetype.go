@@ -11,8 +11,22 @@ import (
 	"strings"
 
 	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/keypath"
 )
+
+// Type is a message type as ingest reads it: its row, and its fingerprint
+// rule with the key paths parsed once, for as long as the type is cached.
+type Type struct {
+	db.MessageType
+	Fingerprint fingerprint.Rule
+}
+
+// Prepare makes mt ready for ingest.
+func Prepare(mt db.MessageType) Type {
+	return Type{MessageType: mt, Fingerprint: fingerprint.NewRule(mt.ID, mt.DuplicateKeyFields)}
+}
 
 // DefaultWindowHours applies when duplicate_window_hours is NULL.
 const DefaultWindowHours = 168

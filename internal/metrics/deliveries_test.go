@@ -12,6 +12,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -31,7 +32,7 @@ func TestDeliveryMetrics(t *testing.T) {
 	in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3))
 	for i := range 3 {
 		_, err := in.Receive(ctx, ingest.Request{
-			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(`{"id":"` + strconv.Itoa(i) + `"}`),
+			TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: []byte(`{"id":"` + strconv.Itoa(i) + `"}`),
 			Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 		})
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -61,7 +62,7 @@ func newSite(t *testing.T, pool *pgxpool.Pool, slug string, windows map[string]i
 func (s *site) receive(t *testing.T, code, payload, key string) ingest.Result {
 	t.Helper()
 	res, err := s.in.Receive(context.Background(), ingest.Request{
-		TenantID: s.tenant.ID, EnvironmentID: s.env.ID, MessageType: s.types[code], Payload: []byte(payload),
+		TenantID: s.tenant.ID, EnvironmentID: s.env.ID, MessageType: messagetype.Prepare(s.types[code]), Payload: []byte(payload),
 		IdempotencyKey: key,
 		Source:         ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 	})
@@ -278,7 +279,7 @@ func TestSweepWhileDuplicatesArrive(t *testing.T) {
 					// Every other copy has changed content, so that blocked
 					// copies are written beside the sweep too.
 					res, err := acme.in.Receive(ctx, ingest.Request{
-						TenantID: acme.tenant.ID, EnvironmentID: acme.env.ID, MessageType: acme.types["ORDERS"],
+						TenantID: acme.tenant.ID, EnvironmentID: acme.env.ID, MessageType: messagetype.Prepare(acme.types["ORDERS"]),
 						Payload: fmt.Appendf(nil, `{"id": %q, "n": %d}`, doc, (s+r)%2),
 						Source:  ingest.Source{Endpoint: ingest.EndpointReceiveMessage, RemoteAddr: "192.0.2.1", Actor: "test"},
 					})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -32,7 +33,7 @@ func TestStoredPayloadsAreCompressedWithLZ4(t *testing.T) {
 	in := ingest.New(pool, time.Hour, delivery.NewService(pool, 3))
 	payload := `{"id":"A","items":[` + strings.Repeat(`{"MATNR":"000000000000012345","MENGE":"1.000"},`, 200) + `{}]}`
 	res, err := in.Receive(ctx, ingest.Request{
-		TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: mt, Payload: []byte(payload),
+		TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: messagetype.Prepare(mt), Payload: []byte(payload),
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/signature"
 )
 
@@ -19,7 +20,7 @@ import (
 // message type, and how its deliveries prove who sent them.
 type Integration struct {
 	db.Integration
-	MessageType db.MessageType
+	MessageType messagetype.Type
 }
 
 // Bearer reports whether the integration's deliveries authenticate with
@@ -45,7 +46,7 @@ func (s *Service) Integration(ctx context.Context, rawID string) (Integration, e
 	if err != nil {
 		return Integration{}, fmt.Errorf("load integration %s: %w", id, err)
 	}
-	return Integration{Integration: row.Integration, MessageType: row.MessageType}, nil
+	return Integration{Integration: row.Integration, MessageType: messagetype.Prepare(row.MessageType)}, nil
 }
 
 // AuthenticateBearer checks a bearer integration's API key. Any key of the

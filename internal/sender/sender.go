@@ -18,6 +18,7 @@ import (
 	"github.com/lefia/edihub/internal/apikey"
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/messagetype"
 )
 
 // Service looks senders up.
@@ -58,7 +59,7 @@ func (c Caller) Actor() string { return fmt.Sprintf("api_key:%d", c.APIKeyID) }
 // message it sends names its own.
 type Typed struct {
 	Caller
-	types []db.MessageType
+	types []messagetype.Type
 	// reread looks the key up again, past the cache; nil when types were
 	// just read from the database.
 	reread func(context.Context) (Typed, error)
@@ -70,27 +71,27 @@ type Typed struct {
 // once more, past the cache, before code is called unknown, so that a new
 // type works at once everywhere. The error is then that of the lookup (a
 // revoked key, an unreachable database) if it failed.
-func (t *Typed) MessageType(ctx context.Context, code string) (db.MessageType, error) {
+func (t *Typed) MessageType(ctx context.Context, code string) (messagetype.Type, error) {
 	if mt, ok := t.find(code); ok {
 		return mt, nil
 	}
 	if t.reread != nil {
 		fresh, err := t.reread(ctx)
 		if err != nil {
-			return db.MessageType{}, err
+			return messagetype.Type{}, err
 		}
 		*t = fresh
 		if mt, ok := t.find(code); ok {
 			return mt, nil
 		}
 	}
-	return db.MessageType{}, errUnknownType(code)
+	return messagetype.Type{}, errUnknownType(code)
 }
 
-func (t *Typed) find(code string) (db.MessageType, bool) {
-	i := slices.IndexFunc(t.types, func(mt db.MessageType) bool { return mt.Code == code })
+func (t *Typed) find(code string) (messagetype.Type, bool) {
+	i := slices.IndexFunc(t.types, func(mt messagetype.Type) bool { return mt.Code == code })
 	if i < 0 {
-		return db.MessageType{}, false
+		return messagetype.Type{}, false
 	}
 	return t.types[i], true
 }
@@ -162,7 +163,7 @@ func (s *Service) lookUp(ctx context.Context, hash [sha256.Size]byte) (Typed, *t
 	t := Typed{Caller: Caller{APIKeyID: rows[0].ID, TenantID: rows[0].TenantID, EnvironmentID: rows[0].EnvironmentID}}
 	for _, r := range rows {
 		if mt, ok := r.MessageType(); ok {
-			t.types = append(t.types, mt)
+			t.types = append(t.types, messagetype.Prepare(mt))
 		}
 	}
 	return t, rows[0].RevokedAt, nil

@@ -13,9 +13,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/apperr"
-	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/sender"
 )
@@ -77,7 +77,7 @@ func (s *Server) apiCaller(c echo.Context) (sender.Typed, string, error) {
 }
 
 // envelopeRequest is the ingest request of a JSON envelope.
-func envelopeRequest(c echo.Context, who sender.Caller, mt db.MessageType, env envelope.Envelope) ingest.Request {
+func envelopeRequest(c echo.Context, who sender.Caller, mt messagetype.Type, env envelope.Envelope) ingest.Request {
 	return ingest.Request{
 		TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
 		Docnum: env.Docnum, Payload: env.Payload, Source: apiSource(c, who, ingest.EndpointReceiveMessage),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
 )
@@ -78,7 +79,7 @@ func TestReplayAgreesWithIngest(t *testing.T) {
 			require.NoError(t, err)
 		}
 		res, err := in.Receive(ctx, ingest.Request{
-			TenantID: mt.TenantID, EnvironmentID: a.env, MessageType: mt, Docnum: a.docnum, Payload: payload,
+			TenantID: mt.TenantID, EnvironmentID: a.env, MessageType: messagetype.Prepare(mt), Docnum: a.docnum, Payload: payload,
 			IdempotencyKey: a.key, Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 		})
 		require.NoError(t, err)

@@ -57,7 +57,7 @@ func (b *testBundle) receive(t *testing.T, docnum string, payload []byte) ingest
 	mt, err := db.On(b.pool).MessageTypeGetByID(ctx, db.MessageTypeGetByIDParams{TenantID: b.env.TenantID, ID: b.mt.ID})
 	require.NoError(t, err)
 	res, err := b.ingest.Receive(ctx, ingest.Request{
-		TenantID: b.env.TenantID, EnvironmentID: b.env.ID, MessageType: mt, Docnum: docnum, Payload: payload,
+		TenantID: b.env.TenantID, EnvironmentID: b.env.ID, MessageType: messagetype.Prepare(mt), Docnum: docnum, Payload: payload,
 		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
 	})
 	require.NoError(t, err)
