@@ -3,7 +3,6 @@ package auditlog
 import (
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 
 	"github.com/lefia/edihub/internal/adminlist"
@@ -25,28 +24,25 @@ type Filter struct {
 	adminlist.Window
 }
 
-// The URL query parameters of the filter fields.
-var params = slices.Concat([]adminlist.Param[Filter]{
+// list is how the filter travels in the page's URL.
+var list = adminlist.NewList(adminpath.Path(adminpath.Audit), []adminlist.Param[Filter]{
 	{Name: "action", Field: func(f *Filter) *string { return &f.Action }},
 	{Name: "key", Field: func(f *Filter) *string { return &f.Key }},
 	{Name: "message", Field: func(f *Filter) *string { return &f.MessageID }},
 	{Name: "content", Field: func(f *Filter) *string { return &f.Content }},
 },
-	adminlist.NameParams(func(f *Filter) *adminlist.Names { return &f.Names }),
-	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+	func(f *Filter) *adminlist.Names { return &f.Names },
+	func(f *Filter) *adminlist.Window { return &f.Window },
 )
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }
+func FilterFromQuery(q url.Values) Filter { return list.Read(q) }
 
 // URL is the audit page showing f.
-func (f Filter) URL() string { return adminlist.URL(params, adminpath.Path(adminpath.Audit), f) }
+func (f Filter) URL() string { return list.URL(f) }
 
 // Older is the same filter one page further back, after cursor.
-func (f Filter) Older(cursor string) Filter {
-	f.Before = cursor
-	return f
-}
+func (f Filter) Older(cursor string) Filter { return list.Older(f, cursor) }
 
 // FirstPage is the same filter from the newest event on.
 func (f Filter) FirstPage() Filter { return f.Older("") }

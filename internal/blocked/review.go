@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
@@ -42,24 +41,22 @@ type Filter struct {
 	adminlist.Window
 }
 
-var reviewParams = slices.Concat([]adminlist.Param[Filter]{
+// reviewList is how the filter travels in the page's URL.
+var reviewList = adminlist.NewList(adminpath.Path(adminpath.Review), []adminlist.Param[Filter]{
 	{Name: "state", Field: func(f *Filter) *string { return &f.State }},
 },
-	adminlist.NameParams(func(f *Filter) *adminlist.Names { return &f.Names }),
-	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+	func(f *Filter) *adminlist.Names { return &f.Names },
+	func(f *Filter) *adminlist.Window { return &f.Window },
 )
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return adminlist.Read(reviewParams, q) }
+func FilterFromQuery(q url.Values) Filter { return reviewList.Read(q) }
 
 // URL is the review queue showing f.
-func (f Filter) URL() string { return adminlist.URL(reviewParams, adminpath.Path(adminpath.Review), f) }
+func (f Filter) URL() string { return reviewList.URL(f) }
 
 // Older is the same filter one page further back, after cursor.
-func (f Filter) Older(cursor string) Filter {
-	f.Before = cursor
-	return f
-}
+func (f Filter) Older(cursor string) Filter { return reviewList.Older(f, cursor) }
 
 // FirstPage is the same filter from the newest copy on.
 func (f Filter) FirstPage() Filter { return f.Older("") }

@@ -31,13 +31,14 @@ type Filter struct {
 	adminlist.Window
 }
 
-// The URL query parameters of the filter fields.
-var params = slices.Concat([]adminlist.Param[Filter]{
+// list is how the filter travels in the page's URL.
+var list = adminlist.NewList(adminpath.Path(adminpath.Deliveries), []adminlist.Param[Filter]{
 	{Name: "status", Field: func(f *Filter) *string { return &f.Status }},
 	{Name: "destination", Field: func(f *Filter) *string { return &f.Destination }},
 	{Name: "message_type", Field: func(f *Filter) *string { return &f.MessageType }},
 },
-	adminlist.WindowParams(func(f *Filter) *adminlist.Window { return &f.Window }),
+	nil,
+	func(f *Filter) *adminlist.Window { return &f.Window },
 )
 
 // Statuses lists the statuses a delivery can have, in the order the page's
@@ -45,19 +46,16 @@ var params = slices.Concat([]adminlist.Param[Filter]{
 var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
 
 // FilterFromQuery reads a filter from a URL query.
-func FilterFromQuery(q url.Values) Filter { return adminlist.Read(params, q) }
+func FilterFromQuery(q url.Values) Filter { return list.Read(q) }
 
 // Values returns the filter as URL query values, leaving out empty fields.
-func (f Filter) Values() url.Values { return adminlist.Values(params, f) }
+func (f Filter) Values() url.Values { return list.Values(f) }
 
 // URL is the deliveries page showing f.
-func (f Filter) URL() string { return adminlist.URL(params, adminpath.Path(adminpath.Deliveries), f) }
+func (f Filter) URL() string { return list.URL(f) }
 
 // Older is the same filter one page further back, after cursor.
-func (f Filter) Older(cursor string) Filter {
-	f.Before = cursor
-	return f
-}
+func (f Filter) Older(cursor string) Filter { return list.Older(f, cursor) }
 
 // FirstPage is the same filter from the newest delivery on.
 func (f Filter) FirstPage() Filter { return f.Older("") }
