@@ -8,8 +8,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/identifier"

@@ -8,8 +8,8 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/lefia/edihub/internal/adminlist"
-	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/messagesearch"
 )

@@ -9,8 +9,8 @@ import (
 
 	"github.com/lefia/edihub/internal/adminlist"
 	"github.com/lefia/edihub/internal/adminpath"
-	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/typeeditor"
