@@ -26,6 +26,7 @@ import (
 	"github.com/lefia/edihub/internal/messagesearch"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
+	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/retention"
@@ -66,6 +67,8 @@ type Server struct {
 	blocked   *blocked.Service
 	// deliveries lists and retries deliveries and pauses destinations.
 	deliveries *delivery.Service
+	// notify tests notification channels and lists what they were sent.
+	notify *notify.Service
 	// retention tells how long data is kept and what the sweeps removed.
 	retention *retention.Reader
 
@@ -126,6 +129,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		blocked:   blocked.New(pool, deliveries),
 
 		deliveries: deliveries,
+		notify:     notify.NewService(pool, notify.NewSender(cfg.Notify, cfg.Delivery.Egress)),
 		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}),
 	}
 	for _, opt := range opts {
