@@ -284,10 +284,14 @@ step "Go micro benchmarks"
 go test -run '^$' -bench . -benchmem -count 3 ./internal/fingerprint/ ./internal/canon/ | tee "$out/micro.txt" >&2
 
 step "delivery: to a local receiver, one worker process, $delivery_messages messages"
-# End to end (ingest from 8 clients while the worker delivers: lag from each
-# ingest answer to the first attempt's arrival) and drain (messages stored
-# first, then delivered).
-go test -run '^$' -bench 'BenchmarkDelivery' -benchtime "${delivery_messages}x" ./internal/delivery/ | tee "$out/delivery.txt" >&2
+# End to end (ingest from 8 clients while the worker delivers: delivered÷stored
+# and the lag from each ingest answer to the first attempt's arrival) at
+# several limits, at a paced intake, beside a slow or failing destination and
+# among 1,000 idle ones; drain (messages stored first, then delivered); and a
+# receiver that takes 200 ms, with fewer messages, since it is slow by design.
+go test -run '^$' -bench 'BenchmarkDelivery(|Paced|Drain|SlowBesideFast|IdleDestinations)$' -benchtime "${delivery_messages}x" \
+  ./internal/delivery/ | tee "$out/delivery.txt" >&2
+go test -run '^$' -bench 'BenchmarkDeliverySlowReceiver$' -benchtime 200x ./internal/delivery/ | tee -a "$out/delivery.txt" >&2
 
 step "report"
 {

@@ -21,9 +21,10 @@ import (
 
 // Runner runs the delivery workers of one process: a River client with one
 // queue per destination, with as many workers as the destination's
-// concurrency limit. Any number of processes run Runners on one database;
-// River's row locks give each job to one of them at a time, and the
-// destination's leases (worker.takeLease) hold the limit across them.
+// concurrency limit and a few spare ones that wait for a place. Any number
+// of processes run Runners on one database; River's row locks give each
+// job to one of them at a time, and the destination's leases
+// (worker.loadAndLease) hold the limit across them.
 //
 // A queue runs only while its destination has pending deliveries: each
 // running queue polls the database, so running one per configured
@@ -333,7 +334,8 @@ func (r *Runner) sweep(ctx context.Context) error {
 	return nil
 }
 
-// start runs a destination's queue with its limit's number of workers.
+// start runs a destination's queue with its limit's number of workers and
+// a few spare ones (spareJobs).
 func (r *Runner) start(ctx context.Context, id int64, paused bool, workers int32) error {
 	name := QueueName(id)
 	if paused {
@@ -345,7 +347,7 @@ func (r *Runner) start(ctx context.Context, id int64, paused bool, workers int32
 			return err
 		}
 	}
-	if err := r.client.Queues().Add(name, river.QueueConfig{MaxWorkers: int(workers), FetchCooldown: fetchCooldown}); err != nil {
+	if err := r.client.Queues().Add(name, river.QueueConfig{MaxWorkers: int(workers) + spareJobs(workers), FetchCooldown: fetchCooldown}); err != nil {
 		return fmt.Errorf("add queue %s: %w", name, err)
 	}
 	r.queues[id] = &runningQueue{workers: workers, busyAt: time.Now()}
