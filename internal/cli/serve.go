@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lefia/edihub/internal/auditpartition"
@@ -74,7 +73,7 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	roller := rollup.New(pool, log, max(cfg.RequestTimeout, cfg.AdminRequestTimeout))
 	roller.OnRound = m.ObserveRollup
 	go roller.Run(ctx)
-	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m, notificationQueue(pool, cfg))
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m, notify.Queue(pool, cfg.Notify, cfg.Delivery.Egress))
 	if err != nil {
 		return err
 	}
@@ -107,21 +106,11 @@ func worker(ctx context.Context, cfg config.Config, log *slog.Logger, args []str
 			return err
 		}
 	}
-	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m, notificationQueue(pool, cfg))
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m, notify.Queue(pool, cfg.Notify, cfg.Delivery.Egress))
 	if err != nil {
 		return err
 	}
 	return runner.Run(ctx)
-}
-
-// notificationQueue is the queue notifications are sent from, run by every
-// process that runs delivery workers, on their River client.
-func notificationQueue(pool *pgxpool.Pool, cfg config.Config) delivery.Queue {
-	w := notify.NewWorker(pool, cfg.Notify, notify.NewSender(cfg.Notify, cfg.Delivery.Egress))
-	return delivery.Queue{
-		Name: notify.QueueName, MaxWorkers: notify.Workers, JobTimeout: w.Timeout(nil),
-		Register: func(workers *river.Workers) error { return river.AddWorkerSafely(workers, w) },
-	}
 }
 
 // serveMetrics serves /metrics, and with PROFILING Go's runtime profiles,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -392,4 +394,30 @@ func TestATenantTestsAndListsItsOwnChannelsOnly(t *testing.T) {
 	require.Equal(t, notify.EventTest, sent[0].Event)
 	require.Equal(t, notify.StatusSent, sent[0].Status)
 	require.Len(t, b.mail.received(), 1, "one mail, the test")
+}
+
+func TestTheDeliveryWorkersSendNotifications(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	var calls atomic.Int32
+	hook := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls.Add(1) }))
+	defer hook.Close()
+	id, _ := b.channel(t, &b.acme, notify.KindWebhook, hook.URL)
+	cfg := config.Delivery{Egress: b.policy, Timeout: 5 * time.Second, MaxAttempts: 2, RetryBase: time.Second, SyncInterval: time.Second}
+	runner, err := delivery.NewRunner(b.pool, cfg, time.Second, slog.New(slog.DiscardHandler), nil, notify.Queue(b.pool, b.cfg, b.policy))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	n := opened
+	n.TenantID = &b.acme
+	b.enqueue(t, n)
+	require.Equal(t, []row{{Status: notify.StatusSent, Attempts: 1, Sent: true, LastAnswer: "HTTP 200 OK"}}, b.settled(t, id),
+		"serve and worker run the queue notifications on their River client")
+	require.Equal(t, int32(1), calls.Load())
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/lefia/edihub/internal/backoff"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/identifier"
 )
 
@@ -37,6 +39,17 @@ type Worker struct {
 // the process's River client.
 func NewWorker(pool *pgxpool.Pool, cfg config.Notify, sender *Sender) *Worker {
 	return &Worker{pool: pool, sender: sender, maxAttempts: cfg.MaxAttempts, retryBase: cfg.RetryBase, timeout: cfg.Timeout}
+}
+
+// Queue is the queue notifications are sent from, run by every process
+// that runs delivery workers, on their River client, with the worker of
+// its jobs.
+func Queue(pool *pgxpool.Pool, cfg config.Notify, policy egress.Policy) delivery.Queue {
+	w := NewWorker(pool, cfg, NewSender(cfg, policy))
+	return delivery.Queue{
+		Name: QueueName, MaxWorkers: Workers, JobTimeout: w.Timeout(nil),
+		Register: func(workers *river.Workers) error { return river.AddWorkerSafely(workers, w) },
+	}
 }
 
 // Timeout gives a job its attempt's timeout plus the time to record it.

@@ -17,7 +17,6 @@ import (
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/notify"
-	"github.com/lefia/edihub/internal/signature"
 )
 
 // MaxChannelsPerTenant bounds a tenant's notification channels: every alert
@@ -59,18 +58,12 @@ func (s *Service) CreateChannel(ctx context.Context, spec ChannelSpec, policy eg
 		return 0, "", err
 	}
 	switch {
-	case spec.Kind != notify.KindWebhook && spec.Secret != "":
+	case spec.Kind == notify.KindWebhook:
+		if secret, err = signingSecret(spec.Secret); err != nil {
+			return 0, "", err
+		}
+	case spec.Secret != "":
 		return 0, "", apperr.New(apperr.Invalid, "invalid-field", "only a webhook channel takes a signing secret")
-	case spec.Kind != notify.KindWebhook:
-	case spec.Secret == "":
-		if secret, err = signature.GenerateSecret(signature.StandardWebhooks); err != nil {
-			return 0, "", err
-		}
-	default:
-		if err := validateSigningSecret(spec.Secret); err != nil {
-			return 0, "", err
-		}
-		secret = spec.Secret
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		var tenantID *int64

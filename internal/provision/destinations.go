@@ -53,11 +53,7 @@ func (s *Service) CreateDestination(ctx context.Context, spec DestinationSpec, p
 	if err != nil {
 		return 0, "", err
 	}
-	if secret = spec.Secret; secret == "" {
-		if secret, err = signature.GenerateSecret(signature.StandardWebhooks); err != nil {
-			return 0, "", err
-		}
-	} else if err := validateSigningSecret(secret); err != nil {
+	if secret, err = signingSecret(spec.Secret); err != nil {
 		return 0, "", err
 	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
@@ -130,6 +126,16 @@ func messageTypeIDs(ctx context.Context, q *db.Queries, t db.Tenant, codes []str
 		ids = append(ids, mt.ID)
 	}
 	return ids, nil
+}
+
+// signingSecret is the Standard Webhooks secret edihub signs with for a
+// destination or a webhook channel: given, once it is one edihub can sign
+// with, else a new one.
+func signingSecret(given string) (string, error) {
+	if given == "" {
+		return signature.GenerateSecret(signature.StandardWebhooks)
+	}
+	return given, validateSigningSecret(given)
 }
 
 // validateSigningSecret accepts a Standard Webhooks secret edihub can sign
