@@ -52,7 +52,8 @@ func (ml mailer) send(ctx context.Context, to string, m message) Answer {
 	if err != nil {
 		return Answer{Err: fmt.Errorf("connect to the mail server: %w", err)}
 	}
-	defer conn.Close()
+	// Closing the connection ends the client's too, after STARTTLS as well.
+	defer func() { _ = conn.Close() }()
 	// The deadline bounds every exchange with a server that stops answering;
 	// net/smtp takes no context.
 	deadline, _ := ctx.Deadline()
@@ -63,7 +64,6 @@ func (ml mailer) send(ctx context.Context, to string, m message) Answer {
 	if err != nil {
 		return smtpAnswer(fmt.Errorf("greeting: %w", err))
 	}
-	defer c.Close()
 	if ok, _ := c.Extension("STARTTLS"); ok && !ml.server.ImplicitTLS {
 		if err := c.StartTLS(ml.tlsConfig()); err != nil {
 			return smtpAnswer(fmt.Errorf("STARTTLS: %w", err))

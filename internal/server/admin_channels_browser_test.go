@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -118,6 +117,6 @@ func TestBrowserAdminManagesChannels(t *testing.T) {
 	b.screenshot(t, "channels")
 	require.Equal(t, 4, site.count(t, `SELECT count(*) FROM audit_events
 		WHERE action IN ('channel.created', 'channel.updated', 'channel.deleted') AND actor LIKE 'user:%'`),
-		fmt.Sprint("created twice, renamed, deleted"))
+		"created twice, renamed, deleted")
 	require.Zero(t, b.dialogs.Load())
 }
