@@ -42,3 +42,15 @@ WHERE n.channel_id = @channel_id
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
 ORDER BY n.created_at DESC, n.id DESC
 LIMIT @max_rows;
+
+-- NotificationListOfAlert lists the notifications of an alert, oldest
+-- first, to the channels the signed-in user's scope holds (NULL: a global
+-- user; a tenant's users do not see the global channels).
+-- name: NotificationListOfAlert :many
+SELECT n.id, n.event, n.status, n.attempts, n.last_error, n.created_at, n.sent_at,
+       c.id AS channel_id, c.kind AS channel_kind, c.name AS channel_name
+FROM notifications n
+JOIN notification_channels c ON c.id = n.channel_id
+WHERE n.alert_id = @alert_id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
+ORDER BY n.created_at, n.id;

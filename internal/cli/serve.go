@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/lefia/edihub/internal/alert"
 	"github.com/lefia/edihub/internal/auditpartition"
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
@@ -26,8 +27,9 @@ import (
 	"github.com/lefia/edihub/internal/server"
 )
 
-// serve migrates, then serves and runs delivery workers until ctx is
-// cancelled (SIGTERM), then lets in-flight requests and attempts finish.
+// serve migrates, then serves and runs delivery workers, the housekeeping
+// (retention, rollup) and the alert rules until ctx is cancelled (SIGTERM),
+// then lets in-flight requests and attempts finish.
 func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, args []string) error {
 	if len(args) > 0 {
 		return usageErrorf("serve takes no arguments; it is configured through environment variables")
@@ -73,6 +75,11 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	roller := rollup.New(pool, log, max(cfg.RequestTimeout, cfg.AdminRequestTimeout))
 	roller.OnRound = m.ObserveRollup
 	go roller.Run(ctx)
+	// The alert rules are evaluated by one replica at a time; each tries
+	// every ALERT_EVAL_INTERVAL, and the one holding the round does it.
+	evaluator := alert.New(pool, log, cfg.Alerts, delivery.NewService(pool, cfg.Delivery.MaxAttempts))
+	evaluator.OnRule = m.ObserveAlertRule
+	go evaluator.Run(ctx, cfg.Alerts.EvalInterval)
 	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, log, m, notify.Queue(pool, cfg.Notify, cfg.Delivery.Egress))
 	if err != nil {
 		return err

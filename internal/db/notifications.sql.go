@@ -136,6 +136,68 @@ func (q *Queries) NotificationInsert(ctx context.Context, arg NotificationInsert
 	return id, err
 }
 
+const notificationListOfAlert = `-- name: NotificationListOfAlert :many
+SELECT n.id, n.event, n.status, n.attempts, n.last_error, n.created_at, n.sent_at,
+       c.id AS channel_id, c.kind AS channel_kind, c.name AS channel_name
+FROM notifications n
+JOIN notification_channels c ON c.id = n.channel_id
+WHERE n.alert_id = $1
+  AND ($2::bigint IS NULL OR c.tenant_id = $2)
+ORDER BY n.created_at, n.id
+`
+
+type NotificationListOfAlertParams struct {
+	AlertID       *int64
+	ScopeTenantID *int64
+}
+
+type NotificationListOfAlertRow struct {
+	ID          int64
+	Event       string
+	Status      string
+	Attempts    int32
+	LastError   string
+	CreatedAt   time.Time
+	SentAt      *time.Time
+	ChannelID   int64
+	ChannelKind string
+	ChannelName string
+}
+
+// NotificationListOfAlert lists the notifications of an alert, oldest
+// first, to the channels the signed-in user's scope holds (NULL: a global
+// user; a tenant's users do not see the global channels).
+func (q *Queries) NotificationListOfAlert(ctx context.Context, arg NotificationListOfAlertParams) ([]NotificationListOfAlertRow, error) {
+	rows, err := q.db.Query(ctx, notificationListOfAlert, arg.AlertID, arg.ScopeTenantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []NotificationListOfAlertRow
+	for rows.Next() {
+		var i NotificationListOfAlertRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Event,
+			&i.Status,
+			&i.Attempts,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.ChannelID,
+			&i.ChannelKind,
+			&i.ChannelName,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const notificationListOfChannel = `-- name: NotificationListOfChannel :many
 SELECT n.id, n.alert_id, n.event, n.rule, n.title, n.status, n.attempts, n.last_error, n.last_answer, n.created_at, n.sent_at
 FROM notifications n

@@ -76,6 +76,11 @@ type Metrics struct {
 	// that keep coming mean a member that fails every time it is tried.
 	IngestGroupSize      prometheus.Histogram
 	IngestGroupFallbacks prometheus.Counter
+	// IngestRefusals counts the ingest answers of 400, 401, 403, 413, 415
+	// and 422 to authenticated API keys and known integrations: what the
+	// alert rule intake.refusing counts per key and integration, here per
+	// tenant, environment and endpoint.
+	IngestRefusals *prometheus.CounterVec
 	// RollupFailures counts rounds of the traffic rollup that failed.
 	RollupFailures prometheus.Counter
 	// AlertRuleFailures counts alert rules whose evaluation failed in a
@@ -139,6 +144,10 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_ingest_group_fallbacks_total",
 			Help: "Group commit transactions that failed, after which each of their messages was decided alone.",
 		}),
+		IngestRefusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edihub_ingest_refusals_total",
+			Help: "Ingest answers of 400, 401, 403, 413, 415 or 422 to authenticated API keys and known integrations, by endpoint, tenant and environment.",
+		}, []string{"endpoint", "tenant_id", "environment_id"}),
 		RollupFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "edihub_traffic_rollup_failures_total",
 			Help: "Rounds of the dashboard's traffic rollup that failed; the next one retries.",
@@ -148,7 +157,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Help: "Alert rules whose evaluation failed in a round, by rule; the others were evaluated.",
 		}, []string{"rule"}),
 	}
-	m.registry.MustRegister(m.RollupFailures, m.AlertRuleFailures,
+	m.registry.MustRegister(m.IngestRefusals, m.RollupFailures, m.AlertRuleFailures,
 		m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
 		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, m.IngestGroupSize, m.IngestGroupFallbacks, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),

@@ -12,12 +12,16 @@ import (
 
 // adminDashboard shows the dashboard of the user's scope, narrowed to one
 // tenant by ?tenant=<slug> (global users; a tenant's user only sees their
-// own anyway).
+// own anyway), under the alerts of the scope that are not resolved.
 func (s *Server) adminDashboard(c echo.Context) error {
-	d, err := s.dashboard.Load(c.Request().Context(), currentUser(c).Scope(),
-		strings.TrimSpace(c.QueryParam("tenant")), time.Now())
+	ctx, scope := c.Request().Context(), currentUser(c).Scope()
+	d, err := s.dashboard.Load(ctx, scope, strings.TrimSpace(c.QueryParam("tenant")), time.Now())
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.AdminDashboard(page(c, "Dashboard", web.SectionDashboard), d))
+	alerts, err := s.alerts.Unresolved(ctx, scope)
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AdminDashboard(page(c, "Dashboard", web.SectionDashboard), d, alerts))
 }

@@ -65,6 +65,7 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 				r.outcome, r.reason = failureLabel(err), p.Type
 				if r.sender.Kind != "" && refused.Counted(p.Status) {
 					s.refusals.Count(r.sender)
+					s.metrics.IngestRefusals.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID)).Inc()
 				}
 			}
 			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/alert"
 	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/blocked"
@@ -71,6 +72,8 @@ type Server struct {
 	notify *notify.Service
 	// retention tells how long data is kept and what the sweeps removed.
 	retention *retention.Reader
+	// alerts lists and acknowledges alerts.
+	alerts *alert.Service
 
 	// flushRefusals says that Serve flushes refusals itself.
 	flushRefusals bool
@@ -131,6 +134,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		deliveries: deliveries,
 		notify:     notify.NewService(pool, notify.NewSender(cfg.Notify, cfg.Delivery.Egress)),
 		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}),
+		alerts:     alert.NewService(pool),
 	}
 	for _, opt := range opts {
 		opt(s)
