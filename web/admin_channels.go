@@ -45,11 +45,11 @@ type ChannelView struct {
 	Sent   []notify.Sent
 }
 
-// channelKinds are the kinds a new channel may be, with what its target is.
-var channelKinds = []struct{ Kind, Label, Target string }{
-	{notify.KindEmail, "Email", "Address"},
-	{notify.KindSlack, "Slack (incoming webhook)", "Webhook URL"},
-	{notify.KindWebhook, "Webhook (signed JSON)", "URL"},
+// channelKinds are the kinds a new channel may be, as the form names them.
+var channelKinds = []struct{ Kind, Label string }{
+	{notify.KindEmail, "Email"},
+	{notify.KindSlack, "Slack (incoming webhook)"},
+	{notify.KindWebhook, "Webhook (signed JSON)"},
 }
 
 func channelURL(id int64) templ.SafeURL {

@@ -33,7 +33,11 @@ type receivedMail struct {
 	TLS      bool
 }
 
-func startMailServer(t testing.TB) *mailServer {
+func startMailServer(t testing.TB) *mailServer { return startMailServerOn(t, false) }
+
+// startMailServerOn starts a mail server that speaks TLS from the start
+// (smtps) when implicitTLS, else one that offers STARTTLS.
+func startMailServerOn(t testing.TB, implicitTLS bool) *mailServer {
 	t.Helper()
 	// httptest's certificate names 127.0.0.1, where the server listens.
 	certs := httptest.NewTLSServer(nil)
@@ -47,6 +51,9 @@ func startMailServer(t testing.TB) *mailServer {
 	s.TLSConfig = &tls.Config{Certificates: certs.TLS.Certificates}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	if implicitTLS {
+		ln = tls.NewListener(ln, s.TLSConfig)
+	}
 	m.Addr = ln.Addr().String()
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(func() { _ = s.Close() })

@@ -421,3 +421,28 @@ func TestTheDeliveryWorkersSendNotifications(t *testing.T) {
 		"serve and worker run the queue notifications on their River client")
 	require.Equal(t, int32(1), calls.Load())
 }
+
+func TestEmailOverImplicitTLSWithATitleOfManyLines(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.mail = startMailServerOn(t, true)
+	_, port, err := net.SplitHostPort(b.mail.Addr)
+	require.NoError(t, err)
+	b.cfg.SMTP.Port, b.cfg.SMTP.ImplicitTLS = port, true
+	id, _ := b.channel(t, nil, notify.KindEmail, "ops@example.com")
+	b.startWorkers(t)
+
+	n := opened
+	n.Title = "Destination down\r\nBcc: everyone@example.com"
+	n.Lines = []string{"line one\nline two", "Ünïcödé ✓"}
+	b.enqueue(t, n)
+	require.Equal(t, notify.StatusSent, b.settled(t, id)[0].Status)
+	mails := b.mail.received()
+	require.Len(t, mails, 1)
+	require.True(t, mails[0].TLS, "smtps:// speaks TLS from the start")
+	require.Contains(t, mails[0].Data, "Subject: [edihub] [opened] destination.failing: Destination down  Bcc: everyone@example.com\r\n",
+		"a title stays one line: it cannot add a header")
+	require.NotContains(t, mails[0].Data, "\r\nBcc:")
+	require.Contains(t, mails[0].Data, "line one line two")
+	require.Contains(t, mails[0].Data, "=C3=9Cn=C3=AFc=C3=B6d=C3=A9 =E2=9C=93", "UTF-8, quoted-printable")
+}
