@@ -25,6 +25,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/egress"
+	"github.com/lefia/edihub/internal/mailtest"
 	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/signature"
@@ -36,7 +37,7 @@ import (
 type testBundle struct {
 	pool         *pgxpool.Pool
 	acme, globex int64
-	mail         *mailServer
+	mail         *mailtest.Server
 	cfg          config.Notify
 	policy       egress.Policy
 }
@@ -44,7 +45,7 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	pool := pgtest.Pool(t)
-	b := &testBundle{pool: pool, mail: startMailServer(t)}
+	b := &testBundle{pool: pool, mail: mailtest.Start(t)}
 	b.acme = testfactory.Tenant(t, pool, &testfactory.TenantOpts{Slug: "acme"}).ID
 	b.globex = testfactory.Tenant(t, pool, &testfactory.TenantOpts{Slug: "globex"}).ID
 	host, port, err := net.SplitHostPort(b.mail.Addr)
@@ -230,13 +231,13 @@ func TestEveryKindIsSent(t *testing.T) {
 	require.Equal(t, "HTTP 204 No Content", b.settled(t, hookID)[0].LastAnswer)
 	require.Contains(t, b.settled(t, mailID)[0].LastAnswer, "250 ", "the mail server's reply to the message")
 
-	mails := b.mail.received()
+	mails := b.mail.Received()
 	require.Len(t, mails, 1)
 	m := mails[0]
 	require.Equal(t, "edihub@example.com", m.From)
 	require.Equal(t, "ops@acme.example", m.To)
 	require.True(t, m.TLS, "STARTTLS, which the server offers")
-	require.True(t, b.mail.authed, "signed in with SMTP_URL's user")
+	require.True(t, b.mail.Authenticated(), "signed in with SMTP_URL's user")
 	require.Contains(t, m.Data, "Subject: [edihub] [opened] destination.failing: Destination <!channel> & co\r\n")
 	require.Contains(t, m.Data, "12 deliveries are waiting.")
 	require.Contains(t, m.Data, "https://edihub.example.com/admin/alerts/42", "the link made absolute with PUBLIC_URL")
@@ -393,7 +394,7 @@ func TestATenantTestsAndListsItsOwnChannelsOnly(t *testing.T) {
 	require.Len(t, sent, 1)
 	require.Equal(t, notify.EventTest, sent[0].Event)
 	require.Equal(t, notify.StatusSent, sent[0].Status)
-	require.Len(t, b.mail.received(), 1, "one mail, the test")
+	require.Len(t, b.mail.Received(), 1, "one mail, the test")
 }
 
 func TestTheDeliveryWorkersSendNotifications(t *testing.T) {
@@ -425,7 +426,7 @@ func TestTheDeliveryWorkersSendNotifications(t *testing.T) {
 func TestEmailOverImplicitTLSWithATitleOfManyLines(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	b.mail = startMailServerOn(t, true)
+	b.mail = mailtest.StartImplicitTLS(t)
 	_, port, err := net.SplitHostPort(b.mail.Addr)
 	require.NoError(t, err)
 	b.cfg.SMTP.Port, b.cfg.SMTP.ImplicitTLS = port, true
@@ -437,7 +438,7 @@ func TestEmailOverImplicitTLSWithATitleOfManyLines(t *testing.T) {
 	n.Lines = []string{"line one\nline two", "Ünïcödé ✓"}
 	b.enqueue(t, n)
 	require.Equal(t, notify.StatusSent, b.settled(t, id)[0].Status)
-	mails := b.mail.received()
+	mails := b.mail.Received()
 	require.Len(t, mails, 1)
 	require.True(t, mails[0].TLS, "smtps:// speaks TLS from the start")
 	require.Contains(t, mails[0].Data, "Subject: [edihub] [opened] destination.failing: Destination down  Bcc: everyone@example.com\r\n",
