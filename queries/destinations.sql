@@ -37,7 +37,7 @@ ORDER BY id LIMIT 1;
 -- (scope_tenant_id NULL: a global user), or the one with id, with the codes
 -- of the message types each takes (none: every type).
 -- name: DestinationListForAdmin :many
-SELECT d.id, d.url, d.paused, d.max_concurrency, d.created_at, d.updated_at,
+SELECT d.id, d.url, d.paused, d.auto_paused_at, d.max_concurrency, d.created_at, d.updated_at,
        t.slug AS tenant_slug, e.slug AS environment_slug,
        ARRAY(SELECT mt.code FROM message_types mt
              WHERE mt.tenant_id = d.tenant_id AND mt.id = ANY(d.message_type_ids) ORDER BY mt.code)::text[] AS message_types

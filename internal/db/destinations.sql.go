@@ -225,7 +225,7 @@ func (q *Queries) DestinationListFailing(ctx context.Context, failingBefore time
 }
 
 const destinationListForAdmin = `-- name: DestinationListForAdmin :many
-SELECT d.id, d.url, d.paused, d.max_concurrency, d.created_at, d.updated_at,
+SELECT d.id, d.url, d.paused, d.auto_paused_at, d.max_concurrency, d.created_at, d.updated_at,
        t.slug AS tenant_slug, e.slug AS environment_slug,
        ARRAY(SELECT mt.code FROM message_types mt
              WHERE mt.tenant_id = d.tenant_id AND mt.id = ANY(d.message_type_ids) ORDER BY mt.code)::text[] AS message_types
@@ -246,6 +246,7 @@ type DestinationListForAdminRow struct {
 	ID              int64
 	Url             string
 	Paused          bool
+	AutoPausedAt    *time.Time
 	MaxConcurrency  int32
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
@@ -270,6 +271,7 @@ func (q *Queries) DestinationListForAdmin(ctx context.Context, arg DestinationLi
 			&i.ID,
 			&i.Url,
 			&i.Paused,
+			&i.AutoPausedAt,
 			&i.MaxConcurrency,
 			&i.CreatedAt,
 			&i.UpdatedAt,

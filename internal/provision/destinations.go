@@ -154,12 +154,15 @@ func validateSigningSecret(secret string) error {
 // Destination is a destination as the admin pages show it; its secret is
 // shown once, when it is created, and never read back.
 type Destination struct {
-	ID             int64
-	Tenant         string
-	Environment    string
-	URL            string
-	MessageTypes   []string // codes; empty: every type
-	Paused         bool
+	ID           int64
+	Tenant       string
+	Environment  string
+	URL          string
+	MessageTypes []string // codes; empty: every type
+	Paused       bool
+	// AutoPaused is when DESTINATION_AUTO_PAUSE_AFTER paused it, nil when
+	// it is not paused so (an admin paused it, or it runs).
+	AutoPaused     *time.Time
 	MaxConcurrency int32
 	Created        time.Time
 	Updated        time.Time
@@ -193,7 +196,8 @@ func (s *Service) destinations(ctx context.Context, scope auth.Scope, id *int64)
 	for i, r := range rows {
 		out[i] = Destination{
 			ID: r.ID, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug, URL: r.Url, MessageTypes: r.MessageTypes,
-			Paused: r.Paused, MaxConcurrency: r.MaxConcurrency, Created: r.CreatedAt.UTC(), Updated: r.UpdatedAt.UTC(),
+			Paused: r.Paused, AutoPaused: r.AutoPausedAt, MaxConcurrency: r.MaxConcurrency, Created: r.CreatedAt.UTC(),
+			Updated: r.UpdatedAt.UTC(),
 		}
 	}
 	return out, nil

@@ -152,3 +152,21 @@ func TestAcknowledgeAlert(t *testing.T) {
 	resp = admin.submit(fmt.Sprintf("/admin/alerts/%d/acknowledge", site.acmeResolved), url.Values{"back": {"https://evil.example/"}})
 	require.Equal(t, http.StatusConflict, resp.status, "a resolved alert is not acknowledged")
 }
+
+// A destination auto-pause paused says so on the destinations page, and
+// one click resumes it, which resolves its alert at the next round.
+func TestAutoPausedDestinationResumesInOneClick(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	id := b.destination(t, "http://127.0.0.1:9/in")
+	_, err := b.pool.Exec(context.Background(), `UPDATE destinations SET paused = true, auto_paused_at = now() WHERE id = $1`, id)
+	require.NoError(t, err)
+	c := b.client(t)
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	page := string(c.get("/admin/destinations").body)
+	require.Contains(t, page, "paused: failing")
+	resp := c.submit(fmt.Sprintf("/admin/destinations/%d/resume", id), url.Values{})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND NOT paused AND auto_paused_at IS NULL`, id))
+	require.NotContains(t, string(c.get("/admin/destinations").body), "paused: failing")
+}
