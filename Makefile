@@ -19,6 +19,10 @@ help: ## list the targets
 run: ## start edihub with a database and the demo loaded (see README)
 	@scripts/run.sh
 
+.PHONY: run-ha
+run-ha: ## start edihub and its demo on a local high-availability formation under .data/ha (pg_auto_failover, two nodes)
+	@scripts/run-ha.sh
+
 .PHONY: build
 build: ## build bin/edihub
 	go build -o bin/edihub ./cmd/edihub

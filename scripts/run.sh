@@ -192,6 +192,8 @@ Post the sample SAP order (run it twice: the second answer is the duplicate):
 Each new message is delivered to the demo's destination, edihub-receiver on
 http://$receiver_addr/edi, which prints a "delivery" line below for it.
 Ctrl-C stops edihub and the receiver.
-
+${RUN_NOTE:+
+$RUN_NOTE
+}
 MSG
 wait "$serve"

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/config"
@@ -55,9 +56,14 @@ func serveReal(t *testing.T, vars map[string]string, logs io.Writer) *testBundle
 // the function that stands for SIGTERM, and where Serve's result arrives.
 func startServe(t *testing.T, vars map[string]string, logs io.Writer) (*testBundle, context.CancelFunc, <-chan error) {
 	t.Helper()
+	return startServeOn(t, pgtest.Pool(t), vars, logs)
+}
+
+// startServeOn is startServe on pool's database, already migrated.
+func startServeOn(t *testing.T, pool *pgxpool.Pool, vars map[string]string, logs io.Writer) (*testBundle, context.CancelFunc, <-chan error) {
+	t.Helper()
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
-	pool := pgtest.Pool(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, shutdown := context.WithCancel(context.Background())

@@ -1,0 +1,302 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/schema"
+)
+
+// formationTraffic sends every kind of intake edihub has, from several
+// senders, until stopped, and keeps what was acknowledged.
+type formationTraffic struct {
+	b      *testBundle
+	client *http.Client
+
+	mu       sync.Mutex
+	statuses map[int]int
+	noRetry  int               // 503 answers without Retry-After
+	acked    map[string]bool   // docnums of acknowledged messages
+	keyed    map[string]string // Idempotency-Key → the body of its first 2xx
+	keyBody  map[string][]byte
+	requests atomic.Int64
+}
+
+func newFormationTraffic(b *testBundle) *formationTraffic {
+	return &formationTraffic{
+		b: b, client: &http.Client{Timeout: 30 * time.Second},
+		statuses: map[int]int{}, acked: map[string]bool{}, keyed: map[string]string{}, keyBody: map[string][]byte{},
+	}
+}
+
+// post sends one request and returns its status and body; 0 when the
+// connection failed (edihub itself never goes away in this test).
+func (f *formationTraffic) post(path, contentType string, body []byte, headers ...string) (int, []byte) {
+	req, _ := http.NewRequest(http.MethodPost, f.b.url+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+f.b.apiKey)
+	req.Header.Set("Content-Type", contentType)
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	f.requests.Add(1)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		f.record(0, false)
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	f.record(resp.StatusCode, resp.Header.Get("Retry-After") != "")
+	return resp.StatusCode, raw
+}
+
+func (f *formationTraffic) record(status int, retryAfter bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statuses[status]++
+	if status == http.StatusServiceUnavailable && !retryAfter {
+		f.noRetry++
+	}
+}
+
+func (f *formationTraffic) ack(docnums ...string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, d := range docnums {
+		f.acked[d] = true
+	}
+}
+
+// until retries send, as SAP and middleware do, until it is acknowledged
+// or stop is closed.
+func until(stop <-chan struct{}, send func() bool) {
+	for !send() {
+		select {
+		case <-stop:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// sender sends, in turn, a message with an Idempotency-Key, one without
+// (twice, as a retransmission), a batch of five and an IDoc-XML packet of
+// five, each retried until acknowledged.
+func (f *formationTraffic) sender(w int, stop <-chan struct{}) {
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		key, keyed := fmt.Sprintf("k-%d-%d", w, i), fmt.Sprintf("K%d-%d", w, i)
+		body := fmt.Appendf(nil, `{"message_type":"ORDERS05","docnum":%q,"payload":{"n":%q}}`, keyed, keyed)
+		until(stop, func() bool {
+			status, raw := f.post("/api/edi-hub/receive-message", "application/json", body, "Idempotency-Key", key)
+			if status != http.StatusCreated && status != http.StatusOK {
+				return false
+			}
+			f.mu.Lock()
+			if _, seen := f.keyed[key]; !seen {
+				f.keyed[key], f.keyBody[key] = string(raw), body
+			}
+			f.mu.Unlock()
+			f.ack(keyed)
+			return true
+		})
+
+		plain := fmt.Sprintf("F%d-%d", w, i)
+		body = fmt.Appendf(nil, `{"message_type":"ORDERS05","docnum":%q,"payload":{"n":%q}}`, plain, plain)
+		for range 2 {
+			until(stop, func() bool {
+				status, _ := f.post("/api/edi-hub/receive-message", "application/json", body)
+				if status == http.StatusCreated || status == http.StatusOK {
+					f.ack(plain)
+					return true
+				}
+				return false
+			})
+		}
+
+		var items []string
+		var batch bytes.Buffer
+		batch.WriteString(`{"messages":[`)
+		for j := range 5 {
+			d := fmt.Sprintf("B%d-%d-%d", w, i, j)
+			items = append(items, d)
+			if j > 0 {
+				batch.WriteByte(',')
+			}
+			fmt.Fprintf(&batch, `{"message_type":"ORDERS05","docnum":%q,"payload":{"n":%q}}`, d, d)
+		}
+		batch.WriteString(`]}`)
+		until(stop, func() bool {
+			status, _ := f.post("/api/edi-hub/receive-messages", "application/json", batch.Bytes())
+			if status == http.StatusOK {
+				f.ack(items...)
+				return true
+			}
+			return false
+		})
+
+		first := 1_000_000 + w*100_000 + i*5
+		packet := smallPacket(5, first)
+		until(stop, func() bool {
+			status, _ := f.post("/api/edi-hub/receive-message", "application/x-sap.idoc", packet)
+			if status != http.StatusOK && status != http.StatusCreated {
+				return false
+			}
+			for j := range 5 {
+				f.ack(fmt.Sprint(first + j))
+			}
+			return true
+		})
+	}
+}
+
+// deliveryLog is a destination's receiver: it answers every delivery at
+// once and keeps the webhook-ids each message arrived with.
+type deliveryLog struct {
+	mu         sync.Mutex
+	webhookIDs map[string]map[string]bool // Edihub-Message-Id → webhook-ids seen
+}
+
+func (d *deliveryLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	d.mu.Lock()
+	id := r.Header.Get("Edihub-Message-Id")
+	if d.webhookIDs[id] == nil {
+		d.webhookIDs[id] = map[string]bool{}
+	}
+	d.webhookIDs[id][r.Header.Get("webhook-id")] = true
+	d.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// Acknowledged means on two machines: under mixed traffic and deliveries
+// in flight, the formation loses its primary's machine, then switches over
+// as planned, then loses its standby. Afterwards every acknowledged message
+// is stored exactly once, every Idempotency-Key replays its first answer,
+// every stored message reached the receiver under one webhook-id, and the
+// senders saw nothing but 2xx, 4xx and 503 with Retry-After.
+func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
+	t.Parallel()
+	formation := pgtest.NewFormation(t)
+	pool := pgtest.PoolFor(t, formation.URL())
+	_, err := schema.Migrate(context.Background(), pool)
+	require.NoError(t, err)
+
+	receiver := &deliveryLog{webhookIDs: map[string]map[string]bool{}}
+	rcv := httptest.NewServer(receiver)
+	t.Cleanup(rcv.Close)
+	b, shutdown, served := startServeOn(t, pool, map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.1/32"}, io.Discard)
+	t.Cleanup(func() {
+		shutdown()
+		require.NoError(t, <-served)
+	})
+	b.messageType(t, "ORDERS05", nil, nil)
+	b.destination(t, rcv.URL+"/edi")
+
+	traffic := newFormationTraffic(b)
+	stop := make(chan struct{})
+	var senders sync.WaitGroup
+	for w := range 4 {
+		senders.Go(func() { traffic.sender(w, stop) })
+	}
+	acked := func() int {
+		traffic.mu.Lock()
+		defer traffic.mu.Unlock()
+		return len(traffic.acked)
+	}
+	// progress waits until traffic is acknowledged again after a fault.
+	progress := func(what string) {
+		t.Helper()
+		before, start := acked(), time.Now()
+		require.Eventually(t, func() bool { return acked() > before+20 }, 90*time.Second, 100*time.Millisecond,
+			"messages are acknowledged again after %s", what)
+		t.Logf("%s: acknowledged again after %s", what, time.Since(start).Round(100*time.Millisecond))
+	}
+
+	progress("the start")
+	primary := formation.Primary()
+	formation.Lose(primary)
+	progress("losing the primary " + primary)
+	formation.Back(primary)
+
+	formation.Switchover()
+	progress("a switchover")
+	formation.WaitHealthy(time.Minute)
+
+	standby := map[string]string{"node1": "node2", "node2": "node1"}[formation.Primary()]
+	formation.Lose(standby)
+	progress("losing the standby " + standby)
+	close(stop)
+	senders.Wait()
+	formation.Back(standby)
+
+	traffic.mu.Lock()
+	defer traffic.mu.Unlock()
+	for status, n := range traffic.statuses {
+		require.True(t, status >= 200 && status < 500 || status == http.StatusServiceUnavailable,
+			"only 2xx, 4xx and 503 are answered, got %d × %d", n, status)
+	}
+	require.Zero(t, traffic.noRetry, "every 503 carries Retry-After")
+
+	check := pgtest.PoolFor(t, formation.URL())
+	counts := map[string]int{}
+	rows, err := check.Query(context.Background(), `SELECT docnum, count(*) FROM messages GROUP BY docnum`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var docnum string
+		var n int
+		require.NoError(t, rows.Scan(&docnum, &n))
+		counts[docnum] = n
+	}
+	require.NoError(t, rows.Err())
+	for docnum, n := range counts {
+		require.Equal(t, 1, n, "message %s is stored once", docnum)
+	}
+	for docnum := range traffic.acked {
+		require.Equal(t, 1, counts[docnum], "acknowledged message %s is stored", docnum)
+	}
+
+	for key, first := range traffic.keyed {
+		status, raw := traffic.post("/api/edi-hub/receive-message", "application/json", traffic.keyBody[key], "Idempotency-Key", key)
+		require.Equal(t, http.StatusOK, status, "key %s replays", key)
+		require.JSONEq(t, first, string(raw), "key %s replays its first answer", key)
+	}
+
+	require.Eventually(t, func() bool {
+		var pending int
+		err := check.QueryRow(context.Background(), `SELECT count(*) FROM deliveries WHERE status <> 'delivered'`).Scan(&pending)
+		return err == nil && pending == 0
+	}, 3*time.Minute, time.Second, "every delivery is delivered after the faults")
+	receiver.mu.Lock()
+	defer receiver.mu.Unlock()
+	var ids []int64
+	rows, err = check.Query(context.Background(), `SELECT id FROM messages`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	for _, id := range ids {
+		seen := receiver.webhookIDs[fmt.Sprint(id)]
+		require.Len(t, seen, 1, "message %d reached the receiver under one webhook-id", id)
+	}
+	t.Logf("%d requests, %d messages acknowledged and stored once, %d keys replayed, %d delivered; answers %v",
+		traffic.requests.Load(), len(traffic.acked), len(traffic.keyed), len(ids), traffic.statuses)
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# `make run-ha`: `make run` on a high-availability formation under
+# .data/ha (scripts/ha.sh): a pg_auto_failover monitor and two PostgreSQL
+# nodes with synchronous replication, edihub's DATABASE_URL listing both.
+# The formation keeps running after edihub stops; `scripts/ha.sh down
+# .data/ha` stops it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+dir=.data/ha
+echo "make run-ha: starting the formation under $dir (the first time takes a minute: a monitor, a primary and a copy of it)"
+database_url="$(scripts/ha.sh up "$dir" | sed -n 's/^DATABASE_URL=//p')"
+
+export DATABASE_URL="$database_url"
+export RUN_NOTE="High availability: edihub writes to whichever node is primary now.
+  See the formation:        scripts/ha.sh state $dir
+  Lose the primary's machine (its pg_autoctl and postgres killed at once), then
+  watch the standby take over within about 12 seconds while you post messages:
+                            scripts/ha.sh lose $dir node1   (or node2, whichever is primary)
+  Bring the lost node back as the new standby:
+                            scripts/ha.sh back $dir node1
+  A planned switchover (a few seconds without writes):
+                            scripts/ha.sh switchover $dir
+  Stop the formation after edihub: scripts/ha.sh down $dir"
+exec scripts/run.sh
