@@ -47,6 +47,10 @@ type Config struct {
 	MaxBodyBytesInProcess int64
 	// MaxBatchMessages is the most messages one batch request may carry.
 	MaxBatchMessages int
+	// RequireSynchronousStandby makes intake answer 503 rather than
+	// acknowledge a message while the primary has no synchronous standby,
+	// so that an acknowledgment always means two machines.
+	RequireSynchronousStandby bool
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// after SIGTERM before the server stops waiting for them.
 	ShutdownTimeout time.Duration
@@ -203,6 +207,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.MaxBatchMessages = int(positiveInt(getenv, "MAX_BATCH_MESSAGES", 1000, 32, &errs))
 	cfg.CookieSecure = boolean(getenv, "COOKIE_SECURE", &errs)
 	cfg.Profiling = boolean(getenv, "PROFILING", &errs)
+	cfg.RequireSynchronousStandby = boolean(getenv, "REQUIRE_SYNCHRONOUS_STANDBY", &errs)
 	if cfg.Profiling && cfg.MetricsAddr == "" {
 		errs = append(errs, errors.New("PROFILING=true needs METRICS_ADDR: the profiles are served on that listener, never on the API's"))
 	}

@@ -26,7 +26,16 @@ import (
 // Statements must be sent as batches: Exec, Query and QueryRow fail.
 type OwnTransactions struct {
 	Pool *pgxpool.Pool
+	// Durable makes the COMMIT wait until the WAL is on disk (and, with a
+	// synchronous standby, on the standby too) even when the pool's
+	// connections commit without waiting (synchronous_commit off): for a
+	// transaction that what comes after its answer builds on, and that
+	// must therefore not be lost in a crash or a failover once answered.
+	Durable bool
 }
+
+// setGenericPlansDurably is setGenericPlans for a Durable transaction.
+const setGenericPlansDurably = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), set_config('synchronous_commit', 'on', true)"
 
 // errBatchesOnly is what OwnTransactions answers a statement not sent as a
 // batch.
@@ -43,7 +52,11 @@ func (o OwnTransactions) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchR
 	}
 	whole := &pgx.Batch{}
 	whole.Queue("BEGIN")
-	whole.Queue(setGenericPlans)
+	if o.Durable {
+		whole.Queue(setGenericPlansDurably)
+	} else {
+		whole.Queue(setGenericPlans)
+	}
 	whole.QueuedQueries = append(whole.QueuedQueries, b.QueuedQueries...)
 	whole.Queue("COMMIT")
 	results := &ownTxResults{BatchResults: conn.SendBatch(ctx, whole), ctx: ctx, conn: conn}

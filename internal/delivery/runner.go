@@ -151,15 +151,16 @@ func newRunner(work *pgxpool.Pool, service *Service, cfg config.Delivery, shutdo
 // of them while holding its destination's lock, which made every
 // destination as slow as the disk whatever its limit.
 //
-// A commit that returned and is then lost in a crash of PostgreSQL (never
-// when a backend is killed or the server is stopped or restarted) costs
-// an attempt made again with the same webhook-id, as a worker process
-// killed mid-attempt does, or a place of the destination held until its
-// lease expires: what matters is written with synchronous commit
-// elsewhere. A delivery and its job are written by the transaction that
-// stores the message, so one acknowledged is never lost; and since the
-// WAL is written in order, a job's completion that reached the disk
-// brings every attempt recorded before it.
+// A commit that returned and is then lost in a crash of PostgreSQL or a
+// failover (never when a backend is killed or the server is stopped or
+// restarted) costs an attempt made again with the same webhook-id, as a
+// worker process killed mid-attempt does, or a place of the destination
+// held until its lease expires: what matters is written with synchronous
+// commit elsewhere. A delivery and its job are written by the transaction
+// that stores the message, so one acknowledged is never lost, and an
+// attempt's record waits for the disk (worker.record), since River's
+// completion of its job, which may be made again on the new primary after
+// a failover, must never find the record gone.
 func workPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 	cfg := pool.Config()
 	if cfg.ConnConfig.RuntimeParams == nil {

@@ -248,7 +248,12 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 	if queued != nil {
 		return queued
 	}
-	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool})); err != nil {
+	// The record waits for the disk, and the standby, although the work
+	// pool's commits do not: River completes the job after Work returns,
+	// and a completion made again after a crash or a failover, on a
+	// database that lost a record committed without waiting, would leave
+	// the delivery pending with no job to make it.
+	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool, Durable: true})); err != nil {
 		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
 	}
 	if err := cmp.Or(recordErr, returnErr, outcomeErr); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/lefia/edihub/internal/replication"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -86,6 +87,20 @@ type Metrics struct {
 	// AlertRuleFailures counts alert rules whose evaluation failed in a
 	// round, by rule; the other rules were evaluated all the same.
 	AlertRuleFailures *prometheus.CounterVec
+	// SynchronousStandbys and SynchronousConfigured are what the primary
+	// last said of its standbys (package replication).
+	SynchronousStandbys   prometheus.Gauge
+	SynchronousConfigured prometheus.Gauge
+}
+
+// ObserveReplication records what the primary says of its standbys.
+func (m *Metrics) ObserveReplication(s replication.State) {
+	m.SynchronousStandbys.Set(float64(s.Synchronous))
+	configured := 0.0
+	if s.Configured {
+		configured = 1
+	}
+	m.SynchronousConfigured.Set(configured)
 }
 
 // New creates the metrics and registers the pool's statistics, the Go
@@ -152,12 +167,20 @@ func New(pool *pgxpool.Pool) *Metrics {
 			Name: "edihub_traffic_rollup_failures_total",
 			Help: "Rounds of the dashboard's traffic rollup that failed; the next one retries.",
 		}),
+		SynchronousStandbys: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "edihub_database_synchronous_standbys",
+			Help: "Standbys that confirm the primary's commits now; 0 while synchronous replication is configured means acknowledged messages are on one machine.",
+		}),
+		SynchronousConfigured: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "edihub_database_synchronous_replication_configured",
+			Help: "1 when the primary is configured to wait for a synchronous standby (synchronous_standby_names is set), 0 for a single server.",
+		}),
 		AlertRuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alert_rule_failures_total",
 			Help: "Alert rules whose evaluation failed in a round, by rule; the others were evaluated.",
 		}, []string{"rule"}),
 	}
-	m.registry.MustRegister(m.IngestRefusals, m.RollupFailures, m.AlertRuleFailures,
+	m.registry.MustRegister(m.IngestRefusals, m.RollupFailures, m.AlertRuleFailures, m.SynchronousStandbys, m.SynchronousConfigured,
 		m.Ingest, m.IngestMessages, m.RequestDuration, m.RowsSwept, m.SweepFailures, m.AuditPartitions,
 		m.Deliveries, m.DeliveryDuration, m.BodyBytesInProcess, m.BodiesWaiting, m.IngestGroupSize, m.IngestGroupFallbacks, newPoolCollector(pool), newDeliveryQueueCollector(pool),
 		collectors.NewGoCollector(),

@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/config"
+	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/schema"
 )
@@ -200,10 +204,23 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	receiver := &deliveryLog{webhookIDs: map[string]map[string]bool{}}
 	rcv := httptest.NewServer(receiver)
 	t.Cleanup(rcv.Close)
-	b, shutdown, served := startServeOn(t, pool, map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.1/32"}, io.Discard)
+	vars := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.1/32"}
+	b, shutdown, served := startServeOn(t, pool, vars, haLog(t))
 	t.Cleanup(func() {
 		shutdown()
 		require.NoError(t, <-served)
+	})
+	// Delivery workers beside it, as `edihub serve` runs them.
+	cfg, err := config.Load(func(k string) string { return vars[k] })
+	require.NoError(t, err)
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, slog.New(slog.NewJSONHandler(haLog(t), nil)), nil)
+	require.NoError(t, err)
+	ctx, stopWorkers := context.WithCancel(context.Background())
+	workersDone := make(chan error, 1)
+	go func() { workersDone <- runner.Run(ctx) }()
+	t.Cleanup(func() {
+		stopWorkers()
+		require.NoError(t, <-workersDone)
 	})
 	b.messageType(t, "ORDERS05", nil, nil)
 	b.destination(t, rcv.URL+"/edi")
@@ -299,4 +316,10 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	}
 	t.Logf("%d requests, %d messages acknowledged and stored once, %d keys replayed, %d delivered; answers %v",
 		traffic.requests.Load(), len(traffic.acked), len(traffic.keyed), len(ids), traffic.statuses)
+}
+
+func haLog(t *testing.T) io.Writer {
+	f, err := os.OpenFile("/tmp/ha-serve.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	require.NoError(t, err)
+	return f
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/replication"
 	"github.com/lefia/edihub/internal/schema"
 )
 
@@ -17,7 +18,10 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz answers 200 only when the database is reachable and fully
-// migrated, so that a load balancer sends no traffic before that.
+// migrated, so that a load balancer sends no traffic before that. Its body
+// also says whether an acknowledgment means two machines now
+// ("replication"); with REQUIRE_SYNCHRONOUS_STANDBY a primary without a
+// synchronous standby is not ready, since intake refuses to acknowledge.
 func (s *Server) readyz(c echo.Context) error {
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
@@ -29,5 +33,12 @@ func (s *Server) readyz(c echo.Context) error {
 	if err != nil || !upToDate {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "migrations pending"})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	repl, err := replication.Read(ctx, s.pool)
+	if err != nil {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
+	}
+	if s.cfg.RequireSynchronousStandby && !repl.Protected() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "no synchronous standby", "replication": repl.Describe()})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "replication": repl.Describe()})
 }

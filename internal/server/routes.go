@@ -32,9 +32,9 @@ func (s *Server) routes() {
 	e.GET("/readyz", s.readyz)
 
 	api := e.Group("/api", timeLimit(s.cfg.RequestTimeout), plainQuery, s.bodies.hold)
-	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage))
-	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages))
-	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook))
+	api.POST("/edi-hub/receive-message", s.receiveMessage, s.observeIngest(ingest.EndpointReceiveMessage), s.requireSynchronousStandby)
+	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages), s.requireSynchronousStandby)
+	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook), s.requireSynchronousStandby)
 	api.GET("/openapi.yaml", s.openAPIDocument)
 
 	// Pages and redirects link to these routes through adminpath.Path.

@@ -30,6 +30,7 @@ import (
 	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/refused"
+	"github.com/lefia/edihub/internal/replication"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/sender"
 	"github.com/lefia/edihub/internal/throttle"
@@ -51,6 +52,9 @@ type Server struct {
 	keyFailures *throttle.Failures
 	// heavy bounds the admin pages that work on whole payloads.
 	heavy *heavyWork
+	// replication knows whether the primary has a synchronous standby, for
+	// REQUIRE_SYNCHRONOUS_STANDBY.
+	replication replication.Guard
 	// refusals counts refused ingest requests per API key and integration
 	// (intake.refusing).
 	refusals *refused.Counter
@@ -205,6 +209,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { served <- srv.Serve(ln) }()
 	go s.expireSessions(ctx)
 	go s.senders.Listen(ctx, s.log)
+	if s.metrics != nil {
+		s.replication.OnRead = s.metrics.ObserveReplication
+	}
+	go s.replication.Run(ctx, s.pool, replicationCheckInterval, s.log)
 	if s.flushRefusals {
 		go s.refusals.Run(ctx, s.pool, s.log)
 	}

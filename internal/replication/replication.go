@@ -1,0 +1,89 @@
+// Package replication tells whether the primary that edihub writes to has a
+// synchronous standby now, that is whether an acknowledged commit is on two
+// machines. pg_auto_failover lets a primary whose standby is lost go on
+// alone (docs/operations.md, "High availability"); edihub then says so in
+// /readyz, in a metric, and, with REQUIRE_SYNCHRONOUS_STANDBY, refuses to
+// acknowledge rather than acknowledge on one machine.
+package replication
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// State is what the primary says of its standbys.
+type State struct {
+	// Configured is true when the primary waits for standbys at all
+	// (synchronous_standby_names is set); a single server has none.
+	Configured bool
+	// Synchronous counts the standbys that confirm commits now.
+	Synchronous int
+}
+
+// Protected reports whether a commit acknowledged now is on two machines.
+func (s State) Protected() bool { return s.Configured && s.Synchronous > 0 }
+
+// Describe is the state in the words /readyz answers with.
+func (s State) Describe() string {
+	switch {
+	case s.Protected():
+		return "synchronous standby"
+	case s.Configured:
+		return "no synchronous standby: acknowledged messages are on one machine"
+	default:
+		return "single server"
+	}
+}
+
+// stateQuery reads the state on the primary in one statement.
+const stateQuery = `SELECT current_setting('synchronous_standby_names') <> '',
+	(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))::int`
+
+// Read asks the database that pool writes to.
+func Read(ctx context.Context, pool *pgxpool.Pool) (State, error) {
+	var s State
+	err := pool.QueryRow(ctx, stateQuery).Scan(&s.Configured, &s.Synchronous)
+	return s, err
+}
+
+// Guard keeps the latest state, read every interval by Run, so that an
+// ingest request asks a variable, not the database. Until the first read
+// succeeds it counts as unprotected: nothing is known to be on two
+// machines yet.
+type Guard struct {
+	protected atomic.Bool
+	// OnRead, when set, is given every state read (for the metric).
+	OnRead func(State)
+}
+
+// Protected reports whether the last state read was protected.
+func (g *Guard) Protected() bool { return g.protected.Load() }
+
+// Run reads the state every interval until ctx ends. A failed read keeps
+// the last state: the database is away, and requests fail on their own.
+func (g *Guard) Run(ctx context.Context, pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for first := true; ; first = false {
+		readCtx, cancel := context.WithTimeout(ctx, interval)
+		s, err := Read(readCtx, pool)
+		cancel()
+		if err == nil {
+			if was := g.protected.Swap(s.Protected()); was != s.Protected() && (!first || s.Configured) {
+				log.Warn("database replication changed", "state", s.Describe())
+			}
+			if g.OnRead != nil {
+				g.OnRead(s)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
