@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -205,7 +205,7 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	rcv := httptest.NewServer(receiver)
 	t.Cleanup(rcv.Close)
 	vars := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.1/32"}
-	b, shutdown, served := startServeOn(t, pool, vars, haLog(t))
+	b, shutdown, served := startServeOn(t, pool, vars, io.Discard)
 	t.Cleanup(func() {
 		shutdown()
 		require.NoError(t, <-served)
@@ -213,7 +213,7 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	// Delivery workers beside it, as `edihub serve` runs them.
 	cfg, err := config.Load(func(k string) string { return vars[k] })
 	require.NoError(t, err)
-	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, slog.New(slog.NewJSONHandler(haLog(t), nil)), nil)
+	runner, err := delivery.NewRunner(pool, cfg.Delivery, cfg.ShutdownTimeout, slog.New(slog.NewJSONHandler(io.Discard, nil)), nil)
 	require.NoError(t, err)
 	ctx, stopWorkers := context.WithCancel(context.Background())
 	workersDone := make(chan error, 1)
@@ -258,6 +258,10 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	standby := map[string]string{"node1": "node2", "node2": "node1"}[formation.Primary()]
 	formation.Lose(standby)
 	progress("losing the standby " + standby)
+	require.Eventually(t, func() bool {
+		r := do(t, http.MethodGet, b.url+"/readyz", nil, nil)
+		return r.status == http.StatusOK && strings.Contains(string(r.body), "on one machine")
+	}, 30*time.Second, 500*time.Millisecond, "/readyz says that acknowledgments are on one machine")
 	close(stop)
 	senders.Wait()
 	formation.Back(standby)
@@ -298,7 +302,7 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 		var pending int
 		err := check.QueryRow(context.Background(), `SELECT count(*) FROM deliveries WHERE status <> 'delivered'`).Scan(&pending)
 		return err == nil && pending == 0
-	}, 3*time.Minute, time.Second, "every delivery is delivered after the faults")
+	}, 5*time.Minute, time.Second, "every delivery is delivered after the faults (a job whose completion a failover lost is rescued after RescueStuckJobsAfter)")
 	receiver.mu.Lock()
 	defer receiver.mu.Unlock()
 	var ids []int64
@@ -316,10 +320,4 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	}
 	t.Logf("%d requests, %d messages acknowledged and stored once, %d keys replayed, %d delivered; answers %v",
 		traffic.requests.Load(), len(traffic.acked), len(traffic.keyed), len(ids), traffic.statuses)
-}
-
-func haLog(t *testing.T) io.Writer {
-	f, err := os.OpenFile("/tmp/ha-serve.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	require.NoError(t, err)
-	return f
 }
