@@ -173,7 +173,7 @@ func New(pool *pgxpool.Pool) *Metrics {
 		}),
 		SynchronousConfigured: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "edihub_database_synchronous_replication_configured",
-			Help: "1 when the primary is configured to wait for a synchronous standby (synchronous_standby_names is set), 0 for a single server.",
+			Help: "1 when the primary has standbys to wait for (synchronous_standby_names is set, or a standby keeps a physical replication slot), 0 for a single server.",
 		}),
 		AlertRuleFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "edihub_alert_rule_failures_total",

@@ -17,8 +17,11 @@ import (
 
 // State is what the primary says of its standbys.
 type State struct {
-	// Configured is true when the primary waits for standbys at all
-	// (synchronous_standby_names is set); a single server has none.
+	// Configured is true when the primary has standbys to wait for:
+	// synchronous_standby_names is set, or a standby keeps a physical
+	// replication slot on it. pg_auto_failover clears the setting while
+	// the primary goes on alone but keeps the lost standby's slot, so the
+	// slot tells a formation that lost its standby from a single server.
 	Configured bool
 	// Synchronous counts the standbys that confirm commits now.
 	Synchronous int
@@ -40,7 +43,8 @@ func (s State) Describe() string {
 }
 
 // stateQuery reads the state on the primary in one statement.
-const stateQuery = `SELECT current_setting('synchronous_standby_names') <> '',
+const stateQuery = `SELECT current_setting('synchronous_standby_names') <> ''
+		OR EXISTS (SELECT FROM pg_replication_slots WHERE slot_type = 'physical'),
 	(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))::int`
 
 // Read asks the database that pool writes to.
