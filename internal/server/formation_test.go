@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -266,13 +267,16 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	senders.Wait()
 	formation.Back(standby)
 
+	// The senders have stopped: what they recorded is read without its lock
+	// from here on, since the replays below record their answers too.
 	traffic.mu.Lock()
-	defer traffic.mu.Unlock()
-	for status, n := range traffic.statuses {
+	statuses, acked, keyed, noRetry := maps.Clone(traffic.statuses), maps.Clone(traffic.acked), maps.Clone(traffic.keyed), traffic.noRetry
+	traffic.mu.Unlock()
+	for status, n := range statuses {
 		require.True(t, status >= 200 && status < 500 || status == http.StatusServiceUnavailable,
 			"only 2xx, 4xx and 503 are answered, got %d × %d", n, status)
 	}
-	require.Zero(t, traffic.noRetry, "every 503 carries Retry-After")
+	require.Zero(t, noRetry, "every 503 carries Retry-After")
 
 	check := pgtest.PoolFor(t, formation.URL())
 	counts := map[string]int{}
@@ -288,11 +292,11 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	for docnum, n := range counts {
 		require.Equal(t, 1, n, "message %s is stored once", docnum)
 	}
-	for docnum := range traffic.acked {
+	for docnum := range acked {
 		require.Equal(t, 1, counts[docnum], "acknowledged message %s is stored", docnum)
 	}
 
-	for key, first := range traffic.keyed {
+	for key, first := range keyed {
 		status, raw := traffic.post("/api/edi-hub/receive-message", "application/json", traffic.keyBody[key], "Idempotency-Key", key)
 		require.Equal(t, http.StatusOK, status, "key %s replays", key)
 		require.JSONEq(t, first, string(raw), "key %s replays its first answer", key)
@@ -319,5 +323,5 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 		require.Len(t, seen, 1, "message %d reached the receiver under one webhook-id", id)
 	}
 	t.Logf("%d requests, %d messages acknowledged and stored once, %d keys replayed, %d delivered; answers %v",
-		traffic.requests.Load(), len(traffic.acked), len(traffic.keyed), len(ids), traffic.statuses)
+		traffic.requests.Load(), len(acked), len(keyed), len(ids), statuses)
 }
