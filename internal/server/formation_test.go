@@ -270,7 +270,7 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	// The senders have stopped: what they recorded is read without its lock
 	// from here on, since the replays below record their answers too.
 	traffic.mu.Lock()
-	statuses, acked, keyed, noRetry := maps.Clone(traffic.statuses), maps.Clone(traffic.acked), maps.Clone(traffic.keyed), traffic.noRetry
+	statuses, ackedDocnums, keyed, noRetry := maps.Clone(traffic.statuses), maps.Clone(traffic.acked), maps.Clone(traffic.keyed), traffic.noRetry
 	traffic.mu.Unlock()
 	for status, n := range statuses {
 		require.True(t, status >= 200 && status < 500 || status == http.StatusServiceUnavailable,
@@ -292,7 +292,7 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	for docnum, n := range counts {
 		require.Equal(t, 1, n, "message %s is stored once", docnum)
 	}
-	for docnum := range acked {
+	for docnum := range ackedDocnums {
 		require.Equal(t, 1, counts[docnum], "acknowledged message %s is stored", docnum)
 	}
 
@@ -323,5 +323,5 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 		require.Len(t, seen, 1, "message %d reached the receiver under one webhook-id", id)
 	}
 	t.Logf("%d requests, %d messages acknowledged and stored once, %d keys replayed, %d delivered; answers %v",
-		traffic.requests.Load(), len(acked), len(keyed), len(ids), statuses)
+		traffic.requests.Load(), len(ackedDocnums), len(keyed), len(ids), statuses)
 }
