@@ -1,0 +1,340 @@
+// Package edi reads X12 and EDIFACT interchanges: it checks their envelopes
+// (separators, counts and control numbers of every trailer, the declared
+// character set) and turns each X12 transaction set or EDIFACT message into
+// one message with its JSON view, the form key paths, fingerprints and
+// content hashes read.
+//
+// The JSON view of a message is an object whose members are segment ids,
+// each an array of that segment's occurrences in order. An occurrence is an
+// object of its elements, named by segment id and two-digit position (BEG03,
+// BGM02); an element with components is an array of its components, one
+// without a string; empty trailing elements are left out. Beside the
+// segments, the member "interchange" describes the envelope the message
+// came in.
+//
+// The parser holds the body, each message's view and, per message, slices
+// of the body: memory grows with the body, whose size the caller bounds,
+// and the number of messages is bounded by Limits.MaxMessages.
+package edi
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The standards an interchange may follow, as the answer and the view name
+// them.
+const (
+	X12     = "x12"
+	EDIFACT = "edifact"
+)
+
+// Limits bounds what one interchange may hold.
+type Limits struct {
+	// MaxMessages is the most transaction sets or messages one interchange
+	// may carry; more is a *TooManyMessagesError.
+	MaxMessages int
+}
+
+// DefaultLimits are the limits of a server with default configuration.
+var DefaultLimits = Limits{MaxMessages: 1000}
+
+// Interchange is one X12 or EDIFACT interchange, checked.
+type Interchange struct {
+	Standard string // X12 or EDIFACT
+	// Sender and Receiver are QUALIFIER:ID (ISA05:ISA06, ISA07:ISA08; UNB
+	// 0007:0004, 0008:0010), the identifiers trimmed of X12's padding.
+	Sender, Receiver string
+	ControlNumber    string // ISA13, UNB 0020
+	// Version is the interchange's syntax version: ISA12 (00401), or UNB's
+	// syntax identifier and version (UNOC:3).
+	Version string
+	// AckRequested is true when ISA14 is 1 (the sender asks for a TA1).
+	AckRequested bool
+	// Test is true for a test interchange (ISA15 T, UNB 0035 1).
+	Test bool
+	// ContentHash is the SHA-256 of the interchange's segments, each with
+	// its terminator, leaving out line breaks between segments: the same
+	// interchange sent again with other line breaks has the same hash.
+	ContentHash [32]byte
+	Groups      []Group
+	Messages    []Message
+}
+
+// Group is an X12 functional group (GS…GE) or an EDIFACT group (UNG…UNE).
+// An EDIFACT interchange without groups has one Group of no control number.
+type Group struct {
+	ID            string // GS01 (PO, IN), UNG 0038
+	ControlNumber string // GS06, UNG 0048; "" for EDIFACT messages outside a group
+	Version       string // GS08 (004010), UNG's message version
+	Messages      int    // how many of the interchange's messages it holds
+}
+
+// Message is one transaction set (ST…SE) or EDIFACT message (UNH…UNT).
+type Message struct {
+	Position int    // 1 for the interchange's first message
+	Group    int    // index into Interchange.Groups
+	Code     string // ST01 (850), UNH 0065 (ORDERS)
+	Docnum   string // ST02, UNH 0062
+	Version  string // GS08 of its group, or UNH 0052:0054 (D:96A)
+	// View is the message's JSON view (see the package comment).
+	View []byte
+	// Bytes are the message's own segments as received, from ST or UNH
+	// to SE or UNT with its terminator.
+	Bytes []byte
+}
+
+// MalformedError says which segment breaks the interchange's structure.
+type MalformedError struct {
+	Segment  string // the segment's id ("" when it has none)
+	Position int    // 1 for the interchange's first segment
+	Element  string // the element at fault (SE01), or ""
+	Reason   string
+}
+
+func (e *MalformedError) Error() string {
+	at := fmt.Sprintf("segment %d", e.Position)
+	if e.Segment != "" {
+		at += " (" + e.Segment + ")"
+	}
+	if e.Element != "" {
+		at += ", element " + e.Element
+	}
+	return at + ": " + e.Reason
+}
+
+// TooManyMessagesError refuses an interchange of more than Max messages.
+type TooManyMessagesError struct{ Max int }
+
+func (e *TooManyMessagesError) Error() string {
+	return fmt.Sprintf("the interchange holds more than %d messages", e.Max)
+}
+
+// ErrNotInterchange is returned for a body that starts with neither ISA,
+// UNA nor UNB.
+var ErrNotInterchange = errors.New("the body is not an X12 or EDIFACT interchange: it starts with neither ISA, UNA nor UNB")
+
+// LooksLikeInterchange tells whether body starts as an interchange does,
+// after any leading white space.
+func LooksLikeInterchange(body []byte) bool {
+	b := trimLeading(body)
+	return bytes.HasPrefix(b, []byte("ISA")) || bytes.HasPrefix(b, []byte("UNA")) || bytes.HasPrefix(b, []byte("UNB"))
+}
+
+// Parse reads and checks one interchange.
+func Parse(body []byte, limits Limits) (*Interchange, error) {
+	b := trimLeading(body)
+	switch {
+	case bytes.HasPrefix(b, []byte("ISA")):
+		return parseX12(b, limits)
+	case bytes.HasPrefix(b, []byte("UNA")), bytes.HasPrefix(b, []byte("UNB")):
+		return parseEDIFACT(b, limits)
+	}
+	return nil, ErrNotInterchange
+}
+
+// trimLeading drops a UTF-8 byte order mark and white space before the
+// first segment.
+func trimLeading(b []byte) []byte {
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	return bytes.TrimLeft(b, " \t\r\n")
+}
+
+// segment is one segment: its elements (the id first), each a list of
+// components, already unescaped and in UTF-8, and its raw bytes with the
+// terminator.
+type segment struct {
+	id       string
+	elements [][]string
+	raw      []byte
+	position int
+}
+
+func (s *segment) malformed(element int, format string, args ...any) *MalformedError {
+	e := &MalformedError{Segment: s.id, Position: s.position, Reason: fmt.Sprintf(format, args...)}
+	if element > 0 {
+		e.Element = elementName(s.id, element)
+	}
+	return e
+}
+
+// element is the simple value at position i (1 for the first data element),
+// its components joined by sep: "" when absent.
+func (s *segment) element(i int) string {
+	if i >= len(s.elements) {
+		return ""
+	}
+	return strings.Join(s.elements[i], ":")
+}
+
+// component is component j (0 for the first) of element i, "" when absent.
+func (s *segment) component(i, j int) string {
+	if i >= len(s.elements) || j >= len(s.elements[i]) {
+		return ""
+	}
+	return s.elements[i][j]
+}
+
+func elementName(id string, i int) string {
+	return fmt.Sprintf("%s%02d", id, i)
+}
+
+// viewBuilder collects the JSON view of one message as its segments
+// arrive: each segment id's occurrences are written at once, so a message
+// costs about its view, whatever the number of its segments.
+type viewBuilder struct {
+	order []string
+	byID  map[string][]byte
+}
+
+func (v *viewBuilder) add(s *segment) {
+	if v.byID == nil {
+		v.byID = make(map[string][]byte, 16)
+	}
+	occurrences, seen := v.byID[s.id]
+	if !seen {
+		v.order = append(v.order, s.id)
+	} else {
+		occurrences = append(occurrences, ',')
+	}
+	v.byID[s.id] = appendOccurrence(occurrences, s)
+}
+
+// json is the view: the segments in order of first appearance, then the
+// member "interchange".
+func (v *viewBuilder) json(envelope []byte) []byte {
+	size := len(envelope) + 20
+	for _, id := range v.order {
+		size += len(id) + len(v.byID[id]) + 6
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for _, id := range v.order {
+		b = appendString(b, id)
+		b = append(b, ':', '[')
+		b = append(b, v.byID[id]...)
+		b = append(b, ']', ',')
+	}
+	b = append(b, `"interchange":`...)
+	b = append(b, envelope...)
+	return append(b, '}')
+}
+
+// appendOccurrence writes one occurrence of a segment, leaving out its
+// empty trailing elements.
+func appendOccurrence(b []byte, s *segment) []byte {
+	last := len(s.elements) - 1
+	for last > 0 && isEmpty(s.elements[last]) {
+		last--
+	}
+	b = append(b, '{')
+	for i := 1; i <= last; i++ {
+		if i > 1 {
+			b = append(b, ',')
+		}
+		b = appendString(b, elementName(s.id, i))
+		b = append(b, ':')
+		components := s.elements[i]
+		if len(components) == 1 {
+			b = appendString(b, components[0])
+			continue
+		}
+		b = append(b, '[')
+		for j, c := range components {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, c)
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}')
+}
+
+func isEmpty(components []string) bool {
+	for _, c := range components {
+		if c != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// appendString writes s, valid UTF-8, as a JSON string.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// envelopeJSON is the "interchange" member of a message's view, and of the
+// answer: the fields of the spec in a fixed order.
+func envelopeJSON(standard, sender, receiver, control, group, version string) []byte {
+	var b []byte
+	b = append(b, `{"standard":`...)
+	b = appendString(b, standard)
+	b = append(b, `,"sender":`...)
+	b = appendString(b, sender)
+	b = append(b, `,"receiver":`...)
+	b = appendString(b, receiver)
+	b = append(b, `,"control_number":`...)
+	b = appendString(b, control)
+	b = append(b, `,"group_control_number":`...)
+	if group == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, group)
+	}
+	b = append(b, `,"version":`...)
+	b = appendString(b, version)
+	return append(b, '}')
+}
+
+// countIs checks that element i of s, a count, equals want.
+func countIs(s *segment, i, want int, what string) error {
+	v := s.element(i)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return s.malformed(i, "the count %q is not a number", v)
+	}
+	if n != want {
+		return s.malformed(i, "the count %d does not match the %d %s", n, want, what)
+	}
+	return nil
+}
+
+// controlIs checks that element i of s repeats the control number of the
+// segment that opened it.
+func controlIs(s *segment, i int, want, opener string) error {
+	if got := s.element(i); got != want {
+		return s.malformed(i, "the control number %q does not match %s's %q", got, opener, want)
+	}
+	return nil
+}
+
+// checkUTF8 refuses text that is not valid UTF-8, or holds a NUL byte,
+// which no stored text can carry.
+func checkUTF8(s *segment, text []byte, charset string) error {
+	if !utf8.Valid(text) {
+		return s.malformed(0, "the segment is not valid %s", charset)
+	}
+	if bytes.IndexByte(text, 0) >= 0 {
+		return s.malformed(0, "the segment holds a NUL byte")
+	}
+	return nil
+}

@@ -1,0 +1,164 @@
+package edi
+
+import (
+	"crypto/sha256"
+	"hash"
+	"strings"
+)
+
+// syntax is the delimiters of an interchange.
+type syntax struct {
+	element, component, terminator byte
+	release                        byte // 0 when there is none
+	latin1                         bool // text is ISO-8859-1, not UTF-8
+	charset                        string
+}
+
+// scanner cuts an interchange into segments and hashes them as it goes.
+type scanner struct {
+	body []byte
+	pos  int
+	syntax
+	n    int // segments read
+	hash hash.Hash
+}
+
+func newScanner(body []byte, s syntax) *scanner {
+	return &scanner{body: body, syntax: s, hash: sha256.New()}
+}
+
+// skipBreaks steps over line breaks between segments, which belong to no
+// segment and to no hash.
+func (sc *scanner) skipBreaks() {
+	for sc.pos < len(sc.body) && (sc.body[sc.pos] == '\r' || sc.body[sc.pos] == '\n') {
+		sc.pos++
+	}
+}
+
+// done tells whether nothing but white space is left.
+func (sc *scanner) done() bool {
+	for _, c := range sc.body[sc.pos:] {
+		if c != '\r' && c != '\n' && c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// next reads the next segment: its raw bytes without the terminator, and
+// where it starts and ends (after the terminator) in the body. ok is false
+// at the end of the body; a segment without a terminator is malformed.
+func (sc *scanner) next() (raw []byte, start, end int, err error) {
+	sc.skipBreaks()
+	if sc.pos >= len(sc.body) {
+		return nil, 0, 0, nil
+	}
+	start = sc.pos
+	for i := start; i < len(sc.body); i++ {
+		c := sc.body[i]
+		switch {
+		case sc.release != 0 && c == sc.release:
+			i++ // the next character is data
+		case c == sc.terminator:
+			sc.n++
+			sc.pos = i + 1
+			sc.hash.Write(sc.body[start:sc.pos])
+			return sc.body[start:i], start, sc.pos, nil
+		}
+	}
+	sc.n++
+	id := segmentID(sc.body[start:], sc.element)
+	return nil, 0, 0, &MalformedError{Segment: id, Position: sc.n,
+		Reason: "the segment has no terminator " + quoteByte(sc.terminator) + ": the interchange is cut short"}
+}
+
+// segmentID is the start of raw up to the first separator, when it looks
+// like a segment id, else "".
+func segmentID(raw []byte, element byte) string {
+	end := 0
+	for end < len(raw) && end < 4 && raw[end] != element {
+		end++
+	}
+	if validID(raw[:end]) {
+		return string(raw[:end])
+	}
+	return ""
+}
+
+// validID tells whether id is two or three capital letters or digits,
+// starting with a letter, as every X12 and EDIFACT segment id is.
+func validID(id []byte) bool {
+	if len(id) < 2 || len(id) > 3 || id[0] < 'A' || id[0] > 'Z' {
+		return false
+	}
+	for _, c := range id {
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// split reads raw into a segment: elements by the element separator, and,
+// when components is true, components by the component separator, with
+// the release character honoured, and text decoded to UTF-8.
+func (sc *scanner) split(raw []byte, components bool) (*segment, error) {
+	s := &segment{position: sc.n}
+	id := segmentID(raw, sc.element)
+	if id == "" || (len(raw) > len(id) && raw[len(id)] != sc.element) {
+		return nil, &MalformedError{Position: sc.n, Reason: "the segment does not start with a segment id (two or three capital letters or digits)"}
+	}
+	s.id = id
+	if !sc.latin1 {
+		if err := checkUTF8(s, raw, sc.charset); err != nil {
+			return nil, err
+		}
+	}
+	var text strings.Builder
+	current := []string{}
+	flush := func() {
+		current = append(current, text.String())
+		text.Reset()
+	}
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case sc.release != 0 && c == sc.release:
+			if i+1 >= len(raw) {
+				return nil, s.malformed(0, "the segment ends with the release character %s", quoteByte(sc.release))
+			}
+			i++
+			sc.writeChar(&text, raw[i])
+		case c == sc.element:
+			flush()
+			s.elements = append(s.elements, current)
+			current = []string{}
+		case components && c == sc.component:
+			flush()
+		case c == 0:
+			return nil, s.malformed(0, "the segment holds a NUL byte")
+		default:
+			sc.writeChar(&text, c)
+		}
+	}
+	flush()
+	s.elements = append(s.elements, current)
+	return s, nil
+}
+
+// writeChar writes one byte of text, read as ISO-8859-1 when the
+// interchange says so.
+func (sc *scanner) writeChar(b *strings.Builder, c byte) {
+	if sc.latin1 && c >= 0x80 {
+		b.WriteRune(rune(c))
+		return
+	}
+	b.WriteByte(c)
+}
+
+func quoteByte(c byte) string {
+	if c < 0x20 || c >= 0x7f {
+		return "0x" + string("0123456789abcdef"[c>>4]) + string("0123456789abcdef"[c&0xf])
+	}
+	return "'" + string(rune(c)) + "'"
+}
