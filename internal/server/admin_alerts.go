@@ -3,9 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"net/url"
-	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -53,25 +50,5 @@ func (s *Server) adminAcknowledgeAlert(c echo.Context) error {
 	if err := s.alerts.Acknowledge(c.Request().Context(), currentUser(c), id); err != nil {
 		return err
 	}
-	return c.Redirect(http.StatusSeeOther, acknowledgeBack(c.FormValue("back")))
-}
-
-// acknowledgeBack is where an acknowledgement returns to: back when it is
-// the alerts page or an alert's page, rebuilt from what it names, else the
-// alerts page. Anything else, such as another site, is not followed.
-func acknowledgeBack(back string) string {
-	alerts := adminpath.Path(adminpath.Alerts)
-	u, err := url.Parse(back)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
-		return alerts
-	}
-	if u.Path == alerts {
-		return alert.FilterFromQuery(u.Query()).URL()
-	}
-	if rest, ok := strings.CutPrefix(u.Path, adminpath.Path(adminpath.Alert, "")); ok {
-		if id, err := strconv.ParseInt(rest, 10, 64); err == nil && id > 0 {
-			return adminpath.Path(adminpath.Alert, id)
-		}
-	}
-	return alerts
+	return c.Redirect(http.StatusSeeOther, formBack(c.FormValue("back"), adminpath.Alerts, alert.FilterFromQuery, adminpath.Alert))
 }

@@ -2,9 +2,7 @@ package server
 
 import (
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -66,27 +64,7 @@ func (s *Server) adminRetryDelivery(c echo.Context) error {
 		return apperr.New(apperr.Conflict, "not-failed",
 			"delivery %d is not a failed delivery you can retry: it may be queued or delivered already; reload the page", id)
 	}
-	return c.Redirect(http.StatusSeeOther, retryBack(c.FormValue("back")))
-}
-
-// retryBack is where a retry returns to: back when it is the deliveries
-// page or a message's page, rebuilt from what it names, else the deliveries
-// page. Anything else, such as another site, is not followed.
-func retryBack(back string) string {
-	deliveries := adminpath.Path(adminpath.Deliveries)
-	u, err := url.Parse(back)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
-		return deliveries
-	}
-	if u.Path == deliveries {
-		return delivery.FilterFromQuery(u.Query()).URL()
-	}
-	if rest, ok := strings.CutPrefix(u.Path, adminpath.Path(adminpath.Message, "")); ok {
-		if id, err := strconv.ParseInt(rest, 10, 64); err == nil && id > 0 {
-			return adminpath.Path(adminpath.Message, id)
-		}
-	}
-	return deliveries
+	return c.Redirect(http.StatusSeeOther, formBack(c.FormValue("back"), adminpath.Deliveries, delivery.FilterFromQuery, adminpath.Message))
 }
 
 // adminRetryDeliveries starts a bulk replay of every failed delivery that
