@@ -175,12 +175,12 @@ func workPool(pool *pgxpool.Pool) (*pgxpool.Pool, error) {
 }
 
 // fetchCooldown is the least time between two fetches of a destination's
-// queue. River's default of 100 ms capped a destination at its limit's
-// number of deliveries per 100 ms, 39 a second at the default limit of 4,
-// however fast it answered: a queue fetches only as many jobs as it has
-// free workers, and then waits out the cooldown. A fetch is a statement
-// on the queue's few rows of the job table's fetching index, so the queue
-// may fetch again as soon as a worker is free.
+// queue. A queue fetches only as many jobs as it has free workers and then
+// waits out the cooldown, so River's default of 100 ms capped a destination
+// at its limit's number of deliveries per 100 ms however fast it answered
+// (docs/performance.md). A fetch is a statement on the queue's few rows of
+// the job table's fetching index, so the queue may fetch again as soon as a
+// worker is free.
 const fetchCooldown = time.Millisecond
 
 // wokenBacklog bounds the announcements waiting for Run; one announced
