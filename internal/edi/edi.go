@@ -338,3 +338,31 @@ func checkUTF8(s *segment, text []byte, charset string) error {
 	}
 	return nil
 }
+
+// AnswerJSON is the interchange member of the answer to ic: its envelope,
+// status ("accepted" or "duplicate") and, for a duplicate, the id of the
+// interchange it repeats.
+func AnswerJSON(ic *Interchange, status string, duplicateOf *int64) []byte {
+	var b []byte
+	b = append(b, `{"standard":`...)
+	b = appendString(b, ic.Standard)
+	b = append(b, `,"sender":`...)
+	b = appendString(b, ic.Sender)
+	b = append(b, `,"receiver":`...)
+	b = appendString(b, ic.Receiver)
+	b = append(b, `,"control_number":`...)
+	b = appendString(b, ic.ControlNumber)
+	b = append(b, `,"version":`...)
+	b = appendString(b, ic.Version)
+	b = append(b, `,"messages":`...)
+	b = strconv.AppendInt(b, int64(len(ic.Messages)), 10)
+	b = append(b, `,"status":`...)
+	b = appendString(b, status)
+	b = append(b, `,"duplicate_of":`...)
+	if duplicateOf == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, *duplicateOf, 10)
+	}
+	return append(b, '}')
+}

@@ -31,8 +31,11 @@ func (s *Server) receiveMessage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if media.xml {
+	switch {
+	case media.xml:
 		return s.receiveIDocXML(c, who, key, media.charset)
+	case media.edi || media.text:
+		return s.receiveInterchange(c, who, key, media.text)
 	}
 	body, err := s.readBody(c, jsonBodyCost)
 	if err != nil {
@@ -222,6 +225,8 @@ func idempotencyKeyContent(value string) (string, error) {
 // mediaType is what a request's Content-Type says about its body.
 type mediaType struct {
 	xml     bool   // IDoc-XML rather than JSON
+	edi     bool   // an X12 or EDIFACT interchange
+	text    bool   // text/plain: an interchange when the body starts as one
 	charset string // the charset parameter, "" when absent
 }
 
@@ -229,10 +234,14 @@ type mediaType struct {
 // port sends application/x-sap.idoc, other senders the generic XML types.
 var xmlMediaTypes = []string{"application/xml", "text/xml", "application/x-sap.idoc"}
 
+// ediMediaTypes are the media types of X12 and EDIFACT interchanges (RFC
+// 1767); text/plain is read as an interchange when the body starts as one.
+var ediMediaTypes = []string{"application/edi-x12", "application/edifact"}
+
 // maxContentTypeLength bounds the Content-Type kept with a stored message.
 const maxContentTypeLength = 255
 
-// mediaTypeOf accepts JSON and IDoc-XML.
+// mediaTypeOf accepts JSON, IDoc-XML and X12 and EDIFACT interchanges.
 func mediaTypeOf(r *http.Request) (mediaType, error) {
 	header := r.Header.Get(echo.HeaderContentType)
 	media, params, err := mime.ParseMediaType(header)
@@ -242,16 +251,24 @@ func mediaTypeOf(r *http.Request) (mediaType, error) {
 		return mediaType{}, nil
 	case slices.Contains(xmlMediaTypes, media):
 		return mediaType{xml: true, charset: params["charset"]}, nil
+	case slices.Contains(ediMediaTypes, media):
+		return mediaType{edi: true}, nil
+	case media == "text/plain":
+		return mediaType{text: true}, nil
 	}
 	return mediaType{}, apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
-		"send a JSON envelope with 'Content-Type: application/json', or IDoc-XML with "+
-			"'Content-Type: application/xml', 'text/xml' or 'application/x-sap.idoc'")
+		unsupportedDetail)
 }
+
+// unsupportedDetail names what receive-message takes.
+const unsupportedDetail = "send a JSON envelope with 'Content-Type: application/json', IDoc-XML with " +
+	"'Content-Type: application/xml', 'text/xml' or 'application/x-sap.idoc', or an X12 or EDIFACT " +
+	"interchange with 'Content-Type: application/edi-x12' or 'application/edifact'"
 
 // readJSONBody checks that the body is JSON and reads it.
 func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 	media, err := mediaTypeOf(c.Request())
-	if err == nil && media.xml {
+	if err == nil && (media.xml || media.edi || media.text) {
 		err = apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
 			"send the body as JSON with 'Content-Type: application/json'")
 	}
@@ -266,10 +283,13 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 // size costs. IDoc-XML costs more: each IDoc is read into a tree, and kept
 // as its JSON view, its canonical form and its own bytes, about three
 // times what a JSON envelope of the same size holds (docs/performance.md,
-// "Measurements behind the limits").
+// "Measurements behind the limits"). An interchange is counted as IDoc-XML
+// is: each message is kept as its JSON view and its canonical form beside
+// the body, which holds its own bytes.
 const (
 	jsonBodyCost    = 1
 	idocXMLBodyCost = 3
+	ediBodyCost     = 3
 )
 
 // readBody reads at most MAX_BODY_BYTES, taking its share of the budget

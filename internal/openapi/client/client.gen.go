@@ -18,6 +18,42 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for InterchangeReceiptsInterchangeStandard.
+const (
+	Edifact InterchangeReceiptsInterchangeStandard = "edifact"
+	X12     InterchangeReceiptsInterchangeStandard = "x12"
+)
+
+// Valid indicates whether the value is a known member of the InterchangeReceiptsInterchangeStandard enum.
+func (e InterchangeReceiptsInterchangeStandard) Valid() bool {
+	switch e {
+	case Edifact:
+		return true
+	case X12:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for InterchangeReceiptsInterchangeStatus.
+const (
+	InterchangeReceiptsInterchangeStatusAccepted  InterchangeReceiptsInterchangeStatus = "accepted"
+	InterchangeReceiptsInterchangeStatusDuplicate InterchangeReceiptsInterchangeStatus = "duplicate"
+)
+
+// Valid indicates whether the value is a known member of the InterchangeReceiptsInterchangeStatus enum.
+func (e InterchangeReceiptsInterchangeStatus) Valid() bool {
+	switch e {
+	case InterchangeReceiptsInterchangeStatusAccepted:
+		return true
+	case InterchangeReceiptsInterchangeStatusDuplicate:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReceiptStatus.
 const (
 	ReceiptStatusAccepted  ReceiptStatus = "accepted"
@@ -150,6 +186,41 @@ type IDocXML = string
 // `invalid-idempotency-key`.
 type IdempotencyKey = string
 
+// Interchange An X12 interchange (`ISA` … `IEA`, its separators defined by the 106-character ISA) or an
+// EDIFACT interchange (optional `UNA`, `UNB` … `UNZ`; `UNOA` to `UNOC` read as ISO-8859-1,
+// `UNOW` as UTF-8). Line breaks between segments are allowed.
+type Interchange = string
+
+// InterchangeReceipts defines model for InterchangeReceipts.
+type InterchangeReceipts struct {
+	Interchange struct {
+		// ControlNumber ISA13 or UNB 0020.
+		ControlNumber string `json:"control_number"`
+		DuplicateOf   *int64 `json:"duplicate_of"`
+
+		// Messages How many transaction sets or messages the interchange holds.
+		Messages int `json:"messages"`
+
+		// Receiver `QUALIFIER:ID` (ISA07:ISA08, UNB 0008:0010).
+		Receiver string `json:"receiver"`
+
+		// Sender `QUALIFIER:ID` (ISA05:ISA06, UNB 0007:0004).
+		Sender   string                                 `json:"sender"`
+		Standard InterchangeReceiptsInterchangeStandard `json:"standard"`
+		Status   InterchangeReceiptsInterchangeStatus   `json:"status"`
+
+		// Version ISA12 (`00401`), or UNB's syntax identifier and version (`UNOC:3`).
+		Version string `json:"version"`
+	} `json:"interchange"`
+	Messages []Receipt `json:"messages"`
+}
+
+// InterchangeReceiptsInterchangeStandard defines model for InterchangeReceipts.Interchange.Standard.
+type InterchangeReceiptsInterchangeStandard string
+
+// InterchangeReceiptsInterchangeStatus defines model for InterchangeReceipts.Interchange.Status.
+type InterchangeReceiptsInterchangeStatus string
+
 // Problem defines model for Problem.
 type Problem struct {
 	Detail string `json:"detail"`
@@ -167,7 +238,7 @@ type Problem struct {
 	Title    string  `json:"title"`
 
 	// Type A stable name of the kind of problem. The values known today are `malformed-json`,
-	// `malformed-xml`, `missing-field`, `invalid-field`, `invalid-payload`, `invalid-batch`,
+	// `malformed-xml`, `malformed-interchange`, `missing-field`, `invalid-field`, `invalid-payload`, `invalid-batch`,
 	// `invalid-idempotency-key`, `incomplete-body`, `unauthorized`, `invalid-signature`,
 	// `not-found`, `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
 	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
@@ -326,6 +397,9 @@ type ReceiveWebhook201JSONResponseBodyStatus string
 // ReceiveMessageJSONRequestBody defines body for ReceiveMessage for application/json ContentType.
 type ReceiveMessageJSONRequestBody = Envelope
 
+// ReceiveMessageTextRequestBody defines body for ReceiveMessage for text/plain ContentType.
+type ReceiveMessageTextRequestBody = Interchange
+
 // ReceiveMessagesJSONRequestBody defines body for ReceiveMessages for application/json ContentType.
 type ReceiveMessagesJSONRequestBody ReceiveMessagesJSONBody
 
@@ -374,6 +448,32 @@ func (t *ReceiveMessage200JSONResponseBody) FromReceipts(v Receipts) error {
 
 // MergeReceipts performs a merge with any union data inside the ReceiveMessage200JSONResponseBody, using the provided Receipts
 func (t *ReceiveMessage200JSONResponseBody) MergeReceipts(v Receipts) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsInterchangeReceipts returns the union data inside the ReceiveMessage200JSONResponseBody as a InterchangeReceipts
+func (t ReceiveMessage200JSONResponseBody) AsInterchangeReceipts() (InterchangeReceipts, error) {
+	var body InterchangeReceipts
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromInterchangeReceipts overwrites any union data inside the ReceiveMessage200JSONResponseBody as the provided InterchangeReceipts
+func (t *ReceiveMessage200JSONResponseBody) FromInterchangeReceipts(v InterchangeReceipts) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeInterchangeReceipts performs a merge with any union data inside the ReceiveMessage200JSONResponseBody, using the provided InterchangeReceipts
+func (t *ReceiveMessage200JSONResponseBody) MergeInterchangeReceipts(v InterchangeReceipts) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -468,7 +568,7 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// ReceiveMessageWithBody Receive one message, or an IDoc-XML document of one or more IDocs
+	// ReceiveMessageWithBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -478,13 +578,22 @@ type ClientInterface interface {
 	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
 	// that cannot be accepted refuses the whole document (nothing is stored), naming its
 	// position and DOCNUM. `Idempotency-Key` names the whole request.
+	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithBody(ctx context.Context, params *ReceiveMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ReceiveMessage Receive one message, or an IDoc-XML document of one or more IDocs
+	// ReceiveMessage Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -495,10 +604,44 @@ type ClientInterface interface {
 	// that cannot be accepted refuses the whole document (nothing is stored), naming its
 	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessage(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReceiveMessageWithTextBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
+	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
+	//
+	// Takes a body of the `text/plain` content type.
+	//
+	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
+	ReceiveMessageWithTextBody(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReceiveMessagesWithBody Receive a batch of messages
 	//
@@ -577,7 +720,7 @@ type ClientInterface interface {
 	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// ReceiveMessageWithBody Receive one message, or an IDoc-XML document of one or more IDocs
+// ReceiveMessageWithBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 //
 // A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 // or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -587,6 +730,15 @@ type ClientInterface interface {
 // 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
 // that cannot be accepted refuses the whole document (nothing is stored), naming its
 // position and DOCNUM. `Idempotency-Key` names the whole request.
+//
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
 //
 // Takes any type of body and a specified content type.
 //
@@ -603,7 +755,7 @@ func (c *Client) ReceiveMessageWithBody(ctx context.Context, params *ReceiveMess
 	return c.Client.Do(req)
 }
 
-// ReceiveMessage Receive one message, or an IDoc-XML document of one or more IDocs
+// ReceiveMessage Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 //
 // A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 // or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -614,11 +766,55 @@ func (c *Client) ReceiveMessageWithBody(ctx context.Context, params *ReceiveMess
 // that cannot be accepted refuses the whole document (nothing is stored), naming its
 // position and DOCNUM. `Idempotency-Key` names the whole request.
 //
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 func (c *Client) ReceiveMessage(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessageRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReceiveMessageWithTextBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
+//
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
+//
+// Takes a body of the `text/plain` content type.
+//
+// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
+func (c *Client) ReceiveMessageWithTextBody(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveMessageRequestWithTextBody(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -774,6 +970,17 @@ func NewReceiveMessageRequest(server string, params *ReceiveMessageParams, body 
 	}
 	bodyReader = bytes.NewReader(buf)
 	return NewReceiveMessageRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewReceiveMessageRequestWithTextBody calls the generic ReceiveMessage builder with text/plain body
+func NewReceiveMessageRequestWithTextBody(server string, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	if stringer, ok := interface{}(body).(fmt.Stringer); ok {
+		bodyReader = strings.NewReader(stringer.String())
+	} else {
+		bodyReader = strings.NewReader(fmt.Sprint(body))
+	}
+	return NewReceiveMessageRequestWithBody(server, params, "text/plain", bodyReader)
 }
 
 // NewReceiveMessageRequestWithBody constructs an http.Request for the ReceiveMessage method, with any body, and a specified content type
@@ -1106,7 +1313,7 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// ReceiveMessageWithBodyWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+	// ReceiveMessageWithBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -1116,13 +1323,22 @@ type ClientWithResponsesInterface interface {
 	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
 	// that cannot be accepted refuses the whole document (nothing is stored), naming its
 	// position and DOCNUM. `Idempotency-Key` names the whole request.
+	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithBodyWithResponse(ctx context.Context, params *ReceiveMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
 
-	// ReceiveMessageWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+	// ReceiveMessageWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -1133,10 +1349,44 @@ type ClientWithResponsesInterface interface {
 	// that cannot be accepted refuses the whole document (nothing is stored), naming its
 	// position and DOCNUM. `Idempotency-Key` names the whole request.
 	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
+
+	// ReceiveMessageWithTextBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
+	//
+	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+	// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+	// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+	// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+	// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+	// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+	// that cannot be accepted refuses the whole document (nothing is stored), naming its
+	// position and DOCNUM. `Idempotency-Key` names the whole request.
+	//
+	// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+	// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+	// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+	// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+	// its position, and nothing is stored. The messages are decided in one transaction, in order,
+	// and answered with 200, the interchange's envelope and one receipt per message.
+	//
+	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
+	ReceiveMessageWithTextBodyWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
 
 	// ReceiveMessagesWithBodyWithResponse Receive a batch of messages
 	//
@@ -1968,7 +2218,7 @@ func (r ReadyResponse) ContentType() string {
 	return ""
 }
 
-// ReceiveMessageWithBodyWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+// ReceiveMessageWithBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 //
 // A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 // or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -1978,6 +2228,15 @@ func (r ReadyResponse) ContentType() string {
 // 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
 // that cannot be accepted refuses the whole document (nothing is stored), naming its
 // position and DOCNUM. `Idempotency-Key` names the whole request.
+//
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -1990,7 +2249,7 @@ func (c *ClientWithResponses) ReceiveMessageWithBodyWithResponse(ctx context.Con
 	return ParseReceiveMessageResponse(rsp)
 }
 
-// ReceiveMessageWithResponse Receive one message, or an IDoc-XML document of one or more IDocs
+// ReceiveMessageWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 //
 // A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
 // or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
@@ -2001,11 +2260,51 @@ func (c *ClientWithResponses) ReceiveMessageWithBodyWithResponse(ctx context.Con
 // that cannot be accepted refuses the whole document (nothing is stored), naming its
 // position and DOCNUM. `Idempotency-Key` names the whole request.
 //
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 func (c *ClientWithResponses) ReceiveMessageWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error) {
 	rsp, err := c.ReceiveMessage(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReceiveMessageResponse(rsp)
+}
+
+// ReceiveMessageWithTextBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
+//
+// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
+// or `application/x-sap.idoc`; a `charset` parameter is honoured, UTF-8 and ISO-8859-1 are
+// read, UTF-8 when absent). Each IDoc is one message, deduplicated on its JSON view
+// (`{"<root>": {"IDOC": {...}}}`), so the XML and the JSON form of one IDoc block each other.
+// A document of one IDoc is answered like an envelope (201 or 200); a packet of several with
+// 200 and one answer per IDoc, in document order, all decided in one transaction. An IDoc
+// that cannot be accepted refuses the whole document (nothing is stored), naming its
+// position and DOCNUM. `Idempotency-Key` names the whole request.
+//
+// An X12 or EDIFACT interchange (`application/edi-x12`, `application/edifact`, or `text/plain`
+// starting with `ISA`, `UNA` or `UNB`) is one message per transaction set or EDIFACT message,
+// its type the transaction set id (`850`) or message type (`ORDERS`), its docnum `ST02` or `UNH`
+// 0062, deduplicated on its JSON view (segment id → occurrences → elements such as `BEG03`).
+// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
+// number, the character set): a fault is `400 malformed-interchange` naming the segment and
+// its position, and nothing is stored. The messages are decided in one transaction, in order,
+// and answered with 200, the interchange's envelope and one receipt per message.
+//
+// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
+func (c *ClientWithResponses) ReceiveMessageWithTextBodyWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error) {
+	rsp, err := c.ReceiveMessageWithTextBody(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/edi"
+	"github.com/lefia/edihub/internal/envelope"
+	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/sender"
+)
+
+// receiveInterchange handles an X12 or EDIFACT interchange sent to
+// receive-message. Each transaction set or EDIFACT message is one message,
+// read through its JSON view and decided as a packet's IDocs are: all in
+// one transaction, in order, and any that cannot be accepted refuses the
+// whole interchange. text is true for a text/plain body, which is an
+// interchange only when it starts as one.
+func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string, text bool) error {
+	body, err := s.readBody(c, ediBodyCost)
+	if err != nil {
+		return err
+	}
+	if text && !edi.LooksLikeInterchange(body) {
+		return apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
+			"a text/plain body is read as an X12 or EDIFACT interchange, and this one starts with neither ISA, UNA nor UNB; "+unsupportedDetail)
+	}
+	limits := edi.Limits{MaxMessages: s.cfg.MaxBatchMessages}
+	ic, err := edi.Parse(body, limits)
+	if err != nil {
+		return interchangeProblem(err)
+	}
+	contentType := c.Request().Header.Get(echo.HeaderContentType)
+	items := make([]ingest.Request, len(ic.Messages))
+	for i, m := range ic.Messages {
+		reportOf(c).messageType = m.Code
+		mt, err := who.MessageType(c.Request().Context(), m.Code)
+		switch {
+		case sender.IsUnknownType(err):
+			return apperr.New(apperr.Unprocessable, "unknown-message-type",
+				"%s: message type %q is not configured for this tenant", messageName(ic, m), m.Code)
+		case err != nil:
+			return err
+		}
+		reportOf(c).typeKnown = true
+		if err := envelope.CheckDocnum(messageName(ic, m)+"'s control number", m.Docnum); err != nil {
+			return err
+		}
+		source := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
+		received := &ingest.Received{ContentType: contentType, Bytes: m.Bytes}
+		if len(ic.Messages) > 1 {
+			source.Position = m.Position
+			received.Position, received.Of = m.Position, len(ic.Messages)
+		}
+		items[i] = ingest.Request{
+			TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
+			Docnum: m.Docnum, Payload: m.View, Source: source, Received: received,
+		}
+	}
+	reportOf(c).carrying(items)
+	res, err := s.ingest.ReceiveBatch(c.Request().Context(), ingest.Batch{Items: items, IdempotencyKey: key})
+	var refused *ingest.BatchError
+	if errors.As(err, &refused) {
+		first := refused.Items[0]
+		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type,
+			Detail: messageName(ic, ic.Messages[first.Index]) + ": " + first.Err.Detail}
+	}
+	if err != nil {
+		return s.senders.Refused(who.Caller, err)
+	}
+	report := reportOf(c)
+	report.messages = append(report.messages, res.Results...)
+	if res.Replayed {
+		c.Response().Header().Set("Idempotent-Replayed", "true")
+	}
+	return c.JSONBlob(http.StatusOK, interchangeAnswer(ic, "accepted", res.Body))
+}
+
+// interchangeAnswer is the answer to an interchange: its envelope and
+// status beside the answer of its messages, {"messages": [...]}.
+func interchangeAnswer(ic *edi.Interchange, status string, messages []byte) []byte {
+	b := append([]byte(`{"interchange":`), edi.AnswerJSON(ic, status, nil)...)
+	b = append(b, ',')
+	return append(b, messages[1:]...)
+}
+
+// messageName names a message of an interchange in a problem's detail.
+func messageName(ic *edi.Interchange, m edi.Message) string {
+	what := "transaction set"
+	if ic.Standard == edi.EDIFACT {
+		what = "message"
+	}
+	return fmt.Sprintf("%s %d of %d (%s %s)", what, m.Position, len(ic.Messages), m.Code, m.Docnum)
+}
+
+// interchangeProblem turns the parser's refusals into problems.
+func interchangeProblem(err error) error {
+	var malformed *edi.MalformedError
+	var tooMany *edi.TooManyMessagesError
+	switch {
+	case errors.As(err, &malformed):
+		return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-interchange",
+			Detail: "the interchange is malformed at " + malformed.Error()}
+	case errors.As(err, &tooMany):
+		return apperr.New(apperr.TooLarge, "payload-too-large",
+			"the interchange holds more than %d messages, the most one request may carry (MAX_BATCH_MESSAGES); "+
+				"send smaller interchanges", tooMany.Max)
+	case errors.Is(err, edi.ErrNotInterchange):
+		return &apperr.Error{Kind: apperr.Invalid, Type: "malformed-interchange", Detail: err.Error()}
+	}
+	return err
+}
