@@ -191,21 +191,13 @@ const wokenBacklog = 1024
 // attempt starts, running ones may finish within the shutdown time.
 func (r *Runner) Run(ctx context.Context) error {
 	defer r.pool.Close()
-	channel, err := r.insertChannel(ctx)
-	if err == nil {
-		err = r.sweep(ctx)
-	}
+	channel, err := r.startWorkers(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the workers started: nothing runs to finish.
 			return nil
 		}
 		return err
-	}
-	// The client gets a context of its own: ending ctx must let running
-	// attempts finish, which is Stop's job, not cancel them.
-	if err := r.client.Start(context.WithoutCancel(ctx)); err != nil {
-		return fmt.Errorf("start delivery workers: %w", err)
 	}
 	listenCtx, stopListening := context.WithCancel(ctx)
 	defer stopListening()
@@ -359,6 +351,40 @@ func (r *Runner) start(ctx context.Context, id int64, paused bool, workers int32
 // AcquireCount is how many times the process's delivery work has taken a
 // connection from its pool.
 func (r *Runner) AcquireCount() int64 { return r.pool.Stat().AcquireCount() }
+
+// startRetry is how long a start that found the database unavailable
+// waits before it tries again.
+const startRetry = time.Second
+
+// startWorkers finds River's notification channel and the destinations with
+// pending deliveries, and starts the workers. While the database is
+// unavailable (a failover, a restart, a killed backend) it tries again
+// every startRetry until ctx ends, so that a worker started during an
+// outage waits it out instead of exiting; any other error is returned.
+func (r *Runner) startWorkers(ctx context.Context) (string, error) {
+	for {
+		channel, err := r.insertChannel(ctx)
+		if err == nil {
+			err = r.sweep(ctx)
+		}
+		if err == nil {
+			// The client gets a context of its own: ending ctx must let
+			// running attempts finish, which is Stop's job, not cancel them.
+			if err = r.client.Start(context.WithoutCancel(ctx)); err != nil {
+				err = fmt.Errorf("start delivery workers: %w", err)
+			}
+		}
+		if err == nil || !db.IsUnavailable(err) {
+			return channel, err
+		}
+		r.log.Warn("delivery workers wait for the database", "error", err, "retry_in", startRetry)
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(startRetry):
+		}
+	}
+}
 
 // RunningQueues is how many destinations' queues the process runs now:
 // those with pending deliveries, not every destination.

@@ -2,12 +2,15 @@ package delivery_test
 
 import (
 	"context"
+	"log/slog"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/delivery"
 )
 
@@ -90,4 +93,32 @@ func TestQueuesStopWhenIdleOrDeleted(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'delivered'`, kept) == 2
 	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// A worker started while the database is away waits for it instead of
+// exiting: Run goes on trying until it is stopped, and then returns
+// cleanly.
+func TestRunnerStartedWithoutDatabaseWaits(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	away := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	pool, err := pgxpool.New(context.Background(), "postgres://postgres@"+away+"/edihub?connect_timeout=1")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	runner, err := delivery.NewRunner(pool, config.Delivery{Timeout: time.Second, MaxAttempts: 2, SyncInterval: time.Second},
+		time.Second, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runner.Run(ctx) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Run returned while the database was away: %v", err)
+	case <-time.After(2500 * time.Millisecond):
+	}
+	cancel()
+	require.NoError(t, <-done)
 }
