@@ -1,9 +1,12 @@
 package auditevent
 
-// The two ways a duplicate is recognised, as recorded in BlockedDetails.
+// The ways a duplicate is recognised, as recorded in BlockedDetails.
 const (
 	ModeIdempotencyKey = "idempotency_key"
 	ModeFingerprint    = "fingerprint"
+	// ModeInterchange is a message of an X12 or EDIFACT interchange that
+	// repeated one received before (its control number and segments).
+	ModeInterchange = "interchange"
 )
 
 // What a blocked copy's content is, compared with its original's, as
@@ -28,11 +31,13 @@ const (
 // Content, which depend on the original, and the statement adds those two
 // members from the row it found.
 type BlockedDetails struct {
-	Mode           string         `json:"mode"`
-	IdempotencyKey string         `json:"idempotency_key,omitempty"`
-	Fingerprint    string         `json:"fingerprint,omitempty"`
-	Original       OriginalDetail `json:"original,omitzero"`
-	Blocked        BlockedCopy    `json:"blocked"`
+	Mode           string `json:"mode"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	Fingerprint    string `json:"fingerprint,omitempty"`
+	// Interchange is the repeated interchange, for ModeInterchange.
+	Interchange *InterchangeDetail `json:"interchange,omitempty"`
+	Original    OriginalDetail     `json:"original,omitzero"`
+	Blocked     BlockedCopy        `json:"blocked"`
 	// Content is "identical" when the blocked copy's canonical payload equals
 	// the original's, "shape_only" when it differs only in how segments are
 	// wrapped (ContentShapeOnly), "changed" when only the business key
@@ -41,12 +46,24 @@ type BlockedDetails struct {
 	Source  SourceDetail `json:"source"`
 }
 
-// Key is the fingerprint or the Idempotency-Key the duplicate matched.
+// Key is the fingerprint, the Idempotency-Key or the interchange control
+// number the duplicate matched.
 func (d BlockedDetails) Key() string {
-	if d.Mode == ModeIdempotencyKey {
+	switch {
+	case d.Mode == ModeIdempotencyKey:
 		return d.IdempotencyKey
+	case d.Mode == ModeInterchange && d.Interchange != nil:
+		return d.Interchange.ControlNumber
 	}
 	return d.Fingerprint
+}
+
+// InterchangeDetail names an X12 or EDIFACT interchange.
+type InterchangeDetail struct {
+	Standard      string `json:"standard"`
+	Sender        string `json:"sender"`
+	Receiver      string `json:"receiver"`
+	ControlNumber string `json:"control_number"`
 }
 
 // OriginalDetail names the stored message a duplicate matched.

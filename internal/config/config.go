@@ -33,6 +33,9 @@ type Config struct {
 	// believed; a client anywhere else is known by its own address.
 	TrustedProxies    []*net.IPNet
 	IdempotencyKeyTTL time.Duration
+	// InterchangeWindow is how long an X12 or EDIFACT interchange's control
+	// number, per sender and receiver, marks a repeat of it as a duplicate.
+	InterchangeWindow time.Duration
 	// APIKeyCacheTTL is how long an API key's lookup (the key and its
 	// tenant's message types) is reused before it is read again; 0 reads
 	// it for every request. It bounds how long a change made outside this
@@ -190,6 +193,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	var errs []error
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
+	cfg.InterchangeWindow = positiveDuration(getenv, "INTERCHANGE_WINDOW", 720*time.Hour, &errs)
 	cfg.APIKeyCacheTTL = duration(getenv, "API_KEY_CACHE_TTL", 5*time.Second, true, &errs)
 	cfg.ShutdownTimeout = positiveDuration(getenv, "SHUTDOWN_TIMEOUT", 30*time.Second, &errs)
 	cfg.RequestTimeout = positiveDuration(getenv, "REQUEST_TIMEOUT", 30*time.Second, &errs)

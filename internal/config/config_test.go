@@ -19,6 +19,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, DefaultDatabaseURL, cfg.DatabaseURL)
 	require.Equal(t, ":8080", cfg.ListenAddr)
 	require.Equal(t, 168*time.Hour, cfg.IdempotencyKeyTTL)
+	require.Equal(t, 720*time.Hour, cfg.InterchangeWindow)
 	require.Equal(t, 5*time.Second, cfg.APIKeyCacheTTL)
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
 	require.Equal(t, int64(20<<20), cfg.MaxBodyBytesInProcess, "two bodies of the largest size")
@@ -35,6 +36,7 @@ func TestLoadValues(t *testing.T) {
 		"DATABASE_URL":              "postgres://x@db/edihub",
 		"LISTEN_ADDR":               "127.0.0.1:9000",
 		"IDEMPOTENCY_KEY_TTL":       "24h",
+		"INTERCHANGE_WINDOW":        "48h",
 		"MAX_BODY_BYTES":            "1024",
 		"LOG_FORMAT":                "json",
 		"COOKIE_SECURE":             "true",
@@ -49,6 +51,7 @@ func TestLoadValues(t *testing.T) {
 	require.Equal(t, "postgres://x@db/edihub", cfg.DatabaseURL)
 	require.Equal(t, "127.0.0.1:9000", cfg.ListenAddr)
 	require.Equal(t, 24*time.Hour, cfg.IdempotencyKeyTTL)
+	require.Equal(t, 48*time.Hour, cfg.InterchangeWindow)
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
 	require.Equal(t, int64(2048), cfg.MaxBodyBytesInProcess)
 	require.True(t, cfg.CookieSecure)

@@ -180,6 +180,19 @@ type IntegrationSecret struct {
 	ExpiresAt     *time.Time
 }
 
+type Interchange struct {
+	ID            int64
+	TenantID      int64
+	EnvironmentID int64
+	Standard      string
+	Sender        string
+	Receiver      string
+	ControlNumber string
+	ContentHash   []byte
+	ResponseBody  []byte
+	ReceivedAt    time.Time
+}
+
 type Message struct {
 	ID                  int64
 	TenantID            int64

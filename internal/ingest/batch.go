@@ -20,6 +20,10 @@ type Batch struct {
 	// stored under it without a fingerprint claim, and a repeat of the
 	// request gets the first answer. Items then carry no key of their own.
 	IdempotencyKey string
+	// Interchange, when set, is the X12 or EDIFACT interchange the items
+	// came in: its control number decides first (see receiveInterchange).
+	// It goes without IdempotencyKey.
+	Interchange *Interchange
 	// Refused are the items the caller already found unacceptable (their
 	// entries in Items are left out): the batch is refused, listing them
 	// with whatever else is wrong with the others.
@@ -33,6 +37,8 @@ type BatchResult struct {
 	// earlier one; Body is then that request's answer.
 	Replayed bool
 	Body     []byte // {"messages": [<each item's answer>]}
+	// Interchange is what became of the batch's interchange, if it had one.
+	Interchange InterchangeOutcome
 }
 
 // ItemError is why one item of a batch cannot be accepted.
@@ -80,6 +86,9 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 	if refused != nil {
 		slices.SortFunc(refused, func(a, b ItemError) int { return a.Index - b.Index })
 		return BatchResult{}, &BatchError{Items: refused}
+	}
+	if b.Interchange != nil {
+		return s.receiveInterchange(ctx, *b.Interchange, ms)
 	}
 	if b.IdempotencyKey != "" {
 		return s.receiveBatchWithKey(ctx, ms)

@@ -173,6 +173,7 @@ const (
 	Created              Outcome = "created"               // stored as a new message
 	DuplicateFingerprint Outcome = "duplicate_fingerprint" // blocked: same fingerprint inside the window
 	ReplayedKey          Outcome = "replayed_key"          // blocked: Idempotency-Key seen before
+	DuplicateInterchange Outcome = "duplicate_interchange" // blocked: its interchange was received before
 )
 
 // Result is the outcome and the JSON body to answer with.

@@ -19,6 +19,8 @@ const (
 	OutcomeAccepted             = "accepted"
 	OutcomeDuplicateKey         = "duplicate_key"
 	OutcomeDuplicateFingerprint = "duplicate_fingerprint"
+	// A message of an X12 or EDIFACT interchange received before.
+	OutcomeDuplicateInterchange = "duplicate_interchange"
 	OutcomeRejected             = "rejected"
 	// A request stopped by REQUEST_TIMEOUT, and one whose client left
 	// before the answer: neither was decided, and neither is a rejection.

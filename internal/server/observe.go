@@ -171,6 +171,8 @@ func outcomeLabel(o ingest.Outcome) string {
 		return metrics.OutcomeDuplicateKey
 	case ingest.DuplicateFingerprint:
 		return metrics.OutcomeDuplicateFingerprint
+	case ingest.DuplicateInterchange:
+		return metrics.OutcomeDuplicateInterchange
 	}
 	return ""
 }

@@ -29,6 +29,12 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		return apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
 			"a text/plain body is read as an X12 or EDIFACT interchange, and this one starts with neither ISA, UNA nor UNB; "+unsupportedDetail)
 	}
+	if key != "" {
+		// The interchange's control number is its sender's statement of
+		// identity; a second one could only disagree with it.
+		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			"an interchange is identified by its control number, per sender and receiver; send it without Idempotency-Key")
+	}
 	limits := edi.Limits{MaxMessages: s.cfg.MaxBatchMessages}
 	ic, err := edi.Parse(body, limits)
 	if err != nil {
@@ -62,7 +68,10 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		}
 	}
 	reportOf(c).carrying(items)
-	res, err := s.ingest.ReceiveBatch(c.Request().Context(), ingest.Batch{Items: items, IdempotencyKey: key})
+	res, err := s.ingest.ReceiveBatch(c.Request().Context(), ingest.Batch{Items: items, Interchange: &ingest.Interchange{
+		Standard: ic.Standard, Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
+		ContentHash: ic.ContentHash, Window: s.cfg.InterchangeWindow,
+	}})
 	var refused *ingest.BatchError
 	if errors.As(err, &refused) {
 		first := refused.Items[0]
@@ -74,16 +83,19 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	}
 	report := reportOf(c)
 	report.messages = append(report.messages, res.Results...)
-	if res.Replayed {
+	status, duplicateOf := "accepted", (*int64)(nil)
+	if res.Interchange.Duplicate {
+		status, duplicateOf = "duplicate", &res.Interchange.ID
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	return c.JSONBlob(http.StatusOK, interchangeAnswer(ic, "accepted", res.Body))
+	return c.JSONBlob(http.StatusOK, interchangeAnswer(ic, status, duplicateOf, res.Body))
 }
 
 // interchangeAnswer is the answer to an interchange: its envelope and
-// status beside the answer of its messages, {"messages": [...]}.
-func interchangeAnswer(ic *edi.Interchange, status string, messages []byte) []byte {
-	b := append([]byte(`{"interchange":`), edi.AnswerJSON(ic, status, nil)...)
+// status beside the answer of its messages, {"messages": [...]}, which
+// for a duplicate is the first answer's.
+func interchangeAnswer(ic *edi.Interchange, status string, duplicateOf *int64, messages []byte) []byte {
+	b := append([]byte(`{"interchange":`), edi.AnswerJSON(ic, status, duplicateOf)...)
 	b = append(b, ',')
 	return append(b, messages[1:]...)
 }

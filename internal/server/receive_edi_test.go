@@ -89,7 +89,7 @@ func TestInterchangeEDIFACTAccepted(t *testing.T) {
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages WHERE payload->'BGM'->0->>'BGM02' = 'PO+4711'`))
 
 	plain := decodeInterchange(t, b.postInterchange(t, body, "text/plain; charset=utf-8"))
-	require.Equal(t, "duplicate", plain.Messages[0]["status"])
+	require.Equal(t, "duplicate", plain.Interchange["status"])
 	require.Equal(t, 1, b.messages(t))
 
 	r := b.postInterchange(t, []byte("hello"), "text/plain")
@@ -153,4 +153,115 @@ func TestInterchangeTooManyMessages(t *testing.T) {
 	require.Contains(t, r.json(t)["detail"], "more than 40 messages")
 	require.Contains(t, r.json(t)["detail"], "MAX_BATCH_MESSAGES")
 	require.Equal(t, 0, b.messages(t))
+}
+
+// The same interchange again replays the first answer, stores nothing and
+// records each message's duplicate with mode interchange; line breaks
+// between segments do not make it another interchange.
+func TestInterchangeDuplicateReplays(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "850", []string{"BEG.0.BEG03"}, nil)
+	body := readFile(t, "x12_850.edi")
+	first := b.postInterchange(t, body, "application/edi-x12")
+	a := decodeInterchange(t, first)
+
+	again := b.postInterchange(t, []byte(strings.ReplaceAll(string(body), "\n", "\r\n")), "application/edi-x12")
+	d := decodeInterchange(t, again)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+	require.Equal(t, "duplicate", d.Interchange["status"])
+	require.NotNil(t, d.Interchange["duplicate_of"])
+	require.Equal(t, a.Messages, d.Messages, "the first answer's receipts")
+	require.Equal(t, 2, b.messages(t))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM interchanges`))
+	require.Equal(t, d.Interchange["duplicate_of"], float64(b.count(t, `SELECT id FROM interchanges`)))
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'
+		AND details->>'mode' = 'interchange' AND details->'interchange'->>'control_number' = '000000905'
+		AND details->>'content' = 'identical' AND match_key = '000000905'`))
+	require.Equal(t, []int{int(a.Messages[0]["id"].(float64)), int(a.Messages[1]["id"].(float64))},
+		[]int{b.count(t, `SELECT message_id FROM audit_events WHERE details->'source'->>'position' = '1'`),
+			b.count(t, `SELECT message_id FROM audit_events WHERE details->'source'->>'position' = '2'`)})
+}
+
+// A control number used again for other content is refused, and nothing
+// is stored; the same control number from another sender is another
+// interchange.
+func TestInterchangeControlNumberReused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "850", []string{"BEG.0.BEG03"}, nil)
+	body := string(readFile(t, "x12_850.edi"))
+	decodeInterchange(t, b.postInterchange(t, []byte(body), "application/edi-x12"))
+
+	r := b.postInterchange(t, []byte(strings.Replace(body, "PO-4712", "PO-4799", 1)), "application/edi-x12")
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	p := r.json(t)
+	require.Equal(t, "interchange-control-number-reused", p["type"])
+	require.Contains(t, p["detail"], "000000905 from ZZ:ACMEBUYER to ZZ:EDIHUBSELLER")
+	require.Equal(t, 2, b.messages(t))
+	require.Equal(t, 0, b.blockedEvents(t))
+
+	other := strings.Replace(strings.Replace(body, "ZZ*ACMEBUYER      ", "ZZ*OTHERBUYER     ", 1), "PO-4712", "PO-4799", 1)
+	a := decodeInterchange(t, b.postInterchange(t, []byte(other), "application/edi-x12"))
+	require.Equal(t, "accepted", a.Interchange["status"])
+	require.Equal(t, "duplicate", a.Messages[0]["status"], "PO-4711 is blocked by its business key")
+	require.Equal(t, "accepted", a.Messages[1]["status"])
+	require.Equal(t, 3, b.messages(t))
+}
+
+// After INTERCHANGE_WINDOW a control number is free again.
+func TestInterchangeWindowPasses(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "850", []string{"BEG.0.BEG03"}, nil)
+	body := string(readFile(t, "x12_850.edi"))
+	decodeInterchange(t, b.postInterchange(t, []byte(body), "application/edi-x12"))
+	_, err := b.pool.Exec(t.Context(), `UPDATE interchanges SET received_at = now() - interval '721 hours'`)
+	require.NoError(t, err)
+	a := decodeInterchange(t, b.postInterchange(t, []byte(strings.Replace(body, "PO-4712", "PO-4799", 1)), "application/edi-x12"))
+	require.Equal(t, "accepted", a.Interchange["status"])
+	require.Equal(t, "accepted", a.Messages[1]["status"])
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM interchanges`))
+	require.Equal(t, 3, b.messages(t))
+}
+
+// An interchange is identified by its control number, not by an
+// Idempotency-Key.
+func TestInterchangeRefusesIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "850", []string{"BEG.0.BEG03"}, nil)
+	r := b.postInterchange(t, readFile(t, "x12_850.edi"), "application/edi-x12", "Idempotency-Key", "k1")
+	require.Equal(t, http.StatusBadRequest, r.status, "%s", r.body)
+	require.Equal(t, "invalid-idempotency-key", r.json(t)["type"])
+	require.Equal(t, 0, b.messages(t))
+}
+
+// Many simultaneous copies of one interchange: PostgreSQL's unique index
+// lets exactly one store its messages; every other copy gets the duplicate
+// answer, each of its messages with its audit event.
+func TestInterchangeRace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	// No key paths: the docnums 0001 and 0002 alone would not block the
+	// copies of a message stored by another copy, so the interchange must.
+	b.messageType(t, "850", nil, nil)
+	const copies = 40
+	body := readFile(t, "x12_850.edi")
+	responses := sendConcurrently(copies, func() response { return b.postInterchange(t, body, "application/edi-x12") })
+	accepted := 0
+	for _, r := range responses {
+		a := decodeInterchange(t, r)
+		if a.Interchange["status"] == "accepted" {
+			accepted++
+			for _, m := range a.Messages {
+				require.Equal(t, "accepted", m["status"])
+			}
+		}
+	}
+	require.Equal(t, 1, accepted)
+	require.Equal(t, 2, b.messages(t))
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM interchanges`))
+	require.Equal(t, 2*(copies-1), b.count(t, `SELECT count(*) FROM audit_events
+		WHERE action = 'message.duplicate_blocked' AND details->>'mode' = 'interchange'`))
 }

@@ -242,7 +242,7 @@ type Problem struct {
 	// `invalid-idempotency-key`, `incomplete-body`, `unauthorized`, `invalid-signature`,
 	// `not-found`, `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
 	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
-	// `idempotency-key-reused`, `invalid-parameter`, `database-unavailable`, `request-timeout`,
+	// `idempotency-key-reused`, `interchange-control-number-reused`, `invalid-parameter`, `database-unavailable`, `request-timeout`,
 	// `service-unavailable`, `internal-error` and `http-error`. New names may be added: clients
 	// must accept any string and fall back on `status`.
 	//
@@ -586,7 +586,11 @@ type ClientInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -611,7 +615,11 @@ type ClientInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -636,7 +644,11 @@ type ClientInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes a body of the `text/plain` content type.
 	//
@@ -738,7 +750,11 @@ type ClientInterface interface {
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes any type of body and a specified content type.
 //
@@ -773,7 +789,11 @@ func (c *Client) ReceiveMessageWithBody(ctx context.Context, params *ReceiveMess
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -808,7 +828,11 @@ func (c *Client) ReceiveMessage(ctx context.Context, params *ReceiveMessageParam
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes a body of the `text/plain` content type.
 //
@@ -1331,7 +1355,11 @@ type ClientWithResponsesInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1356,7 +1384,11 @@ type ClientWithResponsesInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1381,7 +1413,11 @@ type ClientWithResponsesInterface interface {
 	// The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 	// number, the character set): a fault is `400 malformed-interchange` naming the segment and
 	// its position, and nothing is stored. The messages are decided in one transaction, in order,
-	// and answered with 200, the interchange's envelope and one receipt per message.
+	// and answered with 200, the interchange's envelope and one receipt per message. The same
+	// interchange again (standard, sender, receiver, control number and segments) within
+	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+	// a control number used again for other content is `422 interchange-control-number-reused`.
+	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 	//
 	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2236,7 +2272,11 @@ func (r ReadyResponse) ContentType() string {
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2267,7 +2307,11 @@ func (c *ClientWithResponses) ReceiveMessageWithBodyWithResponse(ctx context.Con
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2298,7 +2342,11 @@ func (c *ClientWithResponses) ReceiveMessageWithResponse(ctx context.Context, pa
 // The envelope is checked first (ISA's fixed widths, UNA, every trailer's count and control
 // number, the character set): a fault is `400 malformed-interchange` naming the segment and
 // its position, and nothing is stored. The messages are decided in one transaction, in order,
-// and answered with 200, the interchange's envelope and one receipt per message.
+// and answered with 200, the interchange's envelope and one receipt per message. The same
+// interchange again (standard, sender, receiver, control number and segments) within
+// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
+// a control number used again for other content is `422 interchange-control-number-reused`.
+// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
 //
 // Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 //

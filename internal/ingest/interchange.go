@@ -1,0 +1,137 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lefia/edihub/internal/apperr"
+	"github.com/lefia/edihub/internal/auditevent"
+	"github.com/lefia/edihub/internal/db"
+)
+
+// Interchange is the envelope of the X12 or EDIFACT interchange whose
+// messages a Batch carries. Its control number, per standard, sender and
+// receiver, identifies it within Window: a repeat of the same segments is
+// its duplicate, other segments under the same number are refused.
+type Interchange struct {
+	Standard, Sender, Receiver, ControlNumber string
+	// ContentHash is the hash of the interchange's segments, leaving out
+	// line breaks between them (edi.Interchange.ContentHash).
+	ContentHash [32]byte
+	Window      time.Duration
+}
+
+// InterchangeOutcome is what became of an interchange: the row that holds
+// its control number, and whether this request repeated it.
+type InterchangeOutcome struct {
+	ID        int64
+	Duplicate bool
+}
+
+// receiveInterchange decides the messages of an interchange in one
+// transaction: it claims the interchange's control number, which the
+// unique index on interchanges grants to one request at a time, and then
+// decides each message as a batch's; or, when the number is held within
+// the window, replays the first answer for the same segments, recording
+// one blocked duplicate per message, and refuses other segments.
+func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []message) (BatchResult, error) {
+	var out BatchResult
+	_, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
+		id, err := q.InterchangeClaim(ctx, db.InterchangeClaimParams{
+			TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
+			Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
+			ContentHash: ic.ContentHash[:], WindowSeconds: ic.Window.Seconds(),
+		})
+		if errors.Is(err, db.ErrNotFound) {
+			out, err = replayInterchange(ctx, q, ic, ms)
+			return nil, err
+		}
+		if err != nil {
+			return nil, fmt.Errorf("claim interchange control number %s: %w", ic.ControlNumber, err)
+		}
+		var results []Result
+		if allByFingerprint(ms) {
+			results, err = receiveAllByFingerprint(ctx, q, claimLocks(ms), ms)
+		} else {
+			results, err = s.decideMixed(ctx, q, ms)
+		}
+		if err != nil {
+			return nil, err
+		}
+		body := batchBody(results)
+		if err := q.InterchangeComplete(ctx, db.InterchangeCompleteParams{ID: id, ResponseBody: body}); err != nil {
+			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
+		}
+		out = BatchResult{Results: results, Body: body, Interchange: InterchangeOutcome{ID: id}}
+		return results, nil
+	})
+	if err != nil {
+		return BatchResult{}, err
+	}
+	for i := range out.Results {
+		out.Results[i].MessageType = ms[i].MessageType.Code
+	}
+	return out, nil
+}
+
+// replayInterchange answers a repeat of the interchange that holds ic's
+// control number, in q's transaction.
+func replayInterchange(ctx context.Context, q *db.Queries, ic Interchange, ms []message) (BatchResult, error) {
+	row, err := q.InterchangeFind(ctx, db.InterchangeFindParams{
+		TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
+		Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
+	})
+	if err != nil {
+		return BatchResult{}, fmt.Errorf("find interchange control number %s: %w", ic.ControlNumber, err)
+	}
+	if !bytes.Equal(row.ContentHash, ic.ContentHash[:]) {
+		return BatchResult{}, apperr.New(apperr.Unprocessable, "interchange-control-number-reused",
+			"the interchange control number %s from %s to %s was used on %s for an interchange with other content; "+
+				"a new interchange needs a new control number", ic.ControlNumber, ic.Sender, ic.Receiver,
+			row.ReceivedAt.UTC().Format(time.RFC3339))
+	}
+	p := db.InterchangeBlockedEventsParams{
+		TenantID: &ms[0].TenantID, EnvironmentID: &ms[0].EnvironmentID, ID: row.ID,
+		Action: auditevent.DuplicateBlocked, Actor: ms[0].Source.Actor, MatchKey: &ic.ControlNumber,
+		Details: make([][]byte, len(ms)), ContentHashes: make([][]byte, len(ms)), MessageTypeIds: make([]int64, len(ms)),
+	}
+	for i, m := range ms {
+		d := auditevent.BlockedDetails{
+			Mode: auditevent.ModeInterchange,
+			Interchange: &auditevent.InterchangeDetail{
+				Standard: ic.Standard, Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
+			},
+			Blocked: auditevent.BlockedCopy{Docnum: m.docnumOrNull, ContentHash: hex.EncodeToString(m.contentHash[:])},
+			Source:  sourceDetail(m),
+		}
+		if p.Details[i], err = json.Marshal(d); err != nil {
+			return BatchResult{}, fmt.Errorf("encode audit details: %w", err)
+		}
+		p.ContentHashes[i], p.MessageTypeIds[i] = m.contentHash[:], m.MessageType.ID
+	}
+	if _, err := q.InterchangeBlockedEvents(ctx, p); err != nil {
+		return BatchResult{}, fmt.Errorf("record the duplicates of interchange %d: %w", row.ID, err)
+	}
+	var first struct {
+		Messages []struct {
+			ID int64 `json:"id"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(row.ResponseBody, &first); err != nil {
+		return BatchResult{}, fmt.Errorf("read the answer of interchange %d: %w", row.ID, err)
+	}
+	results := make([]Result, len(ms))
+	for i := range results {
+		results[i] = Result{Outcome: DuplicateInterchange}
+		if i < len(first.Messages) {
+			results[i].MessageID = first.Messages[i].ID
+		}
+	}
+	return BatchResult{Results: results, Replayed: true, Body: row.ResponseBody,
+		Interchange: InterchangeOutcome{ID: row.ID, Duplicate: true}}, nil
+}

@@ -1,0 +1,44 @@
+-- InterchangeClaim takes an interchange's control number for this
+-- request: a new one, or one whose row is older than the window. It
+-- returns no row while the control number is held: a concurrent request
+-- waits here until the holder's transaction ends, and then finds its row
+-- with InterchangeFind. The caller completes the row with the answer in the
+-- same transaction.
+-- name: InterchangeClaim :one
+INSERT INTO interchanges (tenant_id, environment_id, standard, sender, receiver, control_number, content_hash)
+VALUES (@tenant_id, @environment_id, @standard, @sender, @receiver, @control_number, @content_hash)
+ON CONFLICT (tenant_id, environment_id, standard, sender, receiver, control_number) DO UPDATE
+SET content_hash = excluded.content_hash,
+    response_body = NULL,
+    received_at = now()
+WHERE interchanges.received_at <= now() - make_interval(secs => @window_seconds::float8)
+RETURNING id;
+
+-- InterchangeFind is the interchange that holds a control number.
+-- name: InterchangeFind :one
+SELECT id, content_hash, response_body, received_at
+FROM interchanges
+WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard = @standard
+  AND sender = @sender AND receiver = @receiver AND control_number = @control_number;
+
+-- InterchangeComplete keeps the answer an interchange's messages got.
+-- name: InterchangeComplete :exec
+UPDATE interchanges SET response_body = @response_body WHERE id = @id;
+
+-- InterchangeBlockedEvents writes one message.duplicate_blocked audit
+-- event per message of a repeated interchange, against the message its
+-- first answer names, in order. The messages of the repeat are given as
+-- parallel arrays, as for IdempotencyKeyReplay: each one's event details
+-- without "original" and "content", which are added here (see
+-- auditevent.BlockedDetails), its content hash and its message type.
+-- name: InterchangeBlockedEvents :execrows
+INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
+SELECT @tenant_id, @environment_id, (@message_type_ids::bigint[])[a.position], m.id, @action, @actor, @match_key,
+       (@details::jsonb[])[a.position] || jsonb_build_object(
+           'original', jsonb_build_object('id', m.id, 'docnum', m.docnum),
+           'content', CASE WHEN m.content_hash = (@content_hashes::bytea[])[a.position] THEN 'identical' ELSE 'changed' END)
+FROM interchanges i
+CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') WITH ORDINALITY AS a (answer, position)
+JOIN messages m ON m.id = (a.answer->>'id')::bigint
+WHERE i.id = @id AND m.tenant_id = @tenant_id
+ORDER BY a.position;
