@@ -10,20 +10,27 @@ VALUES (@tenant_id, @environment_id, @standard, @sender, @receiver, @control_num
 ON CONFLICT (tenant_id, environment_id, standard, sender, receiver, control_number) DO UPDATE
 SET content_hash = excluded.content_hash,
     response_body = NULL,
+    acknowledgment = NULL,
     received_at = now()
 WHERE interchanges.received_at <= now() - make_interval(secs => @window_seconds::float8)
 RETURNING id;
 
 -- InterchangeFind is the interchange that holds a control number.
 -- name: InterchangeFind :one
-SELECT id, content_hash, response_body, received_at
+SELECT id, content_hash, response_body, acknowledgment, received_at
 FROM interchanges
 WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard = @standard
   AND sender = @sender AND receiver = @receiver AND control_number = @control_number;
 
--- InterchangeComplete keeps the answer an interchange's messages got.
+-- InterchangeComplete keeps the answer an interchange's messages got and
+-- the acknowledgment sent for it.
 -- name: InterchangeComplete :exec
-UPDATE interchanges SET response_body = @response_body WHERE id = @id;
+UPDATE interchanges SET response_body = @response_body, acknowledgment = @acknowledgment WHERE id = @id;
+
+-- InterchangeAcknowledgmentNumber is the control number of the next
+-- acknowledgment interchange edihub writes (1 to 999999999, then 1 again).
+-- name: InterchangeAcknowledgmentNumber :one
+SELECT nextval('interchange_acknowledgment_numbers')::bigint;
 
 -- InterchangeBlockedEvents writes one message.duplicate_blocked audit
 -- event per message of a repeated interchange, against the message its

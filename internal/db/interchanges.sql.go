@@ -10,6 +10,19 @@ import (
 	"time"
 )
 
+const interchangeAcknowledgmentNumber = `-- name: InterchangeAcknowledgmentNumber :one
+SELECT nextval('interchange_acknowledgment_numbers')::bigint
+`
+
+// InterchangeAcknowledgmentNumber is the control number of the next
+// acknowledgment interchange edihub writes (1 to 999999999, then 1 again).
+func (q *Queries) InterchangeAcknowledgmentNumber(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, interchangeAcknowledgmentNumber)
+	var column_1 int64
+	err := row.Scan(&column_1)
+	return column_1, err
+}
+
 const interchangeBlockedEvents = `-- name: InterchangeBlockedEvents :execrows
 INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
 SELECT $1, $2, ($3::bigint[])[a.position], m.id, $4, $5, $6,
@@ -65,6 +78,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7)
 ON CONFLICT (tenant_id, environment_id, standard, sender, receiver, control_number) DO UPDATE
 SET content_hash = excluded.content_hash,
     response_body = NULL,
+    acknowledgment = NULL,
     received_at = now()
 WHERE interchanges.received_at <= now() - make_interval(secs => $8::float8)
 RETURNING id
@@ -104,22 +118,24 @@ func (q *Queries) InterchangeClaim(ctx context.Context, arg InterchangeClaimPara
 }
 
 const interchangeComplete = `-- name: InterchangeComplete :exec
-UPDATE interchanges SET response_body = $1 WHERE id = $2
+UPDATE interchanges SET response_body = $1, acknowledgment = $2 WHERE id = $3
 `
 
 type InterchangeCompleteParams struct {
-	ResponseBody []byte
-	ID           int64
+	ResponseBody   []byte
+	Acknowledgment *string
+	ID             int64
 }
 
-// InterchangeComplete keeps the answer an interchange's messages got.
+// InterchangeComplete keeps the answer an interchange's messages got and
+// the acknowledgment sent for it.
 func (q *Queries) InterchangeComplete(ctx context.Context, arg InterchangeCompleteParams) error {
-	_, err := q.db.Exec(ctx, interchangeComplete, arg.ResponseBody, arg.ID)
+	_, err := q.db.Exec(ctx, interchangeComplete, arg.ResponseBody, arg.Acknowledgment, arg.ID)
 	return err
 }
 
 const interchangeFind = `-- name: InterchangeFind :one
-SELECT id, content_hash, response_body, received_at
+SELECT id, content_hash, response_body, acknowledgment, received_at
 FROM interchanges
 WHERE tenant_id = $1 AND environment_id = $2 AND standard = $3
   AND sender = $4 AND receiver = $5 AND control_number = $6
@@ -135,10 +151,11 @@ type InterchangeFindParams struct {
 }
 
 type InterchangeFindRow struct {
-	ID           int64
-	ContentHash  []byte
-	ResponseBody []byte
-	ReceivedAt   time.Time
+	ID             int64
+	ContentHash    []byte
+	ResponseBody   []byte
+	Acknowledgment *string
+	ReceivedAt     time.Time
 }
 
 // InterchangeFind is the interchange that holds a control number.
@@ -156,6 +173,7 @@ func (q *Queries) InterchangeFind(ctx context.Context, arg InterchangeFindParams
 		&i.ID,
 		&i.ContentHash,
 		&i.ResponseBody,
+		&i.Acknowledgment,
 		&i.ReceivedAt,
 	)
 	return i, err

@@ -181,16 +181,17 @@ type IntegrationSecret struct {
 }
 
 type Interchange struct {
-	ID            int64
-	TenantID      int64
-	EnvironmentID int64
-	Standard      string
-	Sender        string
-	Receiver      string
-	ControlNumber string
-	ContentHash   []byte
-	ResponseBody  []byte
-	ReceivedAt    time.Time
+	ID             int64
+	TenantID       int64
+	EnvironmentID  int64
+	Standard       string
+	Sender         string
+	Receiver       string
+	ControlNumber  string
+	ContentHash    []byte
+	ResponseBody   []byte
+	ReceivedAt     time.Time
+	Acknowledgment *string
 }
 
 type Message struct {

@@ -63,15 +63,30 @@ type Interchange struct {
 	ContentHash [32]byte
 	Groups      []Group
 	Messages    []Message
+	// env is what an acknowledgment repeats of the envelope.
+	env envelopeFields
+}
+
+// envelopeFields are the parts of an interchange's header an
+// acknowledgment sends back.
+type envelopeFields struct {
+	senderQualifier, senderID, receiverQualifier, receiverID string
+	date, time                                               string // ISA09 and ISA10, UNB 0017 and 0019
+	syntax                                                   string // UNB 0001:0002
+	// The X12 separators, which the acknowledgment uses again: the data
+	// of the interchange cannot hold them.
+	element, component, terminator byte
 }
 
 // Group is an X12 functional group (GS…GE) or an EDIFACT group (UNG…UNE).
 // An EDIFACT interchange without groups has one Group of no control number.
 type Group struct {
-	ID            string // GS01 (PO, IN), UNG 0038
-	ControlNumber string // GS06, UNG 0048; "" for EDIFACT messages outside a group
-	Version       string // GS08 (004010), UNG's message version
-	Messages      int    // how many of the interchange's messages it holds
+	ID string // GS01 (PO, IN), UNG 0038
+	// AppSender and AppReceiver are GS02 and GS03, which a 997's GS swaps.
+	AppSender, AppReceiver string
+	ControlNumber          string // GS06, UNG 0048; "" for EDIFACT messages outside a group
+	Version                string // GS08 (004010), UNG's message version
+	Messages               int    // how many of the interchange's messages it holds
 }
 
 // Message is one transaction set (ST…SE) or EDIFACT message (UNH…UNT).
@@ -145,12 +160,11 @@ func trimLeading(b []byte) []byte {
 }
 
 // segment is one segment: its elements (the id first), each a list of
-// components, already unescaped and in UTF-8, and its raw bytes with the
-// terminator.
+// components, already unescaped and in UTF-8, and its place in the
+// interchange.
 type segment struct {
 	id       string
 	elements [][]string
-	raw      []byte
 	position int
 }
 

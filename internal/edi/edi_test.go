@@ -35,7 +35,7 @@ func TestParseX12(t *testing.T) {
 	require.True(t, ic.AckRequested)
 	require.False(t, ic.Test)
 	require.Len(t, ic.Groups, 1)
-	require.Equal(t, edi.Group{ID: "PO", ControlNumber: "905", Version: "004010", Messages: 2}, ic.Groups[0])
+	require.Equal(t, edi.Group{ID: "PO", AppSender: "ACMEBUYER", AppReceiver: "EDIHUBSELLER", ControlNumber: "905", Version: "004010", Messages: 2}, ic.Groups[0])
 	require.Len(t, ic.Messages, 2)
 
 	m := ic.Messages[0]

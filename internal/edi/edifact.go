@@ -60,6 +60,11 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 		Version:       unb.element(1),
 		AckRequested:  unb.element(9) == "1",
 		Test:          unb.element(11) == "1",
+		env: envelopeFields{
+			senderQualifier: unb.component(2, 1), senderID: unb.component(2, 0),
+			receiverQualifier: unb.component(3, 1), receiverID: unb.component(3, 0),
+			date: unb.component(4, 0), time: unb.component(4, 1), syntax: unb.element(1),
+		},
 	}
 	if e.ic.ControlNumber == "" {
 		return nil, unb.malformed(5, "the interchange control reference is empty")

@@ -48,6 +48,12 @@ func parseX12(b []byte, limits Limits) (*Interchange, error) {
 		Version:       isa.element(12),
 		AckRequested:  isa.element(14) == "1",
 		Test:          isa.element(15) == "T",
+		env: envelopeFields{
+			senderQualifier: isa.element(5), senderID: strings.TrimSpace(isa.element(6)),
+			receiverQualifier: isa.element(7), receiverID: strings.TrimSpace(isa.element(8)),
+			date: isa.element(9), time: isa.element(10),
+			element: element, component: component, terminator: terminator,
+		},
 	}
 	if !digits(ic.ControlNumber) {
 		return nil, isa.malformed(13, "the interchange control number %q is not nine digits", ic.ControlNumber)
@@ -132,6 +138,13 @@ func (x *x12Reader) read() (*Interchange, error) {
 				return nil, err
 			}
 			continue
+		case "TA1":
+			// An interchange acknowledgment travels between ISA and the
+			// groups; it belongs to no message.
+			if len(x.ic.Groups) > 0 {
+				return nil, s.malformed(0, "a TA1 segment stands after a functional group")
+			}
+			continue
 		case "IEA":
 		default:
 			return nil, s.malformed(0, "a %s segment stands where GS or IEA was expected", s.id)
@@ -155,7 +168,8 @@ func (x *x12Reader) read() (*Interchange, error) {
 
 // group reads a functional group after its GS segment.
 func (x *x12Reader) group(gs *segment) error {
-	g := Group{ID: gs.element(1), ControlNumber: gs.element(6), Version: gs.element(8)}
+	g := Group{ID: gs.element(1), ControlNumber: gs.element(6), Version: gs.element(8),
+		AppSender: gs.element(2), AppReceiver: gs.element(3)}
 	if g.ControlNumber == "" {
 		return gs.malformed(6, "the group control number is empty")
 	}

@@ -24,6 +24,10 @@ type Interchange struct {
 	// line breaks between them (edi.Interchange.ContentHash).
 	ContentHash [32]byte
 	Window      time.Duration
+	// Acknowledge, when set, writes the acknowledgment of the interchange
+	// under edihub's control number n; it is kept with the interchange and
+	// sent again to its repeats.
+	Acknowledge func(n int64) []byte
 }
 
 // InterchangeOutcome is what became of an interchange: the row that holds
@@ -31,6 +35,9 @@ type Interchange struct {
 type InterchangeOutcome struct {
 	ID        int64
 	Duplicate bool
+	// Acknowledgment is the one written when the interchange was first
+	// received, nil without Interchange.Acknowledge.
+	Acknowledgment []byte
 }
 
 // receiveInterchange decides the messages of an interchange in one
@@ -64,10 +71,20 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 			return nil, err
 		}
 		body := batchBody(results)
-		if err := q.InterchangeComplete(ctx, db.InterchangeCompleteParams{ID: id, ResponseBody: body}); err != nil {
+		var ack []byte
+		var kept *string
+		if ic.Acknowledge != nil {
+			n, err := q.InterchangeAcknowledgmentNumber(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("number the acknowledgment of interchange %d: %w", id, err)
+			}
+			ack = ic.Acknowledge(n)
+			kept = new(string(ack))
+		}
+		if err := q.InterchangeComplete(ctx, db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}); err != nil {
 			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
 		}
-		out = BatchResult{Results: results, Body: body, Interchange: InterchangeOutcome{ID: id}}
+		out = BatchResult{Results: results, Body: body, Interchange: InterchangeOutcome{ID: id, Acknowledgment: ack}}
 		return results, nil
 	})
 	if err != nil {
@@ -132,6 +149,10 @@ func replayInterchange(ctx context.Context, q *db.Queries, ic Interchange, ms []
 			results[i].MessageID = first.Messages[i].ID
 		}
 	}
+	var ack []byte
+	if row.Acknowledgment != nil {
+		ack = []byte(*row.Acknowledgment)
+	}
 	return BatchResult{Results: results, Replayed: true, Body: row.ResponseBody,
-		Interchange: InterchangeOutcome{ID: row.ID, Duplicate: true}}, nil
+		Interchange: InterchangeOutcome{ID: row.ID, Duplicate: true, Acknowledgment: ack}}, nil
 }

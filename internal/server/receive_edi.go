@@ -1,9 +1,13 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"mime"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -71,6 +75,7 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	res, err := s.ingest.ReceiveBatch(c.Request().Context(), ingest.Batch{Items: items, Interchange: &ingest.Interchange{
 		Standard: ic.Standard, Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
 		ContentHash: ic.ContentHash, Window: s.cfg.InterchangeWindow,
+		Acknowledge: func(n int64) []byte { return edi.Acknowledge(ic, n, time.Now().UTC()) },
 	}})
 	var refused *ingest.BatchError
 	if errors.As(err, &refused) {
@@ -88,14 +93,47 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		status, duplicateOf = "duplicate", &res.Interchange.ID
 		c.Response().Header().Set("Idempotent-Replayed", "true")
 	}
-	return c.JSONBlob(http.StatusOK, interchangeAnswer(ic, status, duplicateOf, res.Body))
+	if media := ackMediaType(ic); acceptsOnly(c.Request(), media) {
+		return c.Blob(http.StatusOK, media, res.Interchange.Acknowledgment)
+	}
+	return c.JSONBlob(http.StatusOK, interchangeAnswer(ic, status, duplicateOf, res.Interchange.Acknowledgment, res.Body))
 }
 
-// interchangeAnswer is the answer to an interchange: its envelope and
-// status beside the answer of its messages, {"messages": [...]}, which
+// ackMediaType is the media type of the acknowledgment of ic.
+func ackMediaType(ic *edi.Interchange) string {
+	if ic.Standard == edi.X12 {
+		return "application/edi-x12"
+	}
+	return "application/edifact"
+}
+
+// acceptsOnly tells whether the request's Accept header names media and
+// not JSON: the sender then wants the acknowledgment as the whole body.
+func acceptsOnly(r *http.Request, media string) bool {
+	named := false
+	for _, value := range r.Header.Values(echo.HeaderAccept) {
+		for part := range strings.SplitSeq(value, ",") {
+			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+			switch {
+			case err != nil:
+			case mt == media:
+				named = true
+			case mt == "application/json":
+				return false
+			}
+		}
+	}
+	return named
+}
+
+// interchangeAnswer is the answer to an interchange: its envelope, status
+// and acknowledgment beside the answer of its messages, {"messages": [...]}, which
 // for a duplicate is the first answer's.
-func interchangeAnswer(ic *edi.Interchange, status string, duplicateOf *int64, messages []byte) []byte {
+func interchangeAnswer(ic *edi.Interchange, status string, duplicateOf *int64, ack, messages []byte) []byte {
 	b := append([]byte(`{"interchange":`), edi.AnswerJSON(ic, status, duplicateOf)...)
+	b = append(b, `,"acknowledgment":`...)
+	quoted, _ := json.Marshal(string(ack)) // a string always encodes
+	b = append(b, quoted...)
 	b = append(b, ',')
 	return append(b, messages[1:]...)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/edi"
 )
 
 // interchangeAnswer decodes the answer to an interchange.
@@ -264,4 +266,36 @@ func TestInterchangeRace(t *testing.T) {
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM interchanges`))
 	require.Equal(t, 2*(copies-1), b.count(t, `SELECT count(*) FROM audit_events
 		WHERE action = 'message.duplicate_blocked' AND details->>'mode' = 'interchange'`))
+}
+
+// The answer carries the acknowledgment, a valid interchange from the
+// receiver back to the sender; a repeat gets the same one; with Accept
+// naming the standard's media type it is the whole body.
+func TestInterchangeAcknowledgment(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "850", []string{"BEG.0.BEG03"}, nil)
+	b.messageType(t, "ORDERS", []string{"BGM.0.BGM02"}, nil)
+	body := readFile(t, "x12_850.edi")
+	var first struct{ Acknowledgment string }
+	require.NoError(t, json.Unmarshal(b.postInterchange(t, body, "application/edi-x12").body, &first))
+	ack, err := edi.Parse([]byte(first.Acknowledgment), edi.DefaultLimits)
+	require.NoError(t, err, "%s", first.Acknowledgment)
+	require.Equal(t, "ZZ:EDIHUBSELLER", ack.Sender)
+	require.Equal(t, "997", ack.Messages[0].Code)
+	require.Contains(t, first.Acknowledgment, "TA1*000000905*")
+	require.Contains(t, first.Acknowledgment, "AK2*850*0001~\nAK5*A~\nAK2*850*0002~\nAK5*A~\nAK9*A*2*2*2~")
+
+	r := b.postInterchange(t, body, "application/edi-x12", "Accept", "application/edi-x12")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	require.Equal(t, "application/edi-x12", r.header.Get("Content-Type"))
+	require.Equal(t, first.Acknowledgment, string(r.body), "a repeat gets the first acknowledgment")
+
+	r = b.postInterchange(t, readFile(t, "edifact_orders.edi"), "application/edifact", "Accept", "application/edifact")
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	contrl, err := edi.Parse(r.body, edi.DefaultLimits)
+	require.NoError(t, err, "%s", r.body)
+	require.Equal(t, "CONTRL", contrl.Messages[0].Code)
+	require.Contains(t, string(r.body), "UCM+M1+ORDERS:D:96A:UN+7'")
+	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM interchanges WHERE acknowledgment IS NOT NULL`))
 }

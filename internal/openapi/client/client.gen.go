@@ -193,7 +193,12 @@ type Interchange = string
 
 // InterchangeReceipts defines model for InterchangeReceipts.
 type InterchangeReceipts struct {
-	Interchange struct {
+	// Acknowledgment From the interchange's receiver back to its sender, under edihub's own control number: an
+	// X12 interchange with a 997 per functional group (`AK1`, `AK2`/`AK5` per transaction set,
+	// `AK9`) and a `TA1` when `ISA14` is `1`, or an EDIFACT interchange with a `CONTRL` (`UCI`,
+	// `UCM` per message). A duplicate gets the acknowledgment its first copy got.
+	Acknowledgment string `json:"acknowledgment"`
+	Interchange    struct {
 		// ControlNumber ISA13 or UNB 0020.
 		ControlNumber string `json:"control_number"`
 		DuplicateOf   *int64 `json:"duplicate_of"`
@@ -591,6 +596,9 @@ type ClientInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -620,6 +628,9 @@ type ClientInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -649,6 +660,9 @@ type ClientInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes a body of the `text/plain` content type.
 	//
@@ -755,6 +769,9 @@ type ClientInterface interface {
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes any type of body and a specified content type.
 //
@@ -794,6 +811,9 @@ func (c *Client) ReceiveMessageWithBody(ctx context.Context, params *ReceiveMess
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -833,6 +853,9 @@ func (c *Client) ReceiveMessage(ctx context.Context, params *ReceiveMessageParam
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes a body of the `text/plain` content type.
 //
@@ -1360,6 +1383,9 @@ type ClientWithResponsesInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1389,6 +1415,9 @@ type ClientWithResponsesInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -1418,6 +1447,9 @@ type ClientWithResponsesInterface interface {
 	// `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 	// a control number used again for other content is `422 interchange-control-number-reused`.
 	// An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+	// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+	// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+	// alone.
 	//
 	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2277,6 +2309,9 @@ func (r ReadyResponse) ContentType() string {
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2312,6 +2347,9 @@ func (c *ClientWithResponses) ReceiveMessageWithBodyWithResponse(ctx context.Con
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2347,6 +2385,9 @@ func (c *ClientWithResponses) ReceiveMessageWithResponse(ctx context.Context, pa
 // `INTERCHANGE_WINDOW` replays the first answer with `"status": "duplicate"` and stores nothing;
 // a control number used again for other content is `422 interchange-control-number-reused`.
 // An interchange is identified by its control number: `Idempotency-Key` is refused with it.
+// The answer carries the acknowledgment (X12 997 and TA1, EDIFACT CONTRL); with `Accept:
+// application/edi-x12` or `application/edifact` (and not JSON) the body is the acknowledgment
+// alone.
 //
 // Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -2579,6 +2620,9 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 			return nil, err
 		}
 		response.ApplicationproblemJSONDefault = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/edifact) unsupported
 
 	}
 
