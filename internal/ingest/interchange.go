@@ -28,7 +28,21 @@ type Interchange struct {
 	// under edihub's control number n; it is kept with the interchange and
 	// sent again to its repeats.
 	Acknowledge func(n int64) []byte
+	// Reject, when set, writes the acknowledgment that rejects the
+	// interchange because its control number was used for other content,
+	// under edihub's control number n.
+	Reject func(n int64) []byte
 }
+
+// RejectedError refuses an interchange, with the acknowledgment that says
+// so to its sender (nil without Interchange.Reject).
+type RejectedError struct {
+	Err            *apperr.Error
+	Acknowledgment []byte
+}
+
+func (e *RejectedError) Error() string { return e.Err.Error() }
+func (e *RejectedError) Unwrap() error { return e.Err }
 
 // InterchangeOutcome is what became of an interchange: the row that holds
 // its control number, and whether this request repeated it.
@@ -107,10 +121,19 @@ func replayInterchange(ctx context.Context, q *db.Queries, ic Interchange, ms []
 		return BatchResult{}, fmt.Errorf("find interchange control number %s: %w", ic.ControlNumber, err)
 	}
 	if !bytes.Equal(row.ContentHash, ic.ContentHash[:]) {
-		return BatchResult{}, apperr.New(apperr.Unprocessable, "interchange-control-number-reused",
+		refused := &RejectedError{Err: apperr.New(apperr.Unprocessable, "interchange-control-number-reused",
 			"the interchange control number %s from %s to %s was used on %s for an interchange with other content; "+
 				"a new interchange needs a new control number", ic.ControlNumber, ic.Sender, ic.Receiver,
-			row.ReceivedAt.UTC().Format(time.RFC3339))
+			row.ReceivedAt.UTC().Format(time.RFC3339))}
+		if ic.Reject != nil {
+			// A sequence's number outlives the transaction's rollback.
+			n, err := q.InterchangeAcknowledgmentNumber(ctx)
+			if err != nil {
+				return BatchResult{}, fmt.Errorf("number the rejection of interchange %s: %w", ic.ControlNumber, err)
+			}
+			refused.Acknowledgment = ic.Reject(n)
+		}
+		return BatchResult{}, refused
 	}
 	p := db.InterchangeBlockedEventsParams{
 		TenantID: &ms[0].TenantID, EnvironmentID: &ms[0].EnvironmentID, ID: row.ID,

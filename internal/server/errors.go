@@ -31,6 +31,9 @@ type problem struct {
 	Instance string `json:"instance,omitempty"`
 	// Errors lists, for a refused batch, every item that cannot be accepted.
 	Errors []itemProblem `json:"errors,omitempty"`
+	// Acknowledgment is, for a refused X12 or EDIFACT interchange, the
+	// acknowledgment (TA1, CONTRL) that rejects it.
+	Acknowledgment string `json:"acknowledgment,omitempty"`
 }
 
 // itemProblem is why one item of a batch (0 for the first) was refused.
@@ -155,7 +158,12 @@ func problemOf(err error) problem {
 	}
 	if ae, ok := apperr.As(err); ok {
 		status := statusOfKind[ae.Kind]
-		return problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail}
+		p := problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail}
+		var rejected *ingest.RejectedError
+		if errors.As(err, &rejected) {
+			p.Acknowledgment = string(rejected.Acknowledgment)
+		}
+		return p
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {

@@ -76,6 +76,7 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		Standard: ic.Standard, Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
 		ContentHash: ic.ContentHash, Window: s.cfg.InterchangeWindow,
 		Acknowledge: func(n int64) []byte { return edi.Acknowledge(ic, n, time.Now().UTC()) },
+		Reject:      func(n int64) []byte { return edi.RejectReused(ic, n, time.Now().UTC()) },
 	}})
 	var refused *ingest.BatchError
 	if errors.As(err, &refused) {

@@ -200,6 +200,8 @@ func TestInterchangeControlNumberReused(t *testing.T) {
 	p := r.json(t)
 	require.Equal(t, "interchange-control-number-reused", p["type"])
 	require.Contains(t, p["detail"], "000000905 from ZZ:ACMEBUYER to ZZ:EDIHUBSELLER")
+	require.Contains(t, p["acknowledgment"], "*ZZ*EDIHUBSELLER   *ZZ*ACMEBUYER      *")
+	require.Contains(t, p["acknowledgment"], "TA1*000000905*261204*0941*R*025~")
 	require.Equal(t, 2, b.messages(t))
 	require.Equal(t, 0, b.blockedEvents(t))
 
@@ -298,4 +300,23 @@ func TestInterchangeAcknowledgment(t *testing.T) {
 	require.Equal(t, "CONTRL", contrl.Messages[0].Code)
 	require.Contains(t, string(r.body), "UCM+M1+ORDERS:D:96A:UN+7'")
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM interchanges WHERE acknowledgment IS NOT NULL`))
+}
+
+// An EDIFACT control reference reused for other content is rejected with a
+// CONTRL that says so.
+func TestInterchangeEDIFACTControlNumberReused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS", []string{"BGM.0.BGM02"}, nil)
+	body := string(readFile(t, "edifact_orders.edi"))
+	decodeInterchange(t, b.postInterchange(t, []byte(body), "application/edifact"))
+	r := b.postInterchange(t, []byte(strings.Replace(body, "PO?+4711", "PO-4799", 1)), "application/edifact")
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, "%s", r.body)
+	p := r.json(t)
+	require.Equal(t, "interchange-control-number-reused", p["type"])
+	contrl, err := edi.Parse([]byte(p["acknowledgment"].(string)), edi.DefaultLimits)
+	require.NoError(t, err)
+	require.Equal(t, "CONTRL", contrl.Messages[0].Code)
+	require.Contains(t, p["acknowledgment"], "UCI+IC0042+5412345000013:14+4012345000009:14+4+26'")
+	require.Equal(t, 1, b.messages(t))
 }

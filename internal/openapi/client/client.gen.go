@@ -228,7 +228,11 @@ type InterchangeReceiptsInterchangeStatus string
 
 // Problem defines model for Problem.
 type Problem struct {
-	Detail string `json:"detail"`
+	// Acknowledgment For an X12 or EDIFACT interchange refused as `interchange-control-number-reused`, the
+	// acknowledgment that rejects it: a `TA1` with `TA104` `R` and `TA105` `025`, or a `CONTRL`
+	// whose `UCI` rejects the interchange (action `4`, syntax error `26`, duplicate detected).
+	Acknowledgment *string `json:"acknowledgment,omitempty"`
+	Detail         string  `json:"detail"`
 
 	// Errors For `invalid-batch`, every item that cannot be accepted (index 0 is the first).
 	Errors *[]struct {
