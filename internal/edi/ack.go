@@ -52,8 +52,8 @@ func x12Ack(ic *Interchange, control int64, now time.Time, reject bool) []byte {
 		usage = "T"
 	}
 	w.segment("ISA", "00", strings.Repeat(" ", 10), "00", strings.Repeat(" ", 10),
-		ic.env.receiverQualifier, fmt.Sprintf("%-15s", ic.env.receiverID),
-		ic.env.senderQualifier, fmt.Sprintf("%-15s", ic.env.senderID),
+		ic.env.receiverQualifier, pad(ic.env.receiverID, 15),
+		ic.env.senderQualifier, pad(ic.env.senderID, 15),
 		now.Format("060102"), now.Format("1504"), "U", "00401", number, "0", usage, string(ic.env.component))
 	if ic.AckRequested || reject {
 		status, note := "A", "000"
@@ -92,6 +92,15 @@ func x12Ack(ic *Interchange, control int64, now time.Time, reject bool) []byte {
 	}
 	w.segment("IEA", fmt.Sprint(groups), number)
 	return []byte(w.b.String())
+}
+
+// pad fills s with spaces to n bytes, the width of an ISA element (fmt
+// would count characters).
+func pad(s string, n int) string {
+	if len(s) >= n {
+		return s
+	}
+	return s + strings.Repeat(" ", n-len(s))
 }
 
 // edifactValue escapes the separators and the release character of the
@@ -154,5 +163,21 @@ func contrl(ic *Interchange, control int64, now time.Time, reject bool) []byte {
 	}
 	segment("UNT", fmt.Sprint(segments+1), "1")
 	segment("UNZ", "1", number)
+	if cs, known := charsets[ic.env.syntaxID()]; known && cs.latin1 {
+		return latin1(b.String())
+	}
 	return []byte(b.String())
+}
+
+// latin1 encodes s, whose characters all came from ISO-8859-1 text, in
+// ISO-8859-1.
+func latin1(s string) []byte {
+	out := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xff {
+			r = '?'
+		}
+		out = append(out, byte(r))
+	}
+	return out
 }

@@ -353,6 +353,12 @@ func checkUTF8(s *segment, text []byte, charset string) error {
 	return nil
 }
 
+// syntaxID is the syntax identifier of UNB's S001 (UNOC), "" for X12.
+func (e envelopeFields) syntaxID() string {
+	id, _, _ := strings.Cut(e.syntax, ":")
+	return id
+}
+
 // AnswerJSON is the interchange member of the answer to ic: its envelope,
 // status ("accepted" or "duplicate") and, for a duplicate, the id of the
 // interchange it repeats.

@@ -150,6 +150,7 @@ func TestParseRefuses(t *testing.T) {
 		{"missing UNZ", strings.Replace(orders, "UNZ+1+IC0042'\n", "", 1), "", 11, "", "UNH, UNG or UNZ"},
 		{"unknown syntax identifier", strings.Replace(orders, "UNOC:3", "UNOX:3", 1), "UNB", 2, "UNB01", "UNOX"},
 		{"UNOW not UTF-8", strings.Replace(strings.Replace(orders, "UNOC:3", "UNOW:4", 1), "PO?+4711", "PO\xe9", 1), "BGM", 4, "", "not valid UTF-8"},
+		{"UNOW sender not UTF-8", strings.Replace(strings.Replace(orders, "UNOC:3", "UNOW:4", 1), "5412345000013:14+4", "54\xf1:14+4", 1), "UNB", 2, "", "not valid UTF-8"},
 		{"short UNA", "UNA:+", "UNA", 1, "", "not 9"},
 		{"UNA release is a separator", strings.Replace(orders, "UNA:+.? '", "UNA:+.+ '", 1), "UNA", 1, "", "release character"},
 		{"groups beside messages", strings.Replace(orders, "UNZ+1", "UNG+X+A+B+1+G+UN+D:96A'UNE+0+G'UNZ+1", 1), "UNG", 11, "", "not both"},

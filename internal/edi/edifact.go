@@ -39,7 +39,14 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 		sc.hash.Write(b[:9])
 	}
 	e := &edifactReader{sc: sc, limits: limits}
-	unb, _, _, err := e.segment("UNB")
+	raw, _, _, err := sc.next()
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		return nil, &MalformedError{Position: sc.n + 1, Reason: "the interchange ends before its UNB segment"}
+	}
+	unb, err := sc.split(raw, true)
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +59,13 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 		return nil, unb.malformed(1, "the syntax identifier %q is not one of UNOA, UNOB, UNOC or UNOW", syntaxID)
 	}
 	sc.latin1, sc.charset = cs.latin1, cs.charset
+	if !cs.latin1 {
+		// UNB was read as ISO-8859-1 to find its syntax identifier; in
+		// UTF-8 its text is read again.
+		if unb, err = sc.split(raw, true); err != nil {
+			return nil, err
+		}
+	}
 	e.ic = &Interchange{
 		Standard:      EDIFACT,
 		Sender:        qualified(unb.component(2, 1), unb.component(2, 0)),

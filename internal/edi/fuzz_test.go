@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,13 @@ func FuzzParse(f *testing.F) {
 		}
 		require.NotEmpty(t, ic.Messages)
 		require.LessOrEqual(t, len(ic.Messages), limits.MaxMessages)
+		// Its acknowledgment is itself an interchange, from the receiver
+		// back to the sender, holding one message.
+		ack, err := edi.Parse(edi.Acknowledge(ic, 1, time.Date(2026, 12, 4, 10, 30, 0, 0, time.UTC)), edi.DefaultLimits)
+		require.NoError(t, err)
+		require.Equal(t, ic.Sender, ack.Receiver)
+		require.Equal(t, ic.Receiver, ack.Sender)
+		require.Len(t, ack.Messages, 1)
 		for i, m := range ic.Messages {
 			require.Equal(t, i+1, m.Position)
 			require.True(t, json.Valid(m.View), "%q", m.View)
