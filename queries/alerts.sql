@@ -5,8 +5,7 @@
 
 -- AlertEvaluationLock makes the round the only one running, or says false
 -- when another replica's round holds it; that round does the work. The
--- key space 4 is the evaluator's (1 and 2: sign-ins, 3: rollup and
--- delivery leases).
+-- key space 4 is the evaluator's (1 and 2: sign-ins, 3: the rollup).
 -- name: AlertEvaluationLock :one
 SELECT pg_try_advisory_xact_lock(4, 0) AS locked;
 

@@ -536,7 +536,7 @@ ORDER BY m.received_at DESC, m.id DESC;
 -- (NULL meaning default_window_hours), plus grace_seconds, so that a
 -- message an ingest transaction has just judged inside its window is not
 -- deleted under it. A message with a delivery still pending or an attempt
--- holding a live lease, or named by an unexpired idempotency key (one kept
+-- holding a place of its destination, or named by an unexpired idempotency key (one kept
 -- for its type's window, say), is kept. SKIP LOCKED passes over rows other
 -- sweepers or requests hold, so nobody waits. Each tenant's oldest rows are
 -- read along messages_tenant_time, and the batch stops once it is full.
@@ -557,7 +557,8 @@ CROSS JOIN LATERAL (
       AND NOT EXISTS (SELECT FROM deliveries d
                       WHERE d.message_id = m.id
                         AND (d.status = 'pending'
-                             OR EXISTS (SELECT FROM delivery_leases l WHERE l.delivery_id = d.id AND l.expires_at > now())))
+                             OR EXISTS (SELECT FROM destination_places p
+                                        WHERE p.destination_id = d.destination_id AND p.delivery_id = d.id AND p.expires_at > now())))
       AND NOT EXISTS (SELECT FROM idempotency_keys k
                       WHERE k.tenant_id = m.tenant_id AND k.message_id = m.id AND k.expires_at > now())
     ORDER BY m.received_at, m.id
@@ -567,7 +568,8 @@ CROSS JOIN LATERAL (
 LIMIT @batch_size::int;
 
 -- MessageExpireDeliveries deletes the finished deliveries of messages that
--- MessageExpireLock locked, with their attempts and expired leases. A
+-- MessageExpireLock locked, with their attempts; a place that one held
+-- until it expired is free already. A
 -- delivery that an admin requeued meanwhile is pending again: the delete
 -- re-reads it, passes over it, and MessageExpireDelete then keeps its
 -- message.
@@ -575,12 +577,11 @@ LIMIT @batch_size::int;
 WITH gone AS (
     DELETE FROM deliveries d
     WHERE d.message_id = ANY(@ids::bigint[]) AND d.status <> 'pending'
-      AND NOT EXISTS (SELECT FROM delivery_leases l WHERE l.delivery_id = d.id AND l.expires_at > now())
+      AND NOT EXISTS (SELECT FROM destination_places p
+                      WHERE p.destination_id = d.destination_id AND p.delivery_id = d.id AND p.expires_at > now())
     RETURNING d.id
 ), attempts AS (
     DELETE FROM delivery_attempts a USING gone WHERE a.delivery_id = gone.id
-), leases AS (
-    DELETE FROM delivery_leases l USING gone WHERE l.delivery_id = gone.id
 )
 SELECT count(*) FROM gone;
 

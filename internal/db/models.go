@@ -114,12 +114,6 @@ type DeliveryAttempt struct {
 	ResponseSnippet string
 }
 
-type DeliveryLease struct {
-	DeliveryID    int64
-	DestinationID int64
-	ExpiresAt     time.Time
-}
-
 type Destination struct {
 	ID             int64
 	TenantID       int64
@@ -134,6 +128,13 @@ type Destination struct {
 	FailingSince   *time.Time
 	AutoPausedAt   *time.Time
 	ResumedAt      *time.Time
+}
+
+type DestinationPlace struct {
+	DestinationID int64
+	Place         int32
+	DeliveryID    *int64
+	ExpiresAt     *time.Time
 }
 
 type Environment struct {

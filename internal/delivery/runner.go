@@ -23,7 +23,7 @@ import (
 // queue per destination, with as many workers as the destination's
 // concurrency limit and a few spare ones that wait for a place. Any number
 // of processes run Runners on one database; River's row locks give each
-// job to one of them at a time, and the destination's leases
+// job to one of them at a time, and the destination's places
 // (worker.loadAndLease) hold the limit across them.
 //
 // A queue runs only while its destination has pending deliveries: each
@@ -155,7 +155,7 @@ func newRunner(work *pgxpool.Pool, service *Service, cfg config.Delivery, shutdo
 // failover (never when a backend is killed or the server is stopped or
 // restarted) costs an attempt made again with the same webhook-id, as a
 // worker process killed mid-attempt does, or a place of the destination
-// held until its lease expires: what matters is written with synchronous
+// held until its time runs out: what matters is written with synchronous
 // commit elsewhere. A delivery and its job are written by the transaction
 // that stores the message, so one acknowledged is never lost, and an
 // attempt's record waits for the disk (worker.record), since River's

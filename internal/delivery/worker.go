@@ -187,23 +187,21 @@ func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.De
 // loadAndLease loads what an attempt of a delivery sends and takes one of
 // its destination's places, reporting false when all are taken (or the
 // delivery is no longer pending, or its destination paused), in one
-// transaction of one round trip. The lease outlives the longest attempt
-// (the job's timeout), so it is never lost to a slow answer, and expires by
-// itself if this process dies.
+// transaction of one round trip. The place is held for longer than the
+// longest attempt (the job's timeout), so it is never lost to a slow
+// answer, and frees itself if this process dies.
 func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.DeliveryGetForAttemptRow, bool, error) {
 	var (
-		b                         db.Batch
-		d                         db.DeliveryGetForAttemptRow
-		leasedID                  int64
-		loadErr, lockErr, takeErr error
-		locked                    struct{}
+		b                db.Batch
+		d                db.DeliveryGetForAttemptRow
+		place            int32
+		loadErr, takeErr error
 	)
 	queued := errors.Join(
 		db.Queue(ctx, &b, (*db.Queries).DeliveryGetForAttempt, deliveryID, &d, &loadErr),
-		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryLeaseLock), deliveryID, &locked, &lockErr),
-		db.Queue(ctx, &b, (*db.Queries).DeliveryLeaseTake, db.DeliveryLeaseTakeParams{
+		db.Queue(ctx, &b, (*db.Queries).DeliveryPlaceTake, db.DeliveryPlaceTakeParams{
 			DeliveryID: deliveryID, TtlSeconds: w.Timeout(nil).Seconds(),
-		}, &leasedID, &takeErr),
+		}, &place, &takeErr),
 	)
 	if queued != nil {
 		return d, false, queued
@@ -214,8 +212,8 @@ func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.Deliver
 	if loadErr != nil {
 		return d, false, fmt.Errorf("load delivery %d: %w", deliveryID, loadErr)
 	}
-	if err := cmp.Or(lockErr, takeErr); err != nil && !errors.Is(err, db.ErrNotFound) {
-		return d, false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, err)
+	if takeErr != nil && !errors.Is(takeErr, db.ErrNotFound) {
+		return d, false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, takeErr)
 	}
 	return d, takeErr == nil, nil
 }
@@ -236,7 +234,7 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
 			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
 		}, &done, &recordErr),
-		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryLeaseReturn), db.DeliveryLeaseReturnParams{
+		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryPlaceReturn), db.DeliveryPlaceReturnParams{
 			DeliveryID: d.ID, DestinationID: d.DestinationID,
 		}, &done, &returnErr),
 		// Whether the destination is failing, for the alert rules; a

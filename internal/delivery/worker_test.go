@@ -189,6 +189,14 @@ func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
 	require.Equal(t, int64(2), maxInFlight.Load())
 	require.Zero(t, b.count(t, `SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON d.id = a.delivery_id WHERE d.destination_id = $1`, hangingID),
 		"waiting for a place uses up no attempt")
+
+	// A raised limit has its new place at once, however it was raised.
+	_, err := b.pool.Exec(context.Background(), `UPDATE destinations SET max_concurrency = 3 WHERE id = $1`, hangingID)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return maxInFlight.Load() == 3 }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	require.Equal(t, 3, hanging.total(), "the third place is taken, and no fourth")
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM destination_places WHERE destination_id = $1 AND delivery_id IS NOT NULL`, hangingID))
 }
 
 func TestPausedDestinationGetsNothingUntilResumed(t *testing.T) {

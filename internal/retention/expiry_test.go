@@ -154,7 +154,7 @@ func TestSweepExpiresMessagesPastTheirTenantsRetention(t *testing.T) {
 	expiredKey := acme.stored(t, "ORDERS", `{"id": "K2"}`, "key-expired", 10*day)
 	acme.exec(t, `UPDATE idempotency_keys SET expires_at = now() - interval '1 hour' WHERE key = 'key-expired'`)
 
-	// Deliveries: pending keeps its message; a live lease keeps it; a
+	// Deliveries: pending keeps its message; a live place keeps it; a
 	// finished one goes with its attempts and expired lease.
 	pending := acme.stored(t, "DELIV", `{"id": "D1"}`, "", 10*day)
 	delivered := acme.stored(t, "DELIV", `{"id": "D2"}`, "", 10*day)
@@ -165,9 +165,11 @@ func TestSweepExpiresMessagesPastTheirTenantsRetention(t *testing.T) {
 		INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status)
 		SELECT id, 1, now() - interval '10 days', 5, 200 FROM deliveries WHERE message_id IN ($1, $2)`, delivered, leased)
 	acme.exec(t, `
-		INSERT INTO delivery_leases (delivery_id, destination_id, expires_at)
-		SELECT id, $3, CASE message_id WHEN $1 THEN now() - interval '1 minute' ELSE now() + interval '1 minute' END
-		FROM deliveries WHERE message_id IN ($1, $2)`, delivered, leased, destination)
+		UPDATE destination_places p SET delivery_id = d.id,
+			expires_at = CASE d.message_id WHEN $1 THEN now() - interval '1 minute' ELSE now() + interval '1 minute' END
+		FROM deliveries d
+		WHERE d.message_id IN ($1, $2) AND p.destination_id = $3 AND p.place = CASE d.message_id WHEN $1 THEN 0 ELSE 1 END`,
+		delivered, leased, destination)
 
 	require.Equal(t, ingest.DuplicateFingerprint, acme.receive(t, "ORDERS", `{"id": "B", "n": 2}`, "").Outcome)
 	acme.exec(t, `
@@ -194,7 +196,7 @@ func TestSweepExpiresMessagesPastTheirTenantsRetention(t *testing.T) {
 	require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM message_keys WHERE message_id = $1`, inWindow))
 	require.Equal(t, 2, pgtest.Count(t, pool, `SELECT count(*) FROM deliveries`), "the pending and the leased one")
 	require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM delivery_attempts`), "the leased delivery's")
-	require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM delivery_leases`), "the live one")
+	require.Equal(t, 1, pgtest.Count(t, pool, `SELECT count(*) FROM destination_places WHERE expires_at > now()`), "the live place is held still")
 	require.Equal(t, events, pgtest.Count(t, pool, `SELECT count(*) FROM audit_events WHERE message_id = $1`, oldOrder),
 		"the audit trail outlives the message")
 
