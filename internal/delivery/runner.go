@@ -51,6 +51,9 @@ type Runner struct {
 	// resync asks Run for a sweep now: the listener listens again, and
 	// announcements made meanwhile were lost.
 	resync chan struct{}
+	// discarded is up to when the sweeps have failed the deliveries of
+	// discarded jobs; only the Run goroutine touches it.
+	discarded discardedWatch
 }
 
 // runningQueue is a destination's queue that this process runs.
@@ -286,8 +289,9 @@ func (r *Runner) wake(ctx context.Context, id int64) error {
 
 // sweep starts the queue of every destination with pending deliveries that
 // this process does not run yet, restarts the queues whose concurrency
-// limit changed, and stops the queues of destinations that have had no
-// pending delivery for a sweep interval or are gone.
+// limit changed, stops the queues of destinations that have had no
+// pending delivery for a sweep interval or are gone, and fails the
+// deliveries whose job River discarded (checkDiscarded).
 func (r *Runner) sweep(ctx context.Context) error {
 	destinations, err := db.On(r.pool).DestinationListForWorkers(ctx)
 	if err != nil {
@@ -324,7 +328,7 @@ func (r *Runner) sweep(ctx context.Context) error {
 			}
 		}
 	}
-	return nil
+	return r.checkDiscarded(ctx, time.Now())
 }
 
 // start runs a destination's queue with its limit's number of workers and

@@ -2,11 +2,13 @@ package delivery_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -121,4 +123,39 @@ func TestRunnerStartedWithoutDatabaseWaits(t *testing.T) {
 	}
 	cancel()
 	require.NoError(t, <-done)
+}
+
+// A delivery whose job River discarded (its last attempt ended before it
+// was recorded, or its process died and River rescued the job) is failed
+// by the next worker process's sweep, so that it shows and alerts as a
+// failure instead of staying pending with nothing to make it; one that an
+// admin's retry queued again stays pending for its new job.
+func TestDeliveriesOfDiscardedJobsFail(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	rc := newReceiver(t, nil)
+	b.destination(t, "production", rc.srv.URL)
+	for i := range 3 {
+		b.receive(t, "production", "ORDERS05", fmt.Sprint(i))
+	}
+	rows, err := b.pool.Query(context.Background(), `SELECT id FROM deliveries ORDER BY id`)
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	require.NoError(t, err)
+	require.Len(t, ids, 3)
+	discarded, retried, untouched := ids[0], ids[1], ids[2]
+	b.exec(t, `UPDATE river_job SET state = 'discarded', finalized_at = now(), attempt = max_attempts
+		WHERE kind = 'delivery' AND (args->>'delivery_id')::bigint = ANY($1)`, []int64{discarded, retried})
+	b.exec(t, `INSERT INTO river_job (args, kind, max_attempts, queue, state, scheduled_at, priority)
+		SELECT args, kind, max_attempts, queue, 'scheduled', now() + interval '1 hour', priority
+		FROM river_job WHERE kind = 'delivery' AND (args->>'delivery_id')::bigint = $1`, retried)
+
+	b.run(t)
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM deliveries WHERE id = $1 AND status = 'failed'`, discarded) == 1 &&
+			b.count(t, `SELECT count(*) FROM deliveries WHERE id = $1 AND status = 'delivered'`, untouched) == 1
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM deliveries WHERE id = $1 AND status = 'pending'`, retried),
+		"a delivery with a job still to run is left to it")
+	require.Equal(t, 1, rc.total(), "only the untouched delivery was sent")
 }
