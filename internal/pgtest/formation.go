@@ -171,3 +171,21 @@ func (f *Formation) monitor(fn func(*pgx.Conn) error) {
 		f.t.Fatalf("ask the monitor: %v", err)
 	}
 }
+
+// Events is the monitor's record of the formation's state changes, one
+// line each, oldest first: what a failing test prints to say what the
+// formation did around the moment it failed.
+func (f *Formation) Events() string {
+	f.t.Helper()
+	var lines []string
+	f.monitor(func(c *pgx.Conn) error {
+		rows, err := c.Query(context.Background(), `SELECT format('%s %s %s/%s %s', to_char(eventtime, 'HH24:MI:SS.MS'),
+			nodename, reportedstate, goalstate, description) FROM pgautofailover.event ORDER BY eventid`)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return strings.Join(lines, "\n")
+}

@@ -33,7 +33,7 @@ type formationTraffic struct {
 	mu       sync.Mutex
 	statuses map[int]int
 	noRetry  int               // 503 answers without Retry-After
-	acked    map[string]bool   // docnums of acknowledged messages
+	acked    map[string]string // docnum of each acknowledged message → when and how it was
 	keyed    map[string]string // Idempotency-Key → the body of its first 2xx
 	keyBody  map[string][]byte
 	requests atomic.Int64
@@ -42,7 +42,7 @@ type formationTraffic struct {
 func newFormationTraffic(b *testBundle) *formationTraffic {
 	return &formationTraffic{
 		b: b, client: &http.Client{Timeout: 30 * time.Second},
-		statuses: map[int]int{}, acked: map[string]bool{}, keyed: map[string]string{}, keyBody: map[string][]byte{},
+		statuses: map[int]int{}, acked: map[string]string{}, keyed: map[string]string{}, keyBody: map[string][]byte{},
 	}
 }
 
@@ -76,11 +76,16 @@ func (f *formationTraffic) record(status int, retryAfter bool) {
 	}
 }
 
-func (f *formationTraffic) ack(docnums ...string) {
+// ack records docnums as acknowledged by an answer: its time, status and
+// body, which a failing test prints for a message it cannot find.
+func (f *formationTraffic) ack(status int, body []byte, docnums ...string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	answer := fmt.Sprintf("%s %d %.600s", time.Now().UTC().Format("15:04:05.000"), status, body)
 	for _, d := range docnums {
-		f.acked[d] = true
+		if _, seen := f.acked[d]; !seen {
+			f.acked[d] = answer
+		}
 	}
 }
 
@@ -118,7 +123,7 @@ func (f *formationTraffic) sender(w int, stop <-chan struct{}) {
 				f.keyed[key], f.keyBody[key] = string(raw), body
 			}
 			f.mu.Unlock()
-			f.ack(keyed)
+			f.ack(status, raw, keyed)
 			return true
 		})
 
@@ -126,9 +131,9 @@ func (f *formationTraffic) sender(w int, stop <-chan struct{}) {
 		body = fmt.Appendf(nil, `{"message_type":"ORDERS05","docnum":%q,"payload":{"n":%q}}`, plain, plain)
 		for range 2 {
 			until(stop, func() bool {
-				status, _ := f.post("/api/edi-hub/receive-message", "application/json", body)
+				status, raw := f.post("/api/edi-hub/receive-message", "application/json", body)
 				if status == http.StatusCreated || status == http.StatusOK {
-					f.ack(plain)
+					f.ack(status, raw, plain)
 					return true
 				}
 				return false
@@ -148,9 +153,9 @@ func (f *formationTraffic) sender(w int, stop <-chan struct{}) {
 		}
 		batch.WriteString(`]}`)
 		until(stop, func() bool {
-			status, _ := f.post("/api/edi-hub/receive-messages", "application/json", batch.Bytes())
+			status, raw := f.post("/api/edi-hub/receive-messages", "application/json", batch.Bytes())
 			if status == http.StatusOK {
-				f.ack(items...)
+				f.ack(status, raw, items...)
 				return true
 			}
 			return false
@@ -159,12 +164,12 @@ func (f *formationTraffic) sender(w int, stop <-chan struct{}) {
 		first := 1_000_000 + w*100_000 + i*5
 		packet := smallPacket(5, first)
 		until(stop, func() bool {
-			status, _ := f.post("/api/edi-hub/receive-message", "application/x-sap.idoc", packet)
+			status, raw := f.post("/api/edi-hub/receive-message", "application/x-sap.idoc", packet)
 			if status != http.StatusOK && status != http.StatusCreated {
 				return false
 			}
 			for j := range 5 {
-				f.ack(fmt.Sprint(first + j))
+				f.ack(status, raw, fmt.Sprint(first+j))
 			}
 			return true
 		})
@@ -247,6 +252,9 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 		return len(traffic.acked)
 	}
 	// progress waits until traffic is acknowledged again after a fault.
+	// fault logs when each fault happens, to be read beside the
+	// acknowledgments' and the monitor's times.
+	fault := func(what string) { t.Logf("%s %s", time.Now().UTC().Format("15:04:05.000"), what) }
 	progress := func(what string) {
 		t.Helper()
 		before, start := acked(), time.Now()
@@ -257,15 +265,18 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 
 	progress("the start")
 	primary := formation.Primary()
+	fault("losing the primary " + primary)
 	formation.Lose(primary)
 	progress("losing the primary " + primary)
 	formation.Back(primary)
 
+	fault("switching over")
 	formation.Switchover()
 	progress("a switchover")
 	formation.WaitHealthy(time.Minute)
 
 	standby := map[string]string{"node1": "node2", "node2": "node1"}[formation.Primary()]
+	fault("losing the standby " + standby)
 	formation.Lose(standby)
 	progress("losing the standby " + standby)
 	require.Eventually(t, func() bool {
@@ -301,9 +312,13 @@ func TestFormationKeepsEveryAcknowledgedMessage(t *testing.T) {
 	for docnum, n := range counts {
 		require.Equal(t, 1, n, "message %s is stored once", docnum)
 	}
-	for docnum := range ackedDocnums {
-		require.Equal(t, 1, counts[docnum], "acknowledged message %s is stored", docnum)
+	var lost []string
+	for docnum, answer := range ackedDocnums {
+		if counts[docnum] != 1 {
+			lost = append(lost, docnum+" acknowledged at "+answer)
+		}
 	}
+	require.Empty(t, lost, "every acknowledged message is stored; the formation's events:\n%s", formation.Events())
 
 	for key, first := range keyed {
 		status, raw := traffic.post("/api/edi-hub/receive-message", "application/json", traffic.keyBody[key], "Idempotency-Key", key)
