@@ -14,7 +14,9 @@
 #     resends a packet whose acknowledgement it lost;
 #  4. measures the floor (loadgen.Floor) at the same client counts: net/http
 #     and pgx running pgbench's insert for each request, nothing else, the
-#     most any HTTP service in Go can reach on these cores;
+#     most any HTTP service in Go can reach on these cores; and the batch
+#     floor beside the batches: JSON batches of each size decoded and stored
+#     with one statement;
 #  5. runs pgbench with scripts/bench/insert.sql, the same insert, right
 #     after every row of steps 2 to 4 at the row's client count (the
 #     row's ratio is to that run), then at each client count on its own,
@@ -163,10 +165,17 @@ single_rows $clients
 
 # floor_rows CLIENTS... measures new messages at each client count on the
 # floor (loadgen.Floor): the most any HTTP service in Go reaches on these
-# cores for the insert pgbench runs; its rows are labelled "floor".
+# cores for the insert pgbench runs; its rows are labelled "floor". First,
+# right after the batch rows, the batch floor: JSON batches of each size
+# in $batch_sizes above 1, decoded and stored with one statement each.
 floor_rows() {
-  local c
+  local c n
   start_floor "$out/floor${row_prefix:+-pinned}.log"
+  for n in $batch_sizes; do
+    [ "$n" -gt 1 ] || continue
+    measured "${row_prefix}floor batch×$n c=$batch_clients" -label floor -mix new -form batch -per-request "$n" \
+      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
+  done
   for c in "$@"; do
     measured "${row_prefix}floor c=$c" -label floor -mix new -clients "$c" -warmup "$warmup" -duration "$duration" -payload-size "$payload_size"
   done
@@ -266,7 +275,7 @@ else
     n="$(largest $batch_sizes)"
     multi_rows "$n"
     stop_server
-    floor_rows "$batch_clients"
+    batch_sizes="$n" floor_rows "$batch_clients"
     batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"
   )
   unpin_postgres

@@ -3,12 +3,14 @@ package loadgen
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -18,6 +20,10 @@ import (
 // insert pgbench runs (scripts/bench/insert.sql), with the body as the
 // payload and a random fingerprint. It authenticates nothing, parses no
 // JSON, hashes nothing, deduplicates nothing and writes no key or delivery.
+//
+// A POST to receive-messages is the batch floor: the JSON array of
+// envelopes decoded with encoding/json and its items stored with one
+// multi-row insert of the same columns, answered 200 with a receipt each.
 //
 // Its ratio to pgbench on the same cores is therefore the most that any
 // HTTP service in Go can reach there. What it pays on top of PostgreSQL's
@@ -38,12 +44,27 @@ const floorInsert = `INSERT INTO messages (
 ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
 RETURNING id, received_at`
 
+// floorInsertRows is floorInsert for a batch: one row per element of the
+// arrays, as scripts/bench/insert-rows.sql stores its rows.
+const floorInsertRows = `INSERT INTO messages (
+    tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+    computed_fingerprint, fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+) SELECT $1, $2, $3, i.docnum, i.payload, i.hash, i.fingerprint, i.fingerprint, 'receive-messages', NULL, NULL, '127.0.0.1'
+FROM unnest($4::text[], $5::json[], $6::bytea[], $7::text[]) AS i (docnum, payload, hash, fingerprint)
+ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+RETURNING id`
+
 // ServeHTTP stores the body of a POST to receive-message as a new message
-// and answers 201 with its id; GET /readyz answers 200, so that the bench
-// scripts wait for it as they wait for edihub.
+// and answers 201 with its id, and the envelopes of a POST to
+// receive-messages as new messages, answering 200 with their ids; GET
+// /readyz answers 200, so that the bench scripts wait for it as they wait
+// for edihub.
 func (f Floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodGet && r.URL.Path == "/readyz":
+		return
+	case r.Method == http.MethodPost && r.URL.Path == "/api/edi-hub/receive-messages":
+		f.storeBatch(w, r)
 		return
 	case r.Method != http.MethodPost || r.URL.Path != "/api/edi-hub/receive-message":
 		http.NotFound(w, r)
@@ -54,15 +75,11 @@ func (f Floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	// A random fingerprint, as wide as a SHA-256, makes every message new,
-	// as pgbench's two random numbers do.
-	var fingerprint [32]byte
-	rand.Read(fingerprint[:])
-	hexFingerprint := hex.EncodeToString(fingerprint[:])
+	fingerprint, hexFingerprint := randomFingerprint()
 	var id int64
 	var received time.Time
 	err = f.Pool.QueryRow(r.Context(), floorInsert, f.TenantID, f.EnvironmentID, f.MessageTypeID,
-		hexFingerprint[:19], body, fingerprint[:], hexFingerprint).Scan(&id, &received)
+		hexFingerprint[:19], body, fingerprint, hexFingerprint).Scan(&id, &received)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("store message: %v", err), http.StatusInternalServerError)
 		return
@@ -70,4 +87,59 @@ func (f Floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	_, _ = w.Write(append(strconv.AppendInt([]byte(`{"id":`), id, 10), '}'))
+}
+
+// randomFingerprint is as wide as a SHA-256 and makes every message new, as
+// pgbench's two random numbers do; the floor stores its bytes as the content
+// hash and its hex as the fingerprint.
+func randomFingerprint() ([]byte, string) {
+	fingerprint := make([]byte, 32)
+	_, _ = rand.Read(fingerprint)
+	return fingerprint, hex.EncodeToString(fingerprint)
+}
+
+// floorBatch is the body of a POST to receive-messages.
+type floorBatch struct {
+	Messages []struct {
+		Docnum  string          `json:"docnum"`
+		Payload json.RawMessage `json:"payload"`
+	} `json:"messages"`
+}
+
+// storeBatch decodes a batch and stores its envelopes' payloads with one
+// statement.
+func (f Floor) storeBatch(w http.ResponseWriter, r *http.Request) {
+	var batch floorBatch
+	if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	n := len(batch.Messages)
+	docnums, payloads := make([]string, n), make([][]byte, n)
+	hashes, fingerprints := make([][]byte, n), make([]string, n)
+	for i, m := range batch.Messages {
+		docnums[i], payloads[i] = m.Docnum, m.Payload
+		hashes[i], fingerprints[i] = randomFingerprint()
+	}
+	rows, err := f.Pool.Query(r.Context(), floorInsertRows, f.TenantID, f.EnvironmentID, f.MessageTypeID,
+		docnums, payloads, hashes, fingerprints)
+	if err != nil {
+		http.Error(w, fmt.Sprintf("store messages: %v", err), http.StatusInternalServerError)
+		return
+	}
+	answer := append(make([]byte, 0, 16+n*40), `{"messages":[`...)
+	var id int64
+	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+		if answer[len(answer)-1] == '}' {
+			answer = append(answer, ',')
+		}
+		answer = append(strconv.AppendInt(append(answer, `{"status":"accepted","id":`...), id, 10), '}')
+		return nil
+	})
+	if err != nil {
+		http.Error(w, fmt.Sprintf("store messages: %v", err), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(answer, "]}"...))
 }

@@ -35,3 +35,28 @@ func TestFloorStoresEveryRequestAsANewMessage(t *testing.T) {
 		  AND payload::jsonb ? 'payload' AND fingerprint ~ '^[0-9a-f]{64}$'`, tenant.ID, env.ID, mt.ID)
 	require.Equal(t, clients*requests, stored, "each request's body is a message of its own")
 }
+
+// The batch floor stores every envelope of a batch as a message, its payload
+// as sent, and answers with a receipt each, as a load row of batches checks.
+func TestFloorStoresEveryEnvelopeOfABatch(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.Pool(t)
+	tenant, env := testfactory.TenantWithEnvironment(t, pool, "bench")
+	mt := testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Tenant: "bench"})
+	srv := httptest.NewServer(Floor{Pool: pool, TenantID: tenant.ID, EnvironmentID: env.ID, MessageTypeID: mt.ID})
+	t.Cleanup(srv.Close)
+
+	const clients, requests, perRequest = 4, 3, 100
+	res, err := Run(context.Background(), Config{
+		URL: srv.URL, APIKey: "unused", Mix: MixNew, Form: FormBatch, PerRequest: perRequest,
+		Clients: clients, Requests: requests, PayloadSize: 512,
+	})
+	require.NoError(t, err)
+	require.Zero(t, res.Errors, res.FirstError)
+	require.Equal(t, clients*requests, res.Requests)
+
+	stored := pgtest.Count(t, pool, `SELECT count(DISTINCT docnum) FROM messages
+		WHERE tenant_id = $1 AND environment_id = $2 AND message_type_id = $3
+		  AND payload::jsonb -> 'ORDERS05' ? 'IDOC' AND fingerprint ~ '^[0-9a-f]{64}$'`, tenant.ID, env.ID, mt.ID)
+	require.Equal(t, clients*requests*perRequest, stored, "each envelope is a message of its own, its payload as sent")
+}

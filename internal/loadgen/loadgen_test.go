@@ -217,6 +217,8 @@ func TestReportWrite(t *testing.T) {
 			{Mix: MixReplay, Clients: 64, RPS: 100},
 			{Label: "floor", Mix: MixNew, Clients: 16, RPS: 800, ServerCPU: 140, PostgresCPU: 400, LoadCPU: 40},
 			{Mix: MixNew, Form: FormPacket, PerRequest: 10, Clients: 16, RPS: 150, MPS: 1500, P50: 9, P99: 30},
+			{Label: "floor", Mix: MixNew, Form: FormBatch, PerRequest: 10, Clients: 16, RPS: 200, MPS: 2000},
+			{Mix: MixNew, Form: FormBatch, PerRequest: 100, Clients: 16, RPS: 10, MPS: 1000},
 		},
 		Pgbench: []Pgbench{{Clients: 16, TPS: 1000}, {Clients: 16, Rows: 10, TPS: 300}},
 		Memory:  &Result{Mix: MixNew, Clients: 16, Requests: 32, BodyBytes: 5 << 20, InFlightSize: 80 << 20, ServerPeak: 160 << 20},
@@ -226,7 +228,11 @@ func TestReportWrite(t *testing.T) {
 	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 1000 | 0.50 | 210 / 330 / 96 | 20.0 MiB |")
 	require.Contains(t, out.String(), "| replay | 64 | 100 | 0.00 | 0.00 | 0.00 | 0 | n/a | n/a | n/a | n/a |")
 	require.Contains(t, out.String(), "| new, floor | 16 | 800 | 0.00 | 0.00 | 0.00 | 0 | 1000 | 0.80 | 140 / 400 / 40 | n/a |")
-	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | 3000 | 0.50 | n/a | n/a |")
+	// Every request of 10 messages is compared with the batch floor of 10;
+	// a size the floor did not run has no ratio.
+	require.Contains(t, out.String(), "| new | packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 1000 | 1.50 | 3000 | 0.50 | 0.75 | n/a | n/a |")
+	require.Contains(t, out.String(), "| new, floor | batch | 10 | 16 | 200 | 2000 | 0.00 | 0.00 | 0 | 1000 | 2.00 | 3000 | 0.67 | 1.00 |")
+	require.Contains(t, out.String(), "| new | batch | 100 | 16 | 10 | 1000 | 0.00 | 0.00 | 0 | 1000 | 1.00 | n/a | n/a | n/a |")
 	require.Contains(t, out.String(), "peak RSS (VmHWM) over these rows: 30.0 MiB")
 	require.Contains(t, out.String(), "peak RSS 160.0 MiB = 2.00 × the bytes in flight")
 	require.NotContains(t, out.String(), "run right after each row")
@@ -238,7 +244,7 @@ func TestReportWrite(t *testing.T) {
 	require.NoError(t, rep.Write(&out))
 	require.Contains(t, out.String(), "| new | 16 | 500 | 1.00 | 2.00 | 3.00 | 0 | 400 | 1.25 | 210 / 330 / 96 | 20.0 MiB |")
 	require.Contains(t, out.String(), "| new, floor | 16 | 800 | 0.00 | 0.00 | 0.00 | 0 | 1000 | 0.80 |", "no run beside it")
-	require.Contains(t, out.String(), "| packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 3000 | 0.50 | 3000 | 0.50 | n/a | n/a |")
+	require.Contains(t, out.String(), "| new | packet | 10 | 16 | 150 | 1500 | 9.00 | 30.00 | 0 | 3000 | 0.50 | 3000 | 0.50 | 0.75 | n/a | n/a |")
 	require.Contains(t, out.String(), "run right after each row")
 }
 

@@ -83,11 +83,17 @@ func (rep Report) Write(w io.Writer) error {
 		return "n/a", "n/a"
 	}
 	var envelopes, multi []int
+	// The batch floor's messages/s for each batch size: the bare service
+	// storing a batch with one statement, measured in the same run.
+	batchFloor := map[int]float64{}
 	for i, r := range rep.Rows {
 		if r.Form == "" || r.Form == FormEnvelope {
 			envelopes = append(envelopes, i)
 		} else {
 			multi = append(multi, i)
+		}
+		if r.Label == "floor" && r.Form == FormBatch {
+			batchFloor[r.PerRequest] = r.MPS
 		}
 	}
 	bw := bufio.NewWriter(w)
@@ -103,14 +109,18 @@ func (rep Report) Write(w io.Writer) error {
 	}
 	fmt.Fprintln(bw)
 	if len(multi) > 0 {
-		fmt.Fprintln(bw, "| mix | form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
-		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(bw, "| mix | form | messages per request | clients | requests/s | messages/s | p50 ms | p99 ms | errors | pgbench tps | messages/s / pgbench | pgbench rows/s, as many a statement | messages/s / that | messages/s / batch floor | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
+		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, i := range multi {
 			r := rep.Rows[i]
 			tps, ratio := against(i, 1, r.MPS)
 			rowsRate, rowsRatio := against(i, max(r.PerRequest, 1), r.MPS)
-			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s |\n",
-				r.Mix, r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, r.cpuSplit(), mib(r.ServerRSS))
+			floorRatio := "n/a"
+			if f := batchFloor[r.PerRequest]; f > 0 {
+				floorRatio = fmt.Sprintf("%.2f", r.MPS/f)
+			}
+			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s | %s |\n",
+				r.name(), r.Form, r.PerRequest, r.Clients, r.RPS, r.MPS, r.P50, r.P99, r.Errors, tps, ratio, rowsRate, rowsRatio, floorRatio, r.cpuSplit(), mib(r.ServerRSS))
 			peak = max(peak, r.ServerPeak)
 		}
 		fmt.Fprintln(bw)
