@@ -49,6 +49,10 @@ bench: ## measure ingest against pgbench on the local PostgreSQL, and the finger
 bench/admin: ## time every admin page at 10M messages and 5M audit events, filled once in SQL and reused (docs/performance.md)
 	@scripts/bench-admin.sh
 
+.PHONY: bench/admin-dense
+bench/admin-dense: ## the same with dense recent traffic: 10M messages, 1M of them in the last 7 days (docs/performance.md)
+	@BENCH_ADMIN_DB=edihub_bench_admin_dense BENCH_ADMIN_RECENT=$${BENCH_ADMIN_RECENT:-1000000} BENCH_ADMIN_OUT=bin/bench-admin-dense scripts/bench-admin.sh
+
 .PHONY: bench/expiry
 bench/expiry: ## ingest p99 at a fixed rate with and without the sweeper deleting a million expired messages (docs/operations.md)
 	@scripts/bench-expiry.sh

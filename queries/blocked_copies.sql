@@ -96,29 +96,36 @@ WHERE id = @id AND released_message_id IS NULL AND dismissed_at IS NULL;
 -- with their decision if there is one. Every filter is optional; the scope
 -- applies whatever they say. Run it with custom plans (see internal/auditlog)
 -- so that the planner walks blocked_copies_tenant_review or
--- blocked_copies_review, whichever fits.
+-- blocked_copies_review, whichever fits. The page is taken from
+-- blocked_copies alone and then joined: with the joins above the LIMIT, a
+-- planner that guessed a few rows (on statistics from when the table was
+-- small) fetched every copy of the state, joined each to its original and
+-- sorted them (1.3 s for 29,000 dismissed copies).
 -- name: BlockedCopyReviewList :many
 SELECT c.id, c.docnum, c.received_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
        c.released_message_id, coalesce(c.released_at, c.dismissed_at) AS decided_at,
        coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
-FROM blocked_copies c
+FROM (
+    SELECT c.* FROM blocked_copies c
+    WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
+      AND (sqlc.narg(tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(tenant_id))
+      AND (sqlc.narg(review_state)::text IS NULL OR c.review_state = sqlc.narg(review_state))
+      AND (sqlc.narg(environment_id)::bigint IS NULL OR c.environment_id = sqlc.narg(environment_id))
+      AND (sqlc.narg(message_type_id)::bigint IS NULL OR c.message_type_id = sqlc.narg(message_type_id))
+      AND (sqlc.narg(since)::timestamptz IS NULL OR c.received_at >= sqlc.narg(since))
+      AND (sqlc.narg(until)::timestamptz IS NULL OR c.received_at < sqlc.narg(until))
+      AND (sqlc.narg(before_time)::timestamptz IS NULL
+           OR (c.received_at, c.id) < (sqlc.narg(before_time)::timestamptz, sqlc.narg(before_id)::bigint))
+    ORDER BY c.received_at DESC, c.id DESC
+    LIMIT @page_size
+) c
 JOIN messages o ON o.tenant_id = c.tenant_id AND o.id = c.original_message_id
 JOIN tenants t ON t.id = c.tenant_id
 JOIN environments env ON env.id = c.environment_id
 JOIN message_types mt ON mt.id = c.message_type_id
 LEFT JOIN users u ON u.id = coalesce(c.released_by, c.dismissed_by)
-WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(scope_tenant_id))
-  AND (sqlc.narg(tenant_id)::bigint IS NULL OR c.tenant_id = sqlc.narg(tenant_id))
-  AND (sqlc.narg(review_state)::text IS NULL OR c.review_state = sqlc.narg(review_state))
-  AND (sqlc.narg(environment_id)::bigint IS NULL OR c.environment_id = sqlc.narg(environment_id))
-  AND (sqlc.narg(message_type_id)::bigint IS NULL OR c.message_type_id = sqlc.narg(message_type_id))
-  AND (sqlc.narg(since)::timestamptz IS NULL OR c.received_at >= sqlc.narg(since))
-  AND (sqlc.narg(until)::timestamptz IS NULL OR c.received_at < sqlc.narg(until))
-  AND (sqlc.narg(before_time)::timestamptz IS NULL
-       OR (c.received_at, c.id) < (sqlc.narg(before_time)::timestamptz, sqlc.narg(before_id)::bigint))
-ORDER BY c.received_at DESC, c.id DESC
-LIMIT @page_size;
+ORDER BY c.received_at DESC, c.id DESC;
 
 -- BlockedCopyOpenCount counts the copies awaiting a decision within the
 -- scope, for the navigation, but no more than max_count of them: the

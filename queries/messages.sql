@@ -443,12 +443,21 @@ WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id AND m.id
 -- estimate, and a walk through most of the table for a rare environment.
 
 -- MessageSearchByKey finds the messages one of whose business key values
--- (message_keys) is value.
+-- (message_keys) is value. The key's entries are read first, always
+-- (MATERIALIZED): a value names a handful of messages, and a planner that
+-- misjudges that (message_keys analyzed when it was empty guesses 0.5 %
+-- of the table) walked all of messages_time instead, probing the key for
+-- every message (10 s at 3 million messages).
 -- name: MessageSearchByKey :many
+WITH k AS MATERIALIZED (
+    SELECT k.tenant_id, k.message_id FROM message_keys k
+    WHERE k.value = @value
+      AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR k.tenant_id = sqlc.narg(scope_tenant_id))
+)
 SELECT m.id
-FROM message_keys k
+FROM k
 JOIN messages m ON m.tenant_id = k.tenant_id AND m.id = k.message_id
-WHERE k.value = @value
+WHERE true
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
   AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
   AND (sqlc.narg(environment_id)::bigint IS NULL OR m.environment_id = sqlc.narg(environment_id))

@@ -103,7 +103,13 @@ DO UPDATE SET messages = traffic_messages_hourly.messages + 1;
 -- now]. Every read of messages and audit_events is a range of a time index
 -- at most an hour long, or the short tail since the watermark: the bounds
 -- are written out in each WHERE (not joined from a CTE) so that even a
--- generic plan takes them as index conditions.
+-- generic plan takes them as index conditions. The planner must also
+-- estimate them as short, or it reads a whole table instead, on statistics
+-- that are old or missing: the watermark is read by traffic_watermark(),
+-- whose value the planner knows (migration 029), and the tail is closed
+-- by "< 'infinity'", which excludes no row but makes the bounds a range,
+-- estimated at half a percent of the table when a table has no statistics
+-- (a lower bound alone is a third).
 
 -- TrafficMessageCounts counts, for every message type within the scope,
 -- the messages stored in the last 24 hours and 7 days.
@@ -124,7 +130,7 @@ WITH counted AS (
     UNION ALL
     SELECT m.message_type_id, m.received_at > now() - interval '24 hours', true, 1
     FROM messages m
-    WHERE m.received_at >= (SELECT rolled_up_to FROM traffic_rollup_state)
+    WHERE m.received_at >= traffic_watermark() AND m.received_at < 'infinity'
       AND m.received_at > now() - interval '7 days'
       AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id))
       AND (sqlc.narg(tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(tenant_id))
@@ -162,7 +168,7 @@ WITH counted AS (
            e.details->>'mode', e.details->>'content'
     FROM audit_events e
     WHERE e.action = 'message.duplicate_blocked'
-      AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state) AND e.created_at >= @since
+      AND e.created_at >= traffic_watermark() AND e.created_at < 'infinity' AND e.created_at >= @since
       AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
       AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
 )
@@ -221,7 +227,7 @@ WITH recent AS (
     SELECT e.tenant_id, e.message_type_id, 1
     FROM audit_events e
     WHERE e.action = 'message.duplicate_blocked'
-      AND e.created_at >= (SELECT rolled_up_to FROM traffic_rollup_state)
+      AND e.created_at >= traffic_watermark() AND e.created_at < 'infinity'
       AND e.created_at > sqlc.arg(hour_ago)::timestamptz
 ),
 last_hour AS (

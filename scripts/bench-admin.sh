@@ -5,16 +5,20 @@
 #
 #  1. builds bin/edihub and bin/edihub-load;
 #  2. fills the database edihub_bench_admin on the local PostgreSQL with
-#     BENCH_ADMIN_MESSAGES messages and BENCH_ADMIN_AUDIT_EVENTS audit
-#     events generated in SQL (scripts/bench/admin-fill.sql), plus API keys,
-#     integrations, destinations with a month of deliveries and the two
-#     admins, and ANALYZEs it; a database filled with the same counts
-#     before is reused as it is (drop it, or BENCH_ADMIN_REFILL=1, to fill
-#     again), migrated to the current schema;
+#     BENCH_ADMIN_MESSAGES messages, the last BENCH_ADMIN_RECENT of them
+#     (default none) in the last 7 days, and BENCH_ADMIN_AUDIT_EVENTS audit
+#     events generated in SQL (scripts/bench/admin-fill.sql, which ANALYZEs
+#     after the first million messages), plus API keys, integrations,
+#     destinations with a month of deliveries and the two admins; a
+#     database filled with the same counts before is reused as it is (drop
+#     it, or BENCH_ADMIN_REFILL=1, to fill again), migrated to the current
+#     schema;
 #  3. empties the traffic rollups, starts `edihub serve`, times the rollup of
 #     the whole year (internal/rollup), and
 #     reads each page of scripts/bench/admin-pages.txt once, then
-#     BENCH_ADMIN_RUNS times (default 20), as each admin;
+#     BENCH_ADMIN_RUNS times (default 20), as each admin: after a fill with
+#     the statistics of its first million messages (stats "small"), then
+#     again after an ANALYZE (stats "fresh"), which a reused database has;
 #  4. restarts the server with auto_explain in its sessions and reads each
 #     page once more, keeping the plan of its slowest statement from the
 #     server log (BENCH_ADMIN_PG_LOG, default Debian's log of the newest
@@ -33,10 +37,11 @@ pg_host="${PGHOST:-127.0.0.1}"
 pg_port="${PGPORT:-5432}"
 db="${BENCH_ADMIN_DB:-edihub_bench_admin}"
 messages="${BENCH_ADMIN_MESSAGES:-10000000}"
+recent="${BENCH_ADMIN_RECENT:-0}"
 audit_events="${BENCH_ADMIN_AUDIT_EVENTS:-5000000}"
 runs="${BENCH_ADMIN_RUNS:-20}"
 pg_log="${BENCH_ADMIN_PG_LOG:-$(ls /var/log/postgresql/postgresql-*-main.log 2>/dev/null | sort -V | tail -n 1)}"
-out=bin/bench-admin
+out="${BENCH_ADMIN_OUT:-bin/bench-admin}"
 url_base="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 export DATABASE_URL="$url_base"
 export EDIHUB_PASSWORD=bench-admin-password
@@ -48,12 +53,12 @@ rm -f "$out"/*.jsonl "$out"/*.log "$out"/*.md "$out"/pages-*.txt
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
-filled="$(psql_db -d "$db" -c "SELECT messages || ' ' || audit_events FROM bench_fill" 2>/dev/null || true)"
-if [ "$filled" != "$messages $audit_events" ] || [ -n "${BENCH_ADMIN_REFILL:-}" ]; then
-  step "fill $db: $messages messages, $audit_events audit events (minutes)"
+filled="$(psql_db -d "$db" -c "SELECT messages || ' ' || recent || ' ' || audit_events FROM bench_fill" 2>/dev/null || true)"
+if [ "$filled" != "$messages $recent $audit_events" ] || [ -n "${BENCH_ADMIN_REFILL:-}" ]; then
+  step "fill $db: $messages messages ($recent in the last 7 days), $audit_events audit events (minutes)"
   fresh_database "$db"
   bin/edihub migrate 2>/dev/null
-  psql -h "$pg_host" -p "$pg_port" -U postgres -d "$db" -q -v messages="$messages" -v audit_events="$audit_events" \
+  psql -h "$pg_host" -p "$pg_port" -U postgres -d "$db" -q -v messages="$messages" -v recent="$recent" -v audit_events="$audit_events" \
     -f scripts/bench/admin-fill.sql >"$out/fill.log"
   # What admins set up, through the CLI; destinations on a closed local
   # port, paused, so the server never delivers to them.
@@ -85,7 +90,6 @@ until [ "$(psql_db -d "$db" -c "SELECT rolled_up_to > now() - interval '3 minute
 done
 rollup_s="$(awk -v a="$rollup_start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
 
-step "pages: one unmeasured read, then $runs measured, as each admin"
 # The pages name rows of the fill by id; acme's are the tenant admin's.
 read -r message_id blocked_id type_id docnum key fingerprint < <(psql_db -d "$db" -F ' ' -c "
   SELECT m.id, (SELECT max(c.id) FROM blocked_copies c WHERE c.tenant_id = t.id AND c.dismissed_at IS NULL),
@@ -103,9 +107,24 @@ for user in global acme; do
   sed -e "s/{message}/$message_id/; s/{blocked}/$blocked_id/; s/{type}/$type_id/; s/{docnum}/$docnum/" \
       -e "s/{key}/$key/; s/{fingerprint}/$fingerprint/; s/{tenant}/$tenant_filter/" \
       scripts/bench/admin-pages.txt >"$out/pages-$user.txt"
-  bin/edihub-load admin -url "$url" -email "$user@bench.example" -password "$EDIHUB_PASSWORD" -user "$user" \
-    -pages "$out/pages-$user.txt" -runs "$runs" >>"$out/timings.jsonl"
 done
+# time_pages reads every page as each admin, labelling the timings with the
+# statistics PostgreSQL plans with ($1).
+time_pages() {
+  step "pages, statistics $1: one unmeasured read, then $runs measured, as each admin"
+  for user in global acme; do
+    bin/edihub-load admin -url "$url" -email "$user@bench.example" -password "$EDIHUB_PASSWORD" -user "$user" \
+      -pages "$out/pages-$user.txt" -runs "$runs" | jq -c --arg stats "$1" '. + {stats: $stats}' >>"$out/timings.jsonl"
+  done
+}
+if [ "$(psql_db -d "$db" -c "SELECT stats FROM bench_fill")" = small ]; then
+  time_pages small
+  step "ANALYZE"
+  analyze_start="$(date +%s.%N)"
+  psql_db -d "$db" -c ANALYZE
+  psql_db -d "$db" -c "UPDATE bench_fill SET stats = 'fresh', analyze_s = $(awk -v a="$analyze_start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')"
+fi
+time_pages fresh
 stop_server
 
 if [ -r "$pg_log" ]; then
@@ -125,19 +144,19 @@ step "report"
     "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (autovacuum $(psql_db -d postgres -c 'SHOW autovacuum'));" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written."
   echo
-  psql_db -d "$db" -F ' ' -c "SELECT messages, audit_events, round(messages_s), round(audit_s), round(analyze_s) FROM bench_fill" |
-    { read -r m a ms as an; echo "Fill: $m messages in ${ms} s (with their key values), $a audit events and their blocked copies in ${as} s, ANALYZE ${an} s; the rollup of the whole year ${rollup_s} s (at most 1 s of it waiting for the poll)."; }
+  psql_db -d "$db" -F ' ' -c "SELECT messages, recent, audit_events, round(messages_s), round(audit_s), round(analyze_s) FROM bench_fill" |
+    { read -r m r a ms as an; echo "Fill: $m messages ($r of them in the last 7 days) in ${ms} s (with their key values), $a audit events and their blocked copies in ${as} s, ANALYZE ${an} s; the rollup of the whole year ${rollup_s} s (at most 1 s of it waiting for the poll)."; }
   echo
   echo "Sizes: database $(psql_db -d "$db" -c "SELECT pg_size_pretty(pg_database_size('$db'))");" \
     "$(psql_db -d "$db" -c "SELECT string_agg(c.relname || ' ' || pg_size_pretty(pg_total_relation_size(c.oid)), ', ' ORDER BY pg_total_relation_size(c.oid) DESC)
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p') AND pg_total_relation_size(c.oid) > 1e6")."
   echo
-  echo "| page | path (global admin) | global median ms | global p95 ms | acme admin median ms | acme p95 ms |"
-  echo "|---|---|--:|--:|--:|--:|"
-  jq -rs 'group_by(.page)[] | (map(select(.user == "global"))[0] // {}) as $g | (map(select(.user == "acme"))[0] // {}) as $a
+  echo "| page | statistics | path (global admin) | global median ms | global p95 ms | acme admin median ms | acme p95 ms |"
+  echo "|---|---|---|--:|--:|--:|--:|"
+  jq -rs 'group_by([.page, .stats])[] | (map(select(.user == "global"))[0] // {}) as $g | (map(select(.user == "acme"))[0] // {}) as $a
           | def r: if . == null then "–" else (. * 10 | round / 10) end;
-          "| \(.[0].page) | `\($g.path // $a.path)` | \($g.median_ms | r) | \($g.p95_ms | r) | \($a.median_ms | r) | \($a.p95_ms | r) |"' \
+          "| \(.[0].page) | \(.[0].stats) | `\($g.path // $a.path)` | \($g.median_ms | r) | \($g.p95_ms | r) | \($a.median_ms | r) | \($a.p95_ms | r) |"' \
     "$out/timings.jsonl"
   jq -r 'select(.status != 200) | "\nNOT 200: \(.user) \(.page) \(.path): \(.status)"' "$out/timings.jsonl"
 } | tee "$out/report.md"

@@ -13,7 +13,8 @@
 #
 # Settings: PROFILE_PGPORT (55433), PROFILE_CLIENTS (16), PROFILE_DURATION
 # (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes),
-# PROFILE_IDLE (60 seconds of idling).
+# PROFILE_IDLE (60 seconds of idling), PROFILE_MIXES (the mixes to profile,
+# by name: "new duplicate replay batch-100 packet-100", all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -25,6 +26,7 @@ duration="${PROFILE_DURATION:-10s}"
 warmup="${PROFILE_WARMUP:-2s}"
 payload_size="${PROFILE_PAYLOAD:-2048}"
 idle="${PROFILE_IDLE:-60}"
+only_mixes="${PROFILE_MIXES:-}"
 out="$PWD/bin/profile"
 pg_data="$out/pg"
 seconds="${duration%s}"
@@ -108,6 +110,7 @@ after="$(cpu_seconds "$server_pid")"
 
 for row in "${mixes[@]}"; do
   name="${row%%:*}"
+  [ -z "$only_mixes" ] || [[ " $only_mixes " == *" $name "* ]] || continue
   read -ra flags <<<"${row#*:}"
   step "$name: $clients clients, $duration"
   psql_db -d edihub -c "SELECT pg_stat_statements_reset()" >/dev/null

@@ -233,3 +233,58 @@ func TestLoadIsTheSameAfterARollup(t *testing.T) {
 	require.Equal(t, dashboard.Window{Day: 7, Week: 8}, d.Blocked.Total)
 	require.Equal(t, dashboard.Window{Day: 1, Week: 1}, d.Blocked.ShapeOnly)
 }
+
+// A bulk load (a backlog imported, or a burst of intake) shows on the
+// dashboard exactly, at once and after every rollup step: before the first
+// step, when all of it is read from the tables; after a step, from the
+// hours and the first hour of each window; and a second load after the
+// step, from the tail since the watermark. The loads are stamped every 97
+// seconds over the last 8 days, so that the edges of both windows cut
+// through loaded hours, and the expected numbers are a count(*) of the rows.
+func TestLoadIsExactRightAfterABulkLoad(t *testing.T) {
+	t.Parallel()
+	s := setup(t)
+	ctx := context.Background()
+	svc := dashboard.New(s.pool)
+	roller := rollup.New(s.pool, slog.Default(), 0)
+	const load = `
+		WITH loaded AS (
+		    INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint, received_at)
+		    SELECT mt.tenant_id, $1, mt.id, '{}', decode(repeat('00', 32), 'hex'), 'receive-message',
+		           now() - g * $2::interval
+		    FROM generate_series(0, $3) g JOIN message_types mt ON mt.id = $4
+		    RETURNING tenant_id, environment_id, message_type_id, received_at
+		)
+		INSERT INTO audit_events (tenant_id, environment_id, message_type_id, action, actor, details, created_at)
+		SELECT tenant_id, environment_id, message_type_id, 'message.duplicate_blocked', 'test',
+		       jsonb_build_object('mode', 'fingerprint', 'content', 'identical'), received_at
+		FROM loaded`
+	bulk := func(spacing string, n int) {
+		t.Helper()
+		mt := s.types["ORDERS05"]
+		_, err := s.pool.Exec(ctx, load, s.envOf(mt), spacing, n-1, mt.ID)
+		require.NoError(t, err)
+	}
+	requireExact := func(when string) {
+		t.Helper()
+		var want dashboard.Window
+		require.NoError(t, s.pool.QueryRow(ctx, `
+			SELECT count(*) FILTER (WHERE received_at > now() - interval '24 hours'),
+			       count(*) FILTER (WHERE received_at > now() - interval '7 days')
+			FROM messages`).Scan(&want.Day, &want.Week))
+		d, err := svc.Load(ctx, auth.GlobalScope(), "", time.Now())
+		require.NoError(t, err)
+		require.Equal(t, want, d.Received, "messages %s", when)
+		require.Equal(t, want, d.Blocked.Total, "blocked duplicates %s", when)
+		require.Equal(t, want, d.Blocked.Identical, "identical blocked duplicates %s", when)
+	}
+
+	bulk("97 seconds", 8*24*3600/97)
+	requireExact("before the first rollup step")
+	require.NoError(t, roller.CatchUp(ctx))
+	requireExact("after the first rollup step")
+	bulk("0 seconds", 500) // stamped now, as intake stamps them: after the watermark
+	requireExact("after a load that followed the step")
+	require.NoError(t, roller.CatchUp(ctx))
+	requireExact("after the next step")
+}

@@ -778,22 +778,26 @@ func (q *Queries) MessageSearchByDocnum(ctx context.Context, arg MessageSearchBy
 
 const messageSearchByKey = `-- name: MessageSearchByKey :many
 
+WITH k AS MATERIALIZED (
+    SELECT k.tenant_id, k.message_id FROM message_keys k
+    WHERE k.value = $10
+      AND ($1::bigint IS NULL OR k.tenant_id = $1)
+)
 SELECT m.id
-FROM message_keys k
+FROM k
 JOIN messages m ON m.tenant_id = k.tenant_id AND m.id = k.message_id
-WHERE k.value = $1
+WHERE true
+  AND ($1::bigint IS NULL OR m.tenant_id = $1)
   AND ($2::bigint IS NULL OR m.tenant_id = $2)
-  AND ($3::bigint IS NULL OR m.tenant_id = $3)
-  AND ($4::bigint IS NULL OR m.environment_id = $4)
-  AND ($5::bigint IS NULL OR m.message_type_id = $5)
-  AND ($6::text IS NULL OR m.docnum = $6)
-  AND m.received_at >= $7 AND (m.received_at, m.id) < ($8::timestamptz, $9::bigint)
+  AND ($3::bigint IS NULL OR m.environment_id = $3)
+  AND ($4::bigint IS NULL OR m.message_type_id = $4)
+  AND ($5::text IS NULL OR m.docnum = $5)
+  AND m.received_at >= $6 AND (m.received_at, m.id) < ($7::timestamptz, $8::bigint)
 ORDER BY m.received_at DESC, m.id DESC
-LIMIT $10
+LIMIT $9
 `
 
 type MessageSearchByKeyParams struct {
-	Value         string
 	ScopeTenantID *int64
 	TenantID      *int64
 	EnvironmentID *int64
@@ -803,6 +807,7 @@ type MessageSearchByKeyParams struct {
 	BeforeTime    time.Time
 	BeforeID      int64
 	PageSize      int32
+	Value         string
 }
 
 // The MessageSearch queries are the admin's messages page: each returns the
@@ -823,10 +828,13 @@ type MessageSearchByKeyParams struct {
 // table's physical order, and sift it for the range: cheap in its
 // estimate, and a walk through most of the table for a rare environment.
 // MessageSearchByKey finds the messages one of whose business key values
-// (message_keys) is value.
+// (message_keys) is value. The key's entries are read first, always
+// (MATERIALIZED): a value names a handful of messages, and a planner that
+// misjudges that (message_keys analyzed when it was empty guesses 0.5 %
+// of the table) walked all of messages_time instead, probing the key for
+// every message (10 s at 3 million messages).
 func (q *Queries) MessageSearchByKey(ctx context.Context, arg MessageSearchByKeyParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, messageSearchByKey,
-		arg.Value,
 		arg.ScopeTenantID,
 		arg.TenantID,
 		arg.EnvironmentID,
@@ -836,6 +844,7 @@ func (q *Queries) MessageSearchByKey(ctx context.Context, arg MessageSearchByKey
 		arg.BeforeTime,
 		arg.BeforeID,
 		arg.PageSize,
+		arg.Value,
 	)
 	if err != nil {
 		return nil, err
