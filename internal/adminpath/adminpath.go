@@ -59,6 +59,7 @@ const (
 	Channel               = "/channels/:id"
 	ChannelDelete         = "/channels/:id/delete"
 	ChannelTest           = "/channels/:id/test"
+	Partners              = "/partners"
 )
 
 // Path returns the URL path of route with its parameters (the segments

@@ -272,6 +272,8 @@ func subjectLink(s Subject) (path, name string) {
 		return adminpath.Path(adminpath.Integrations), "Integrations"
 	case SubjectHousekeeping:
 		return adminpath.Path(adminpath.Retention), "Data retention"
+	case SubjectPartner:
+		return adminpath.Path(adminpath.Partners), "Partners"
 	}
 	return "", ""
 }

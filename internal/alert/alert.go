@@ -37,12 +37,16 @@ const (
 	// attempt failed for DESTINATION_AUTO_PAUSE_AFTER; it resolves when an
 	// admin resumes it.
 	DestinationAutoPaused = "destination.auto_paused"
+	// InterchangeGap: a sender skipped an interchange control number to a
+	// receiver, and it has been missing for INTERCHANGE_GAP_AFTER; it
+	// resolves when every such number has arrived.
+	InterchangeGap = "interchange.gap"
 )
 
 // Rules lists every rule, in the order the alerts page's filter offers them.
 var Rules = []string{
 	DestinationFailing, DeliveryLagging, DestinationAutoPaused, DuplicatesSpike, IntakeRefusing, SecretExpiring,
-	HousekeepingFailing,
+	HousekeepingFailing, InterchangeGap,
 }
 
 // The states of an alert.
@@ -64,6 +68,7 @@ const (
 	SubjectIntegration       = "integration"
 	SubjectIntegrationSecret = "integration_secret"
 	SubjectHousekeeping      = "housekeeping"
+	SubjectPartner           = "partner"
 )
 
 // Subject is what an alert is about: a kind and, within it, an id or name.

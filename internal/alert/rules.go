@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/identifier"
+	"github.com/lefia/edihub/internal/partner"
 )
 
 // rule finds, at now, every subject whose condition holds. Its queries run
@@ -47,6 +49,9 @@ func rules(cfg config.Alerts) []rule {
 		{SecretExpiring, secretsExpiring},
 		{HousekeepingFailing, func(ctx context.Context, q *db.Queries, _ time.Time) ([]Finding, error) {
 			return housekeepingFailing(ctx, q)
+		}},
+		{InterchangeGap, func(ctx context.Context, q *db.Queries, now time.Time) ([]Finding, error) {
+			return interchangeGaps(ctx, q, now.Add(-cfg.InterchangeGapAfter))
 		}},
 	}
 }
@@ -243,6 +248,28 @@ func housekeepingFailing(ctx context.Context, q *db.Queries) ([]Finding, error) 
 			Title:   fmt.Sprintf("The traffic rollup failed %d rounds in a row", r.FailedRounds),
 			Details: Details{Count: int64(r.FailedRounds), Lines: lines},
 		})
+	}
+	return out, nil
+}
+
+func interchangeGaps(ctx context.Context, q *db.Queries, missingBefore time.Time) ([]Finding, error) {
+	rows, err := q.PartnerListGaps(ctx, db.PartnerListGapsParams{MissingBefore: missingBefore, GapsShown: partner.GapsShown})
+	if err != nil {
+		return nil, fmt.Errorf("list missing interchanges: %w", err)
+	}
+	out := make([]Finding, len(rows))
+	for i, r := range rows {
+		pair := fmt.Sprintf("%s from %s to %s", strings.ToUpper(r.Standard), r.Sender, r.Receiver)
+		out[i] = Finding{
+			TenantID: &r.TenantID, Subject: Subject{Kind: SubjectPartner, Key: strconv.FormatInt(r.ID, 10)},
+			Title: fmt.Sprintf("Interchanges of %s/%s are missing: %s", r.TenantSlug, r.EnvironmentSlug, pair),
+			Details: Details{Since: &r.MissingSince, Count: r.OpenGaps, Lines: []string{
+				where(r.TenantSlug, r.EnvironmentSlug), pair,
+				fmt.Sprintf("%d control numbers skipped and missing since %s: %s", r.OpenGaps, timeText(r.MissingSince),
+					partner.Numbers(r.FirstGaps, r.OpenGaps)),
+				"ask the sender to send them again, or whether it skipped them on purpose",
+			}},
+		}
 	}
 	return out, nil
 }

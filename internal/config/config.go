@@ -115,6 +115,10 @@ type Alerts struct {
 	// AutoPauseAfter is how long every attempt to a destination must have
 	// failed before it is paused; 0 never pauses one.
 	AutoPauseAfter time.Duration
+	// InterchangeGapAfter is how long a control number a partner skipped
+	// must stay missing to be listed on the partners page and open
+	// interchange.gap: interchanges sent at once may arrive out of order.
+	InterchangeGapAfter time.Duration
 }
 
 // Notify is how notifications of alerts reach their channels. Webhook and
@@ -258,6 +262,7 @@ func alerts(getenv func(string) string, errs *[]error) Alerts {
 		DuplicateSpikeMin:     positiveInt(getenv, "ALERT_DUPLICATE_SPIKE_MIN", 20, 63, errs),
 		RefusalsMin:           positiveInt(getenv, "ALERT_REFUSALS_MIN", 20, 63, errs),
 		AutoPauseAfter:        24 * time.Hour,
+		InterchangeGapAfter:   positiveDuration(getenv, "INTERCHANGE_GAP_AFTER", time.Hour, errs),
 	}
 	switch v := getenv("DESTINATION_AUTO_PAUSE_AFTER"); v {
 	case "":

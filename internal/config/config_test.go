@@ -165,24 +165,26 @@ func TestAlerts(t *testing.T) {
 	require.Equal(t, Alerts{
 		EvalInterval: 30 * time.Second, Renotify: 4 * time.Hour, DestinationFailingFor: 10 * time.Minute,
 		DeliveryLag: 15 * time.Minute, DuplicateSpikeMin: 20, RefusalsMin: 20, AutoPauseAfter: 24 * time.Hour,
+		InterchangeGapAfter: time.Hour,
 	}, cfg.Alerts)
 
 	cfg, err = Load(env(map[string]string{
 		"ALERT_EVAL_INTERVAL": "5s", "ALERT_RENOTIFY": "1h", "ALERT_DESTINATION_FAILING_FOR": "2m",
 		"ALERT_DELIVERY_LAG": "1h", "ALERT_DUPLICATE_SPIKE_MIN": "100", "ALERT_REFUSALS_MIN": "3",
-		"DESTINATION_AUTO_PAUSE_AFTER": "off",
+		"DESTINATION_AUTO_PAUSE_AFTER": "off", "INTERCHANGE_GAP_AFTER": "10m",
 	}))
 	require.NoError(t, err)
 	require.Equal(t, Alerts{
 		EvalInterval: 5 * time.Second, Renotify: time.Hour, DestinationFailingFor: 2 * time.Minute,
-		DeliveryLag: time.Hour, DuplicateSpikeMin: 100, RefusalsMin: 3,
+		DeliveryLag: time.Hour, DuplicateSpikeMin: 100, RefusalsMin: 3, InterchangeGapAfter: 10 * time.Minute,
 	}, cfg.Alerts, "off never pauses a destination")
 
 	_, err = Load(env(map[string]string{
 		"ALERT_EVAL_INTERVAL": "0s", "ALERT_RENOTIFY": "often", "ALERT_REFUSALS_MIN": "0",
-		"DESTINATION_AUTO_PAUSE_AFTER": "never",
+		"DESTINATION_AUTO_PAUSE_AFTER": "never", "INTERCHANGE_GAP_AFTER": "0s",
 	}))
-	for _, name := range []string{"ALERT_EVAL_INTERVAL", "ALERT_RENOTIFY", "ALERT_REFUSALS_MIN", "DESTINATION_AUTO_PAUSE_AFTER"} {
+	for _, name := range []string{"ALERT_EVAL_INTERVAL", "ALERT_RENOTIFY", "ALERT_REFUSALS_MIN", "DESTINATION_AUTO_PAUSE_AFTER",
+		"INTERCHANGE_GAP_AFTER"} {
 		require.ErrorContains(t, err, name)
 	}
 }

@@ -195,6 +195,28 @@ type Interchange struct {
 	Acknowledgment *string
 }
 
+type InterchangeGap struct {
+	PartnerID     int64
+	ControlNumber int64
+	MissingSince  time.Time
+}
+
+type InterchangePartner struct {
+	ID                int64
+	TenantID          int64
+	EnvironmentID     int64
+	Standard          string
+	Sender            string
+	Receiver          string
+	LastControlNumber string
+	LastSeen          time.Time
+	RunStart          *int64
+	Highest           *int64
+	JumpFrom          *int64
+	JumpTo            *int64
+	JumpedAt          *time.Time
+}
+
 type Message struct {
 	ID                  int64
 	TenantID            int64

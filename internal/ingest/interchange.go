@@ -12,6 +12,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/partner"
 )
 
 // Interchange is the envelope of the X12 or EDIFACT interchange whose
@@ -82,6 +83,12 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 			results, err = s.decideMixed(ctx, q, ms)
 		}
 		if err != nil {
+			return nil, err
+		}
+		// Last, as it locks the pair's row: see partner.Record.
+		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
+			Sender: ic.Sender, Receiver: ic.Receiver}
+		if err := partner.Record(ctx, q, pair, ic.ControlNumber); err != nil {
 			return nil, err
 		}
 		body := batchBody(results)

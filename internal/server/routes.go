@@ -85,6 +85,7 @@ func (s *Server) routes() {
 	signedIn.POST(adminpath.DeliveryRetry, s.adminRetryDelivery, requireAdmin)
 	signedIn.GET(adminpath.Retention, s.adminRetention)
 	signedIn.GET(adminpath.Alerts, s.adminAlerts)
+	signedIn.GET(adminpath.Partners, s.adminPartners)
 	signedIn.GET(adminpath.Alert, s.adminAlert)
 	signedIn.POST(adminpath.AlertAcknowledge, s.adminAcknowledgeAlert, requireAdmin)
 	signedIn.GET(adminpath.APIKeys, s.adminAPIKeys)

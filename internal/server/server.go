@@ -28,6 +28,7 @@ import (
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/notify"
+	"github.com/lefia/edihub/internal/partner"
 	"github.com/lefia/edihub/internal/provision"
 	"github.com/lefia/edihub/internal/refused"
 	"github.com/lefia/edihub/internal/replication"
@@ -78,6 +79,8 @@ type Server struct {
 	retention *retention.Reader
 	// alerts lists and acknowledges alerts.
 	alerts *alert.Service
+	// partners lists the senders and receivers of interchanges.
+	partners *partner.Service
 
 	// flushRefusals says that Serve flushes refusals itself.
 	flushRefusals bool
@@ -139,6 +142,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		notify:     notify.NewService(pool, notify.NewSender(cfg.Notify, cfg.Delivery.Egress)),
 		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}),
 		alerts:     alert.NewService(pool),
+		partners:   partner.NewService(pool, cfg.Alerts.InterchangeGapAfter),
 	}
 	for _, opt := range opts {
 		opt(s)

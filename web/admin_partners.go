@@ -1,0 +1,37 @@
+package web
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lefia/edihub/internal/partner"
+)
+
+// SectionPartners is the navigation entry of the partners page.
+const SectionPartners = "partners"
+
+// Partners is the partners page.
+type Partners struct {
+	Filter partner.Filter
+	Page   partner.Page
+}
+
+// standardName is a standard as people write it.
+func standardName(standard string) string {
+	if standard == "edifact" {
+		return "EDIFACT"
+	}
+	return strings.ToUpper(standard)
+}
+
+// shortDuration is a Go duration without its zero tails: 1h, 1h30m, 10m.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
