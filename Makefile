@@ -35,7 +35,7 @@ test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race de
 .PHONY: test-ha
 test-ha: ## the high-availability formation test alone (pg_auto_failover; a few minutes)
 	@scripts/test-setup.sh
-	EDIHUB_FORMATION_TEST=1 go test -race -count=1 -run TestFormationKeepsEveryAcknowledgedMessage -v ./internal/server
+	go test -race -count=1 -run TestFormationKeepsEveryAcknowledgedMessage -v ./internal/server
 
 .PHONY: fuzz
 fuzz: ## run each fuzz target for FUZZTIME (default 10s; a count such as 50000x also works)

@@ -34,7 +34,8 @@
 #  8. runs the Go micro benchmarks of the fingerprint and the content hash
 #     next to the floor of hashing the raw bytes;
 #  9. measures delivery to a local receiver: deliveries per second and the
-#     lag from ingest answer to first attempt (internal/delivery);
+#     lag from ingest answer to first attempt (internal/delivery), on the
+#     local PostgreSQL and on a high-availability formation of its own;
 # 10. prints the tables (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
@@ -301,6 +302,23 @@ step "delivery: to a local receiver, one worker process, $delivery_messages mess
 go test -run '^$' -bench 'BenchmarkDelivery(|Paced|Drain|SlowBesideFast|IdleDestinations)$' -benchtime "${delivery_messages}x" \
   ./internal/delivery/ | tee "$out/delivery.txt" >&2
 go test -run '^$' -bench 'BenchmarkDeliverySlowReceiver$' -benchtime 200x ./internal/delivery/ | tee -a "$out/delivery.txt" >&2
+
+step "delivery on a high-availability formation: $delivery_messages messages at the default limit"
+# The end-to-end benchmark again, on a formation of its own (scripts/ha.sh:
+# a pg_auto_failover monitor and two nodes with synchronous replication),
+# so that every commit of ingest and of the attempts' records waits for the
+# standby, as it does in a deployment that keeps two machines.
+formation="$(mktemp -d /tmp/edihub-bench-formation-XXXXXX)"
+chmod 755 "$formation"
+trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
+scripts/ha.sh up "$formation" "${BENCH_FORMATION_PORT:-15450}" >/dev/null
+primary_port="$(( $(cat "$formation/port") + 1 ))"
+TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/edihub?sslmode=disable" \
+  go test -run '^$' -bench 'BenchmarkDelivery$/limit=4$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
+  sed 's/^BenchmarkDelivery/BenchmarkDeliveryFormation/' | tee -a "$out/delivery.txt" >&2
+scripts/ha.sh down "$formation" >/dev/null
+trap stop_server_quietly EXIT
+rm -rf "$formation"
 
 step "report"
 {
