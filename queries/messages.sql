@@ -467,6 +467,26 @@ WHERE true
 ORDER BY m.received_at DESC, m.id DESC
 LIMIT @page_size;
 
+-- MessageSearchByControlNumber finds the messages of the X12 and EDIFACT
+-- interchanges with one interchange control number
+-- (interchanges_control_number_lookup): those its answer names that its
+-- own transaction stored, whose received_at is the interchange's (both
+-- the transaction's now()), not the originals its blocked duplicates name.
+-- name: MessageSearchByControlNumber :many
+SELECT m.id
+FROM interchanges i
+CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') AS a (answer)
+JOIN messages m ON m.tenant_id = i.tenant_id AND m.id = (a.answer->>'id')::bigint AND m.received_at = i.received_at
+WHERE i.control_number = @control_number
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id))
+  AND (sqlc.narg(tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(tenant_id))
+  AND (sqlc.narg(environment_id)::bigint IS NULL OR i.environment_id = sqlc.narg(environment_id))
+  AND (sqlc.narg(message_type_id)::bigint IS NULL OR m.message_type_id = sqlc.narg(message_type_id))
+  AND (sqlc.narg(docnum)::text IS NULL OR m.docnum = sqlc.narg(docnum))
+  AND m.received_at >= @since AND (m.received_at, m.id) < (@before_time::timestamptz, @before_id::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT @page_size;
+
 -- MessageSearchByDocnum finds the messages with one docnum (messages_docnum).
 -- name: MessageSearchByDocnum :many
 SELECT m.id

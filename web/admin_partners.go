@@ -16,14 +16,6 @@ type Partners struct {
 	Page   partner.Page
 }
 
-// standardName is a standard as people write it.
-func standardName(standard string) string {
-	if standard == "edifact" {
-		return "EDIFACT"
-	}
-	return strings.ToUpper(standard)
-}
-
 // shortDuration is a Go duration without its zero tails: 1h, 1h30m, 10m.
 func shortDuration(d time.Duration) string {
 	s := d.String()

@@ -720,6 +720,71 @@ func (q *Queries) MessageSearchAll(ctx context.Context, arg MessageSearchAllPara
 	return items, nil
 }
 
+const messageSearchByControlNumber = `-- name: MessageSearchByControlNumber :many
+SELECT m.id
+FROM interchanges i
+CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') AS a (answer)
+JOIN messages m ON m.tenant_id = i.tenant_id AND m.id = (a.answer->>'id')::bigint AND m.received_at = i.received_at
+WHERE i.control_number = $1
+  AND ($2::bigint IS NULL OR i.tenant_id = $2)
+  AND ($3::bigint IS NULL OR i.tenant_id = $3)
+  AND ($4::bigint IS NULL OR i.environment_id = $4)
+  AND ($5::bigint IS NULL OR m.message_type_id = $5)
+  AND ($6::text IS NULL OR m.docnum = $6)
+  AND m.received_at >= $7 AND (m.received_at, m.id) < ($8::timestamptz, $9::bigint)
+ORDER BY m.received_at DESC, m.id DESC
+LIMIT $10
+`
+
+type MessageSearchByControlNumberParams struct {
+	ControlNumber string
+	ScopeTenantID *int64
+	TenantID      *int64
+	EnvironmentID *int64
+	MessageTypeID *int64
+	Docnum        *string
+	Since         time.Time
+	BeforeTime    time.Time
+	BeforeID      int64
+	PageSize      int32
+}
+
+// MessageSearchByControlNumber finds the messages of the X12 and EDIFACT
+// interchanges with one interchange control number
+// (interchanges_control_number_lookup): those its answer names that its
+// own transaction stored, whose received_at is the interchange's (both
+// the transaction's now()), not the originals its blocked duplicates name.
+func (q *Queries) MessageSearchByControlNumber(ctx context.Context, arg MessageSearchByControlNumberParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, messageSearchByControlNumber,
+		arg.ControlNumber,
+		arg.ScopeTenantID,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.MessageTypeID,
+		arg.Docnum,
+		arg.Since,
+		arg.BeforeTime,
+		arg.BeforeID,
+		arg.PageSize,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const messageSearchByDocnum = `-- name: MessageSearchByDocnum :many
 SELECT m.id
 FROM messages m

@@ -14,6 +14,9 @@ type Filter struct {
 	adminlist.Names
 	Docnum string // exact docnum
 	Key    string // exact value of one of the type's duplicate_key_fields
+	// ControlNumber is an X12 or EDIFACT interchange control number (ISA13,
+	// UNB 0020), exact: the messages of the interchanges it numbers.
+	ControlNumber string
 	adminlist.Window
 }
 
@@ -21,6 +24,7 @@ type Filter struct {
 var list = adminlist.NewList(adminpath.Path(adminpath.Messages), []adminlist.Param[Filter]{
 	{Name: "docnum", Field: func(f *Filter) *string { return &f.Docnum }},
 	{Name: "key", Field: func(f *Filter) *string { return &f.Key }},
+	{Name: "control_number", Field: func(f *Filter) *string { return &f.ControlNumber }},
 },
 	func(f *Filter) *adminlist.Names { return &f.Names },
 	func(f *Filter) *adminlist.Window { return &f.Window },

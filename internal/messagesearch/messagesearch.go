@@ -1,11 +1,12 @@
 // Package messagesearch finds stored messages for the admin's messages
-// page: by docnum, by a business key value (an order number, say), by
-// tenant, environment, type and time, newest first, within the signed-in
+// page: by docnum, by a business key value (an order number, say), by an
+// interchange control number, by tenant, environment, type and time, newest first, within the signed-in
 // user's tenant scope.
 //
 // A million messages must not make a search slow, so every search is one
 // index range: the filter picks the query whose required parameter is its
-// most selective filter (a key value, a docnum, a type, an environment, a
+// most selective filter (a key value, an interchange control number, a
+// docnum, a type, an environment, a
 // tenant, or none), and that query walks the one index that fits it (see
 // the MessageSearch queries). The plan does not depend on the parameters'
 // values, so it holds also when PostgreSQL plans a prepared statement once
@@ -82,8 +83,10 @@ type search struct {
 	scope  *int64
 	docnum *string
 	key    *string
-	since  time.Time
-	below  adminlist.Cursor // the page holds rows before this (received_at, id)
+	// controlNumber is an interchange control number.
+	controlNumber *string
+	since         time.Time
+	below         adminlist.Cursor // the page holds rows before this (received_at, id)
 }
 
 // List returns the page of messages that f asks for, within scope.
@@ -138,6 +141,12 @@ func (s *Service) find(ctx context.Context, sr search) ([]int64, error) {
 			MessageTypeID: sr.MessageTypeID, Docnum: sr.docnum,
 			Since: since, BeforeTime: beforeTime, BeforeID: beforeID, PageSize: limit,
 		})
+	case sr.controlNumber != nil:
+		return s.q.MessageSearchByControlNumber(ctx, db.MessageSearchByControlNumberParams{
+			ControlNumber: *sr.controlNumber, ScopeTenantID: sr.scope, TenantID: sr.TenantID, EnvironmentID: sr.EnvironmentID,
+			MessageTypeID: sr.MessageTypeID, Docnum: sr.docnum,
+			Since: since, BeforeTime: beforeTime, BeforeID: beforeID, PageSize: limit,
+		})
 	case sr.docnum != nil:
 		return s.q.MessageSearchByDocnum(ctx, db.MessageSearchByDocnumParams{
 			Docnum: sr.docnum, ScopeTenantID: sr.scope, TenantID: sr.TenantID, EnvironmentID: sr.EnvironmentID,
@@ -175,7 +184,7 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 	for _, v := range []struct {
 		name, value string
 		dst         **string
-	}{{"docnum", f.Docnum, &sr.docnum}, {"key value", f.Key, &sr.key}} {
+	}{{"docnum", f.Docnum, &sr.docnum}, {"key value", f.Key, &sr.key}, {"control number", f.ControlNumber, &sr.controlNumber}} {
 		switch {
 		case v.value == "":
 		case len(v.value) > maxValueLength:
@@ -183,6 +192,10 @@ func (s *Service) resolve(ctx context.Context, scope auth.Scope, f Filter) (sear
 		default:
 			*v.dst = &v.value
 		}
+	}
+	if sr.key != nil && sr.controlNumber != nil {
+		// Each is its own index range; one page cannot walk both.
+		problems = append(problems, "search by a key value or by a control number, not both")
 	}
 	bounds, boundProblems := f.Bounds()
 	problems = append(problems, boundProblems...)

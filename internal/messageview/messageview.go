@@ -57,6 +57,9 @@ type Message struct {
 	// Received is what the message arrived as when that was not its JSON
 	// payload (IDoc-XML); Payload is then the JSON view its paths read.
 	Received *Received
+	// Interchange is the X12 or EDIFACT envelope the message came in; nil
+	// for a message that did not come in one.
+	Interchange *Interchange
 }
 
 // Received is a message's bytes as they arrived, when not as JSON.
@@ -120,6 +123,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	}, m.Fingerprint)
 	m.Payload = mark(row.Payload, m.Key)
 	m.Received = ReceivedForm(row.ContentType, row.ReceivedHead, int(row.ReceivedSize), row.PacketPosition, row.PacketSize)
+	m.Interchange = interchangeOf(row.Payload, m.Received, m.Docnum)
 	return m, nil
 }
 
