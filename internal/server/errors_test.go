@@ -192,3 +192,22 @@ func TestHomePageAndStaticAssets(t *testing.T) {
 		require.Contains(t, resp.header.Get("Content-Type"), contentType, path)
 	}
 }
+
+// A connection test's GET (SAP's SM59 sends one) on an intake path is
+// told that the path takes POST, without credentials and storing nothing,
+// so that the test proves the path reaches edihub; a path edihub does not
+// have is still 404.
+func TestIntakePathsAnswerOtherMethodsWithAllowPost(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, path := range []string{"/api/edi-hub/receive-message", "/api/edi-hub/receive-messages",
+		"/api/webhook/3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"} {
+		r := do(t, http.MethodGet, b.url+path, nil, nil)
+		require.Equal(t, http.StatusMethodNotAllowed, r.status, path)
+		require.Equal(t, http.MethodPost, r.header.Get("Allow"), path)
+		require.Equal(t, "method-not-allowed", r.json(t)["type"], path)
+	}
+	r := do(t, http.MethodGet, b.url+"/api/edi-hub/receive-everything", nil, nil)
+	require.Equal(t, http.StatusNotFound, r.status)
+	require.Zero(t, b.messages(t))
+}

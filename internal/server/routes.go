@@ -36,6 +36,12 @@ func (s *Server) routes() {
 	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages), s.requireSynchronousStandby)
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook), s.requireSynchronousStandby)
 	api.GET("/openapi.yaml", s.openAPIDocument)
+	// Any other method on an intake path answers 405 with Allow: POST,
+	// rather than the 404 of the group's catch-all, so that a connection
+	// test (SAP's SM59 sends a GET) proves that the path reaches edihub.
+	for _, path := range []string{"/edi-hub/receive-message", "/edi-hub/receive-messages", "/webhook/:integrationId"} {
+		api.Match([]string{http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete}, path, postOnly)
+	}
 
 	// Pages and redirects link to these routes through adminpath.Path.
 	admin := e.Group(adminpath.Prefix, append([]echo.MiddlewareFunc{timeLimit(s.cfg.AdminRequestTimeout), plainQuery}, s.adminPages()...)...)
@@ -163,4 +169,10 @@ func bounded(s string) string {
 		cut--
 	}
 	return s[:cut] + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// postOnly answers a request to a path that takes POST only.
+func postOnly(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderAllow, http.MethodPost)
+	return echo.ErrMethodNotAllowed
 }

@@ -311,6 +311,9 @@ type Duplicate = Receipt
 // InternalError defines model for InternalError.
 type InternalError = Problem
 
+// MethodNotAllowed defines model for MethodNotAllowed.
+type MethodNotAllowed = Problem
+
 // Status defines model for Status.
 type Status struct {
 	Status string `json:"status"`
@@ -577,6 +580,15 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// ProbeReceiveMessage Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Corresponds with GET /api/edi-hub/receive-message (the `ProbeReceiveMessage` operationId).
+	ProbeReceiveMessage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReceiveMessageWithBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
@@ -673,6 +685,15 @@ type ClientInterface interface {
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithTextBody(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ProbeReceiveMessages Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Corresponds with GET /api/edi-hub/receive-messages (the `ProbeReceiveMessages` operationId).
+	ProbeReceiveMessages(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReceiveMessagesWithBody Receive a batch of messages
 	//
 	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
@@ -698,6 +719,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
 	ReceiveMessages(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProbeWebhook Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Corresponds with GET /api/webhook/{integrationId} (the `ProbeWebhook` operationId).
+	ProbeWebhook(ctx context.Context, integrationId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ReceiveWebhookWithBody Receive one webhook delivery
 	//
@@ -748,6 +778,25 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// ProbeReceiveMessage Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Corresponds with GET /api/edi-hub/receive-message (the `ProbeReceiveMessage` operationId).
+func (c *Client) ProbeReceiveMessage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProbeReceiveMessageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ReceiveMessageWithBody Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
@@ -876,6 +925,25 @@ func (c *Client) ReceiveMessageWithTextBody(ctx context.Context, params *Receive
 	return c.Client.Do(req)
 }
 
+// ProbeReceiveMessages Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Corresponds with GET /api/edi-hub/receive-messages (the `ProbeReceiveMessages` operationId).
+func (c *Client) ProbeReceiveMessages(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProbeReceiveMessagesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReceiveMessagesWithBody Receive a batch of messages
 //
 // 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
@@ -912,6 +980,25 @@ func (c *Client) ReceiveMessagesWithBody(ctx context.Context, params *ReceiveMes
 // Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
 func (c *Client) ReceiveMessages(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessagesRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProbeWebhook Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Corresponds with GET /api/webhook/{integrationId} (the `ProbeWebhook` operationId).
+func (c *Client) ProbeWebhook(ctx context.Context, integrationId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProbeWebhookRequest(c.Server, integrationId)
 	if err != nil {
 		return nil, err
 	}
@@ -1012,6 +1099,33 @@ func (c *Client) Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*htt
 	return c.Client.Do(req)
 }
 
+// NewProbeReceiveMessageRequest constructs an http.Request for the ProbeReceiveMessage method
+func NewProbeReceiveMessageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/edi-hub/receive-message")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReceiveMessageRequest calls the generic ReceiveMessage builder with application/json body
 func NewReceiveMessageRequest(server string, params *ReceiveMessageParams, body ReceiveMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1105,6 +1219,33 @@ func NewReceiveMessageRequestWithBody(server string, params *ReceiveMessageParam
 	return req, nil
 }
 
+// NewProbeReceiveMessagesRequest constructs an http.Request for the ProbeReceiveMessages method
+func NewProbeReceiveMessagesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/edi-hub/receive-messages")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReceiveMessagesRequest calls the generic ReceiveMessages builder with application/json body
 func NewReceiveMessagesRequest(server string, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -1155,6 +1296,40 @@ func NewReceiveMessagesRequestWithBody(server string, params *ReceiveMessagesPar
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+	}
+
+	return req, nil
+}
+
+// NewProbeWebhookRequest constructs an http.Request for the ProbeWebhook method
+func NewProbeWebhookRequest(server string, integrationId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "integrationId", integrationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/api/webhook/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
 	}
 
 	return req, nil
@@ -1364,6 +1539,17 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// ProbeReceiveMessageWithResponse Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/edi-hub/receive-message (the `ProbeReceiveMessage` operationId).
+	ProbeReceiveMessageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ProbeReceiveMessageResponse, error)
+
 	// ReceiveMessageWithBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 	//
 	// A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
@@ -1460,6 +1646,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /api/edi-hub/receive-message (the `ReceiveMessage` operationId).
 	ReceiveMessageWithTextBodyWithResponse(ctx context.Context, params *ReceiveMessageParams, body ReceiveMessageTextRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessageResponse, error)
 
+	// ProbeReceiveMessagesWithResponse Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/edi-hub/receive-messages (the `ProbeReceiveMessages` operationId).
+	ProbeReceiveMessagesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ProbeReceiveMessagesResponse, error)
+
 	// ReceiveMessagesWithBodyWithResponse Receive a batch of messages
 	//
 	// 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
@@ -1485,6 +1682,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /api/edi-hub/receive-messages (the `ReceiveMessages` operationId).
 	ReceiveMessagesWithResponse(ctx context.Context, params *ReceiveMessagesParams, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// ProbeWebhookWithResponse Connection test; messages are posted
+	//
+	// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+	// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+	// edihub.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /api/webhook/{integrationId} (the `ProbeWebhook` operationId).
+	ProbeWebhookWithResponse(ctx context.Context, integrationId string, reqEditors ...RequestEditorFn) (*ProbeWebhookResponse, error)
 
 	// ReceiveWebhookWithBodyWithResponse Receive one webhook delivery
 	//
@@ -1539,6 +1747,55 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /readyz (the `Ready` operationId).
 	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error)
+}
+
+// ProbeReceiveMessageResponse405Headers the declared response headers of an HTTP 405 response for ProbeReceiveMessage
+type ProbeReceiveMessageResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
+type ProbeReceiveMessageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ProbeReceiveMessageResponse405Headers
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ProbeReceiveMessageResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r ProbeReceiveMessageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProbeReceiveMessageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProbeReceiveMessageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProbeReceiveMessageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ReceiveMessageResponse200Headers the declared response headers of an HTTP 200 response for ReceiveMessage
@@ -1761,6 +2018,55 @@ func (r ReceiveMessageResponse) ContentType() string {
 	return ""
 }
 
+// ProbeReceiveMessagesResponse405Headers the declared response headers of an HTTP 405 response for ProbeReceiveMessages
+type ProbeReceiveMessagesResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
+type ProbeReceiveMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ProbeReceiveMessagesResponse405Headers
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ProbeReceiveMessagesResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r ProbeReceiveMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProbeReceiveMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProbeReceiveMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProbeReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReceiveMessagesResponse200Headers the declared response headers of an HTTP 200 response for ReceiveMessages
 type ReceiveMessagesResponse200Headers struct {
 	IdempotentReplayed *string
@@ -1961,6 +2267,55 @@ func (r ReceiveMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ProbeWebhookResponse405Headers the declared response headers of an HTTP 405 response for ProbeWebhook
+type ProbeWebhookResponse405Headers struct {
+	Allow      *string
+	XRequestId *string
+}
+
+type ProbeWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON405 the response for an HTTP 405 `application/problem+json` response
+	ApplicationproblemJSON405 *MethodNotAllowed
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ProbeWebhookResponse405Headers
+}
+
+// GetApplicationproblemJSON405 returns the response for an HTTP 405 `application/problem+json` response
+func (r ProbeWebhookResponse) GetApplicationproblemJSON405() *MethodNotAllowed {
+	return r.ApplicationproblemJSON405
+}
+
+// GetBody returns the raw response body bytes
+func (r ProbeWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProbeWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProbeWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProbeWebhookResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -2290,6 +2645,23 @@ func (r ReadyResponse) ContentType() string {
 	return ""
 }
 
+// ProbeReceiveMessageWithResponse Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/edi-hub/receive-message (the `ProbeReceiveMessage` operationId).
+func (c *ClientWithResponses) ProbeReceiveMessageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ProbeReceiveMessageResponse, error) {
+	rsp, err := c.ProbeReceiveMessage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProbeReceiveMessageResponse(rsp)
+}
+
 // ReceiveMessageWithBodyWithResponse Receive one message, an IDoc-XML document of one or more IDocs, or an X12 or EDIFACT interchange
 //
 // A JSON envelope, or IDoc-XML as SAP's XML HTTP port sends it (`application/xml`, `text/xml`
@@ -2404,6 +2776,23 @@ func (c *ClientWithResponses) ReceiveMessageWithTextBodyWithResponse(ctx context
 	return ParseReceiveMessageResponse(rsp)
 }
 
+// ProbeReceiveMessagesWithResponse Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/edi-hub/receive-messages (the `ProbeReceiveMessages` operationId).
+func (c *ClientWithResponses) ProbeReceiveMessagesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ProbeReceiveMessagesResponse, error) {
+	rsp, err := c.ProbeReceiveMessages(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProbeReceiveMessagesResponse(rsp)
+}
+
 // ReceiveMessagesWithBodyWithResponse Receive a batch of messages
 //
 // 1 to `MAX_BATCH_MESSAGES` (default 1000) envelopes, decided in one transaction, in order:
@@ -2440,6 +2829,23 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, p
 		return nil, err
 	}
 	return ParseReceiveMessagesResponse(rsp)
+}
+
+// ProbeWebhookWithResponse Connection test; messages are posted
+//
+// Answers 405 with `Allow: POST` and stores nothing, without credentials, so that a
+// connection test (SAP's SM59 *Connection Test* sends a GET) proves that the path reaches
+// edihub.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /api/webhook/{integrationId} (the `ProbeWebhook` operationId).
+func (c *ClientWithResponses) ProbeWebhookWithResponse(ctx context.Context, integrationId string, reqEditors ...RequestEditorFn) (*ProbeWebhookResponse, error) {
+	rsp, err := c.ProbeWebhook(ctx, integrationId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProbeWebhookResponse(rsp)
 }
 
 // ReceiveWebhookWithBodyWithResponse Receive one webhook delivery
@@ -2518,6 +2924,52 @@ func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors 
 		return nil, err
 	}
 	return ParseReadyResponse(rsp)
+}
+
+// ParseProbeReceiveMessageResponse parses an HTTP response from a ProbeReceiveMessageWithResponse call
+func ParseProbeReceiveMessageResponse(rsp *http.Response) (*ProbeReceiveMessageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProbeReceiveMessageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers ProbeReceiveMessageResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseReceiveMessageResponse parses an HTTP response from a ReceiveMessageWithResponse call
@@ -2794,6 +3246,52 @@ func ParseReceiveMessageResponse(rsp *http.Response) (*ReceiveMessageResponse, e
 	return response, nil
 }
 
+// ParseProbeReceiveMessagesResponse parses an HTTP response from a ProbeReceiveMessagesWithResponse call
+func ParseProbeReceiveMessagesResponse(rsp *http.Response) (*ProbeReceiveMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProbeReceiveMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers ProbeReceiveMessagesResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReceiveMessagesResponse parses an HTTP response from a ReceiveMessagesWithResponse call
 func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -3043,6 +3541,52 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 			headers.XRequestId = &value
 		}
 		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProbeWebhookResponse parses an HTTP response from a ProbeWebhookWithResponse call
+func ParseProbeWebhookResponse(rsp *http.Response) (*ProbeWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProbeWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON405 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 405:
+		var headers ProbeWebhookResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = &value
+		}
+		response.Headers405 = &headers
 	}
 
 	return response, nil
