@@ -145,7 +145,7 @@ step "report"
     "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written."
   echo
   psql_db -d "$db" -F ' ' -c "SELECT messages, recent, audit_events, round(messages_s), round(audit_s), round(analyze_s) FROM bench_fill" |
-    { read -r m r a ms as an; echo "Fill: $m messages ($r of them in the last 7 days) in ${ms} s (with their key values), $a audit events and their blocked copies in ${as} s, ANALYZE ${an} s; the rollup of the whole year ${rollup_s} s (at most 1 s of it waiting for the poll)."; }
+    { read -r m r a ms as an; echo "Fill: $m messages ($r of them in the last 7 days) in ${ms} s (with their key values), $a audit events and their blocked copies in ${as} s, ANALYZE ${an:-–} s; the rollup of the whole year ${rollup_s} s (at most 1 s of it waiting for the poll)."; }
   echo
   echo "Sizes: database $(psql_db -d "$db" -c "SELECT pg_size_pretty(pg_database_size('$db'))");" \
     "$(psql_db -d "$db" -c "SELECT string_agg(c.relname || ' ' || pg_size_pretty(pg_total_relation_size(c.oid)), ', ' ORDER BY pg_total_relation_size(c.oid) DESC)
