@@ -233,3 +233,9 @@ CROSS JOIN LATERAL (
     ) x
 ) r
 ORDER BY ids.id;
+
+-- DeliveryStatusOf reads a delivery's status within the scope (NULL: every
+-- tenant); no row when there is no such delivery in it.
+-- name: DeliveryStatusOf :one
+SELECT status FROM deliveries
+WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id)::bigint);

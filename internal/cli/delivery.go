@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strconv"
 
 	"github.com/lefia/edihub/internal/auditevent"
@@ -45,10 +46,21 @@ func deliveryRetry(ctx context.Context, env Env, cfg config.Config, args []strin
 		return err
 	}
 	defer pool.Close()
-	n, err := delivery.NewService(pool, cfg.Delivery.MaxAttempts).Retry(ctx, auditevent.ActorCLI, auth.GlobalScope(),
-		delivery.Match{ID: id, DestinationID: destinationID})
+	service := delivery.NewService(pool, cfg.Delivery.MaxAttempts)
+	n, err := service.Retry(ctx, auditevent.ActorCLI, auth.GlobalScope(), delivery.Match{ID: id, DestinationID: destinationID})
 	if err != nil {
 		return err
+	}
+	if id != nil && n == 0 {
+		// Nothing was queued: a delivery that is not failed is left as it
+		// is, but an id that names no delivery is a mistake to report.
+		status, err := service.StatusOf(ctx, auth.GlobalScope(), *id)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(env.Stderr, "delivery %d is %s, not failed: nothing to queue\n", *id, status); err != nil {
+			return err
+		}
 	}
 	return printLines(env.Stdout, strconv.Itoa(n))
 }

@@ -678,3 +678,22 @@ func (q *Queries) DeliveryRequeueFailed(ctx context.Context, arg DeliveryRequeue
 	}
 	return items, nil
 }
+
+const deliveryStatusOf = `-- name: DeliveryStatusOf :one
+SELECT status FROM deliveries
+WHERE id = $1 AND ($2::bigint IS NULL OR tenant_id = $2::bigint)
+`
+
+type DeliveryStatusOfParams struct {
+	ID            int64
+	ScopeTenantID *int64
+}
+
+// DeliveryStatusOf reads a delivery's status within the scope (NULL: every
+// tenant); no row when there is no such delivery in it.
+func (q *Queries) DeliveryStatusOf(ctx context.Context, arg DeliveryStatusOfParams) (string, error) {
+	row := q.db.QueryRow(ctx, deliveryStatusOf, arg.ID, arg.ScopeTenantID)
+	var status string
+	err := row.Scan(&status)
+	return status, err
+}

@@ -114,6 +114,19 @@ func (s *Service) Retry(ctx context.Context, who string, scope auth.Scope, m Mat
 	}
 }
 
+// StatusOf is the status of delivery id within scope: pending, delivered
+// or failed; a delivery outside scope is not found.
+func (s *Service) StatusOf(ctx context.Context, scope auth.Scope, id int64) (string, error) {
+	status, err := db.On(s.pool).DeliveryStatusOf(ctx, db.DeliveryStatusOfParams{ID: id, ScopeTenantID: scope.TenantFilter()})
+	if errors.Is(err, db.ErrNotFound) {
+		return "", apperr.New(apperr.NotFound, "not-found", "delivery %d does not exist", id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read delivery %d: %w", id, err)
+	}
+	return status, nil
+}
+
 // job is the River job that makes a delivery, on its destination's queue.
 func (s *Service) job(deliveryID, destinationID int64) river.InsertManyParams {
 	return river.InsertManyParams{Args: Args{DeliveryID: deliveryID}, InsertOpts: insertOpts(destinationID, s.maxAttempts)}
