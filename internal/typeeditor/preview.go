@@ -10,6 +10,7 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/edi"
 	"github.com/lefia/edihub/internal/envelope"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/idocxml"
@@ -43,6 +44,23 @@ type Preview struct {
 	// Stored is the fingerprint the stored message got when it arrived, ""
 	// for a pasted payload or a message that got none.
 	Stored string
+	// Interchange is the pasted X12 or EDIFACT interchange's control
+	// number, "" for any other sample; Sets are then its transaction sets
+	// or messages, each previewed as ingest would store it, and the fields
+	// above are unused.
+	Interchange string
+	Sets        []SetPreview
+}
+
+// SetPreview is one transaction set or EDIFACT message of a pasted
+// interchange under the proposed settings.
+type SetPreview struct {
+	Position int
+	Code     string // its message type: ST01, UNH 0065
+	Docnum   string // ST02, UNH 0062
+	// Problem says why ingest would refuse it; Result is empty then.
+	Problem string
+	Result  fingerprint.Result
 }
 
 // recent lists the type's most recent messages, to choose a sample from.
@@ -68,6 +86,8 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 	var pv Preview
 	var payload []byte
 	switch {
+	case edi.LooksLikeInterchange([]byte(strings.TrimSpace(f.SamplePayload))):
+		return previewInterchange(t, f, p), nil
 	case strings.HasPrefix(strings.TrimSpace(f.SamplePayload), "<"):
 		// IDoc-XML is previewed through its first IDoc's JSON view, which
 		// is what ingest fingerprints.
@@ -134,4 +154,37 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 		pv.Unsaved, pv.Result.Fingerprint = true, ""
 	}
 	return pv, nil
+}
+
+// previewInterchange previews each transaction set or message of the
+// interchange pasted into f on its JSON view, with its own control number
+// as the docnum, as ingest would decide it. The sample docnum does not
+// apply: each set has its own.
+func previewInterchange(t *Type, f Form, p Proposal) Preview {
+	var pv Preview
+	ic, err := edi.Parse([]byte(strings.TrimSpace(f.SamplePayload)), edi.DefaultLimits)
+	if err != nil {
+		pv.Problem = "The pasted interchange cannot be read: " + err.Error()
+		return pv
+	}
+	pv.Interchange, pv.Unsaved = ic.ControlNumber, t == nil
+	pv.Sets = make([]SetPreview, len(ic.Messages))
+	for i, m := range ic.Messages {
+		in := fingerprint.Input{Paths: p.Paths, Docnum: m.Docnum, Payload: m.View}
+		if t != nil {
+			in.MessageTypeID = t.ID
+		}
+		set := SetPreview{Position: m.Position, Code: m.Code, Docnum: m.Docnum}
+		res, err := fingerprint.Compute(in)
+		if err != nil {
+			set.Problem = "Ingest would refuse it (invalid-payload): " + err.Error()
+		} else {
+			set.Result = res
+		}
+		if t == nil {
+			set.Result.Fingerprint = ""
+		}
+		pv.Sets[i] = set
+	}
+	return pv
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/edi"
+	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
@@ -466,4 +469,51 @@ func TestPreviewReadsIDocXML(t *testing.T) {
 	ed, err := b.types.Editor(ctx, b.admin, &cur, f)
 	require.NoError(t, err)
 	require.Contains(t, ed.Preview.Problem, "The pasted IDoc-XML cannot be read: ")
+}
+
+// A pasted X12 interchange is previewed set by set, each on its JSON view
+// with its own control number as the docnum: what ingest stores for it.
+func TestPreviewReadsEachTransactionSetOfAnInterchange(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	cur, err := b.types.Get(ctx, auth.GlobalScope(), b.mt.ID)
+	require.NoError(t, err)
+	raw := sample(t, "x12_850.edi")
+	f := typeeditor.FormFor(cur)
+	// A browser's textarea sends its lines as CRLF.
+	f.SamplePayload = strings.ReplaceAll(string(raw), "\n", "\r\n")
+	f.Paths = []string{"BEG.0.BEG03"}
+	ed, err := b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+	require.Empty(t, ed.Preview.Problem)
+	require.Equal(t, "000000905", ed.Preview.Interchange)
+	require.Len(t, ed.Preview.Sets, 2)
+	for i, want := range []string{`"PO-4711"`, `"PO-4712"`} {
+		set := ed.Preview.Sets[i]
+		require.Equal(t, "850", set.Code)
+		require.Equal(t, fmt.Sprintf("%04d", i+1), set.Docnum)
+		require.Equal(t, want, set.Result.Values[0].JSON)
+		require.Equal(t, fingerprint.FallbackNone, set.Result.Fallback)
+	}
+
+	// Under the type's saved paths, which read nothing of an 850, the
+	// second set's fingerprint falls back to its control number, exactly
+	// as ingest computes it for the set's JSON view.
+	f.Paths = cur.Paths
+	ed, err = b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+	ic, err := edi.Parse(raw, edi.DefaultLimits)
+	require.NoError(t, err)
+	stored := b.receive(t, ic.Messages[1].Docnum, ic.Messages[1].View)
+	var computed string
+	require.NoError(t, b.pool.QueryRow(ctx, `SELECT computed_fingerprint FROM messages WHERE id = $1`, stored.MessageID).Scan(&computed))
+	require.Equal(t, fingerprint.FallbackAllMissing, ed.Preview.Sets[1].Result.Fallback)
+	require.Equal(t, computed, ed.Preview.Sets[1].Result.Fingerprint)
+
+	f.SamplePayload = strings.Replace(string(raw), "SE*8*0001", "SE*9*0001", 1)
+	ed, err = b.types.Editor(ctx, b.admin, &cur, f)
+	require.NoError(t, err)
+	require.Contains(t, ed.Preview.Problem, "The pasted interchange cannot be read: ")
+	require.Empty(t, ed.Preview.Sets)
 }
