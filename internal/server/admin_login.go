@@ -14,8 +14,9 @@ import (
 	"github.com/lefia/edihub/web"
 )
 
-// adminHome is where a signed-in user lands.
-var adminHome = adminpath.Path(adminpath.Audit)
+// adminHome is where a signed-in user lands: the dashboard, which shows
+// traffic, duplicates, deliveries and open alerts at a glance.
+var adminHome = adminpath.Path(adminpath.Dashboard)
 
 // adminLoginForm shows the sign-in form, or moves a signed-in user on.
 func (s *Server) adminLoginForm(c echo.Context) error {

@@ -423,12 +423,12 @@ func TestSignInRedirectsOnlyWithinTheAdminPages(t *testing.T) {
 	for next, want := range map[string]string{
 		"/admin/messages/7?x=1":      "/admin/messages/7?x=1",
 		"/admin":                     "/admin",
-		"https://evil.example/admin": "/admin/audit",
-		"//evil.example/admin":       "/admin/audit",
-		`/\evil.example`:             "/admin/audit",
-		"/api/edi-hub":               "/admin/audit",
-		"/administrator":             "/admin/audit",
-		"":                           "/admin/audit",
+		"https://evil.example/admin": "/admin",
+		"//evil.example/admin":       "/admin",
+		`/\evil.example`:             "/admin",
+		"/api/edi-hub":               "/admin",
+		"/administrator":             "/admin",
+		"":                           "/admin",
 	} {
 		c := b.client(t)
 		c.get("/admin/login?next=" + url.QueryEscape(next))
