@@ -5,6 +5,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/mail"
 	"net/url"
@@ -66,6 +67,10 @@ type Config struct {
 	// the impact replay of the message-type editor is the slowest of them.
 	AdminRequestTimeout time.Duration
 	LogFormat           string // "text" or "json"
+	// LogLevel is the least level logged: info by default, which leaves
+	// out the job queue library's information and the requests for the
+	// pages' static files, both shown at debug.
+	LogLevel slog.Level
 	// SweepInterval is how often expired idempotency keys are deleted, and
 	// SweepBatchSize how many one statement deletes.
 	SweepInterval  time.Duration
@@ -226,6 +231,9 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.Notify = notify(getenv, &errs)
 	if cfg.LogFormat != "text" && cfg.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("LOG_FORMAT=%q: want text or json", cfg.LogFormat))
+	}
+	if err := cfg.LogLevel.UnmarshalText([]byte(withDefault(getenv("LOG_LEVEL"), "info"))); err != nil {
+		errs = append(errs, fmt.Errorf("LOG_LEVEL=%q: want debug, info, warn or error", getenv("LOG_LEVEL")))
 	}
 	return cfg, errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func TestLoadDefaults(t *testing.T) {
 	require.Equal(t, int64(10<<20), cfg.MaxBodyBytes)
 	require.Equal(t, int64(20<<20), cfg.MaxBodyBytesInProcess, "two bodies of the largest size")
 	require.Equal(t, "text", cfg.LogFormat)
+	require.Equal(t, slog.LevelInfo, cfg.LogLevel)
 	require.Equal(t, time.Minute, cfg.SweepInterval)
 	require.Len(t, cfg.TrustedProxies, 2, "loopback proxies only")
 	require.Equal(t, int32(1000), cfg.SweepBatchSize)
@@ -39,6 +41,7 @@ func TestLoadValues(t *testing.T) {
 		"INTERCHANGE_WINDOW":        "48h",
 		"MAX_BODY_BYTES":            "1024",
 		"LOG_FORMAT":                "json",
+		"LOG_LEVEL":                 "debug",
 		"COOKIE_SECURE":             "true",
 		"METRICS_ADDR":              "127.0.0.1:9090",
 		"PROFILING":                 "true",
@@ -54,6 +57,7 @@ func TestLoadValues(t *testing.T) {
 	require.Equal(t, 48*time.Hour, cfg.InterchangeWindow)
 	require.Equal(t, int64(1024), cfg.MaxBodyBytes)
 	require.Equal(t, int64(2048), cfg.MaxBodyBytesInProcess)
+	require.Equal(t, slog.LevelDebug, cfg.LogLevel)
 	require.True(t, cfg.CookieSecure)
 	require.Equal(t, 2*time.Second, cfg.RequestBodyIdleTimeout)
 }
@@ -73,6 +77,7 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"IDEMPOTENCY_KEY_TTL":       "a week",
 		"MAX_BODY_BYTES":            "-1",
 		"LOG_FORMAT":                "xml",
+		"LOG_LEVEL":                 "chatty",
 		"REQUEST_TIMEOUT":           "0s",
 		"SWEEP_BATCH_SIZE":          "many",
 		"TRUSTED_PROXIES":           "10.0.0.0/8,proxy.internal",
@@ -81,7 +86,7 @@ func TestLoadRejectsEveryBadValue(t *testing.T) {
 		"REQUEST_BODY_IDLE_TIMEOUT": "0s",
 	}))
 	require.Error(t, err)
-	for _, name := range []string{"REQUEST_BODY_IDLE_TIMEOUT", "API_KEY_CACHE_TTL", "IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
+	for _, name := range []string{"REQUEST_BODY_IDLE_TIMEOUT", "API_KEY_CACHE_TTL", "IDEMPOTENCY_KEY_TTL", "MAX_BODY_BYTES", "LOG_FORMAT", "LOG_LEVEL", "REQUEST_TIMEOUT", "SWEEP_BATCH_SIZE", "COOKIE_SECURE"} {
 		require.ErrorContains(t, err, name)
 	}
 }

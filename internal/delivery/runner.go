@@ -134,7 +134,7 @@ func newRunner(work *pgxpool.Pool, service *Service, cfg config.Delivery, shutdo
 		// it has surely stopped, not after River's default of an hour.
 		RescueStuckJobsAfter: longest + time.Minute,
 		SoftStopTimeout:      shutdown,
-		Logger:               log,
+		Logger:               slog.New(quietLog{log.Handler()}),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -210,4 +211,20 @@ func TestIntakePathsAnswerOtherMethodsWithAllowPost(t *testing.T) {
 	r := do(t, http.MethodGet, b.url+"/api/edi-hub/receive-everything", nil, nil)
 	require.Equal(t, http.StatusNotFound, r.status)
 	require.Zero(t, b.messages(t))
+}
+
+// The default log has a line for each request but the pages' static
+// files, which every page an admin opens asks for.
+func TestStaticFilesStayOutOfTheDefaultLog(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	b := serveReal(t, nil, &logs)
+	require.Equal(t, http.StatusOK, do(t, http.MethodGet, b.url+"/static/edihub.css", nil, nil).status)
+	require.Equal(t, http.StatusOK, do(t, http.MethodGet, b.url+"/favicon.ico", nil, nil).status)
+	require.Equal(t, http.StatusNotFound, do(t, http.MethodGet, b.url+"/static/no-such-file.css", nil, nil).status)
+	require.Equal(t, http.StatusOK, do(t, http.MethodGet, b.url+"/healthz", nil, nil).status)
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"uri":"/healthz"`) }, 5*time.Second, 10*time.Millisecond)
+	require.NotContains(t, logs.String(), `"uri":"/static/edihub.css"`)
+	require.NotContains(t, logs.String(), `"uri":"/favicon.ico"`)
+	require.Contains(t, logs.String(), `"uri":"/static/no-such-file.css"`, "a missing file is worth a line")
 }

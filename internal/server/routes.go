@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -134,10 +135,21 @@ func (s *Server) requestLogger() echo.MiddlewareFunc {
 				attrs = append(attrs, slog.String("error", bounded(v.Error.Error())))
 			}
 			attrs = appendClientRequestID(c, attrs)
-			s.log.LogAttrs(c.Request().Context(), levelOfStatus(v.Status), msg, attrs...)
+			level := levelOfStatus(v.Status)
+			if v.Status < http.StatusBadRequest && isAsset(c.Path()) {
+				// A page's stylesheet, scripts and icon are asked for with
+				// every page an admin opens: worth a line only when debugging.
+				level = slog.LevelDebug
+			}
+			s.log.LogAttrs(c.Request().Context(), level, msg, attrs...)
 			return nil
 		},
 	})
+}
+
+// isAsset reports whether route serves the pages' static files.
+func isAsset(route string) bool {
+	return strings.HasPrefix(route, "/static") || route == "/favicon.ico"
 }
 
 // levelOfStatus is the level of a request's log line: errors for server
