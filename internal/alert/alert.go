@@ -41,12 +41,16 @@ const (
 	// receiver, and it has been missing for INTERCHANGE_GAP_AFTER; it
 	// resolves when every such number has arrived.
 	InterchangeGap = "interchange.gap"
+	// DatabaseUnprotected (global): the primary has had no synchronous
+	// standby for a minute although it has standbys to wait for, so an
+	// acknowledged message is on one machine (package replication).
+	DatabaseUnprotected = "database.unprotected"
 )
 
 // Rules lists every rule, in the order the alerts page's filter offers them.
 var Rules = []string{
 	DestinationFailing, DeliveryLagging, DestinationAutoPaused, DuplicatesSpike, IntakeRefusing, SecretExpiring,
-	HousekeepingFailing, InterchangeGap,
+	HousekeepingFailing, InterchangeGap, DatabaseUnprotected,
 }
 
 // The states of an alert.
@@ -69,6 +73,7 @@ const (
 	SubjectIntegrationSecret = "integration_secret"
 	SubjectHousekeeping      = "housekeeping"
 	SubjectPartner           = "partner"
+	SubjectDatabase          = "database"
 )
 
 // Subject is what an alert is about: a kind and, within it, an id or name.

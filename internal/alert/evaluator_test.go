@@ -68,7 +68,12 @@ func defaults(t testing.TB) config.Alerts {
 
 func setup(t testing.TB) *testBundle {
 	t.Helper()
-	pool := pgtest.Pool(t)
+	return setupOn(t, pgtest.Pool(t))
+}
+
+// setupOn is setup on pool's database, already migrated.
+func setupOn(t testing.TB, pool *pgxpool.Pool) *testBundle {
+	t.Helper()
 	tenant, env := testfactory.TenantWithEnvironment(t, pool, "acme")
 	b := &testBundle{
 		pool: pool, tenant: tenant, env: env, clock: &clock{at: time.Now()},

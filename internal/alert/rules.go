@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lefia/edihub/internal/config"
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/identifier"
 	"github.com/lefia/edihub/internal/partner"
+	"github.com/lefia/edihub/internal/replication"
 )
 
 // rule finds, at now, every subject whose condition holds. Its queries run
@@ -26,10 +28,16 @@ const (
 	refusalWindow     = 15 * time.Minute
 	expiryNotice      = 24 * time.Hour
 	housekeepingTries = 3
+	// unprotectedHold is how long the primary must have been alone before
+	// database.unprotected opens: a planned switchover leaves it alone for
+	// seconds, which need nobody's attention. EdihubDatabaseUnprotected
+	// waits as long (for: 1m).
+	unprotectedHold = time.Minute
 )
 
 // rules are the rules with the thresholds of cfg.
 func rules(cfg config.Alerts) []rule {
+	alone := &aloneSince{}
 	return []rule{
 		{DestinationFailing, func(ctx context.Context, q *db.Queries, now time.Time) ([]Finding, error) {
 			return destinationsFailing(ctx, q, now.Add(-cfg.DestinationFailingFor))
@@ -53,6 +61,7 @@ func rules(cfg config.Alerts) []rule {
 		{InterchangeGap, func(ctx context.Context, q *db.Queries, now time.Time) ([]Finding, error) {
 			return interchangeGaps(ctx, q, now.Add(-cfg.InterchangeGapAfter))
 		}},
+		{DatabaseUnprotected, alone.databaseUnprotected},
 	}
 }
 
@@ -272,4 +281,58 @@ func interchangeGaps(ctx context.Context, q *db.Queries, missingBefore time.Time
 		}
 	}
 	return out, nil
+}
+
+// aloneSince remembers since when this evaluator's rounds have found the
+// primary without a synchronous standby although it has standbys to wait
+// for; the database keeps no such time. Every replica evaluates a round
+// every ALERT_EVAL_INTERVAL, so each one's memory covers the whole time.
+type aloneSince struct {
+	mu sync.Mutex
+	at time.Time // zero while protected, or a single server
+}
+
+// databaseUnprotected finds the primary alone once it has been so for
+// unprotectedHold, and from then on until a standby confirms commits
+// again. An alert opened before this process started stays open at once,
+// so that a restart does not resolve it for the hold's length.
+func (a *aloneSince) databaseUnprotected(ctx context.Context, q *db.Queries, now time.Time) ([]Finding, error) {
+	s, err := replication.Read(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("read the primary's replication state: %w", err)
+	}
+	since, alone := a.observe(s, now)
+	if !alone {
+		return nil, nil
+	}
+	if now.Sub(since) < unprotectedHold {
+		open, err := q.AlertListUnresolvedOfRule(ctx, DatabaseUnprotected)
+		if err != nil || len(open) == 0 {
+			return nil, err
+		}
+	}
+	return []Finding{{
+		Subject: Subject{Kind: SubjectDatabase, Key: "primary"},
+		Title:   "The database has no synchronous standby: acknowledged messages are on one machine",
+		Details: Details{Since: &since, Lines: []string{
+			"no standby has confirmed commits since " + timeText(since) + "; every message acknowledged since is on the primary's machine alone",
+			"the primary has standbys to wait for (synchronous_standby_names, or a standby's replication slot), yet none is synchronous now",
+			"bring the standby back (pg_autoctl run on its node; locally scripts/ha.sh back); REQUIRE_SYNCHRONOUS_STANDBY=true makes intake answer 503 meanwhile",
+		}},
+	}}, nil
+}
+
+// observe records s, read at now, and says since when the primary has been
+// alone, if it is.
+func (a *aloneSince) observe(s replication.State, now time.Time) (time.Time, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if s.Protected() || !s.Configured {
+		a.at = time.Time{}
+		return time.Time{}, false
+	}
+	if a.at.IsZero() {
+		a.at = now
+	}
+	return a.at, true
 }

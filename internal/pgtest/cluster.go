@@ -25,6 +25,20 @@ type Cluster struct {
 // installed PostgreSQL binaries, and removes it when the test ends.
 func NewCluster(t testing.TB) *Cluster {
 	t.Helper()
+	c := newClusterDir(t)
+	if out, err := c.command("initdb", "-D", c.data(), "-U", "postgres", "--auth=trust", "--no-sync").CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	if err := c.pgctl("start"); err != nil {
+		t.Fatalf("start cluster: %v", err)
+	}
+	return c
+}
+
+// newClusterDir prepares a cluster's directory and port, without a data
+// directory yet, and stops and removes the cluster when the test ends.
+func newClusterDir(t testing.TB) *Cluster {
+	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
 	if len(bins) == 0 {
 		t.Fatal("no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)")
@@ -53,12 +67,6 @@ func NewCluster(t testing.TB) *Cluster {
 		if err := os.Chown(dir, uid, gid); err != nil {
 			t.Fatalf("chown cluster directory: %v", err)
 		}
-	}
-	if out, err := c.command("initdb", "-D", c.data(), "-U", "postgres", "--auth=trust", "--no-sync").CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	if err := c.pgctl("start"); err != nil {
-		t.Fatalf("start cluster: %v", err)
 	}
 	return c
 }

@@ -82,9 +82,16 @@ func ServerURL() string {
 
 func serverConfig(t testing.TB) pgtestdb.Config {
 	t.Helper()
-	u, err := url.Parse(ServerURL())
+	return configFor(t, ServerURL())
+}
+
+// configFor is where pgtestdb makes databases: the server of serverURL,
+// as the user it names.
+func configFor(t testing.TB, serverURL string) pgtestdb.Config {
+	t.Helper()
+	u, err := url.Parse(serverURL)
 	if err != nil {
-		t.Fatalf("TEST_DATABASE_URL: %v", err)
+		t.Fatalf("parse %q: %v", serverURL, err)
 	}
 	password, _ := u.User.Password()
 	port := u.Port()

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lefia/edihub/internal/db"
 )
 
 // State is what the primary says of its standbys.
@@ -42,16 +44,11 @@ func (s State) Describe() string {
 	}
 }
 
-// stateQuery reads the state on the primary in one statement.
-const stateQuery = `SELECT current_setting('synchronous_standby_names') <> ''
-		OR EXISTS (SELECT FROM pg_replication_slots WHERE slot_type = 'physical'),
-	(SELECT count(*) FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))::int`
-
-// Read asks the database that pool writes to.
-func Read(ctx context.Context, pool *pgxpool.Pool) (State, error) {
-	var s State
-	err := pool.QueryRow(ctx, stateQuery).Scan(&s.Configured, &s.Synchronous)
-	return s, err
+// Read asks the database that q reads: the primary that edihub writes
+// to, through its pool or a transaction on it.
+func Read(ctx context.Context, q *db.Queries) (State, error) {
+	r, err := q.ReplicationState(ctx)
+	return State{Configured: r.Configured, Synchronous: int(r.Synchronous)}, err
 }
 
 // Guard keeps the latest state, read every interval by Run, so that an
@@ -74,7 +71,7 @@ func (g *Guard) Run(ctx context.Context, pool *pgxpool.Pool, interval time.Durat
 	defer t.Stop()
 	for first := true; ; first = false {
 		readCtx, cancel := context.WithTimeout(ctx, interval)
-		s, err := Read(readCtx, pool)
+		s, err := Read(readCtx, db.On(pool))
 		cancel()
 		if err == nil {
 			if was := g.protected.Swap(s.Protected()); was != s.Protected() && (!first || s.Configured) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/replication"
 	"github.com/lefia/edihub/internal/schema"
 )
@@ -33,7 +34,7 @@ func (s *Server) readyz(c echo.Context) error {
 	if err != nil || !upToDate {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "migrations pending"})
 	}
-	repl, err := replication.Read(ctx, s.pool)
+	repl, err := replication.Read(ctx, db.On(s.pool))
 	if err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 	}
