@@ -71,8 +71,15 @@ func (c *Cluster) Exec(sql string) {
 // standbys (docs/operations.md, "High availability").
 func (c *Cluster) MigratedURL() string {
 	c.t.Helper()
-	url := pgtestdb.Custom(c.t, configFor(c.t, c.URL()), migrator{}).URL()
-	c.Exec("GRANT pg_read_all_stats TO " + pgtestdb.DefaultRoleUsername)
+	conf := configFor(c.t, c.URL())
+	// pgtestdb creates a role and a template once per process and name:
+	// a role of the cluster's own has them made on this cluster too.
+	conf.TestRole = &pgtestdb.Role{
+		Username: "edihub_test_" + strconv.Itoa(c.port), Password: pgtestdb.DefaultRolePassword,
+		Capabilities: pgtestdb.DefaultRoleCapabilities,
+	}
+	url := pgtestdb.Custom(c.t, conf, migrator{}).URL()
+	c.Exec("GRANT pg_read_all_stats TO " + conf.TestRole.Username)
 	return url
 }
 
