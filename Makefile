@@ -28,9 +28,9 @@ build: ## build bin/edihub
 	go build -o bin/edihub ./cmd/edihub
 
 .PHONY: test
-test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector, and count them
+test: ## run every test against PostgreSQL (TEST_DATABASE_URL), with the race detector, and count them; PKG=./internal/ingest runs one package, SKIP=TestBrowser leaves out the browser tests
 	@scripts/test-setup.sh
-	@scripts/test.sh
+	@PKG="$(PKG)" SKIP="$(SKIP)" scripts/test.sh
 
 .PHONY: test-ha
 test-ha: ## the high-availability formation test alone (pg_auto_failover; a few minutes)

@@ -11,6 +11,8 @@ source scripts/lib.sh
 
 url="${TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test?sslmode=disable}"
 
+echo "make test: checking what the tests need; missing Debian packages (PostgreSQL, Chromium, pg_auto_failover, promtool) are installed with apt-get, and the machine's PostgreSQL is started if it is down" >&2
+
 # The admin pages' browser tests drive Debian's Chromium headless; they fail,
 # never skip, without it.
 scripts/prerequisites.sh postgresql chromium autofailover promtool

@@ -13,8 +13,19 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 mkdir -p bin
 
-echo "make test: building the tests with the race detector (a new machine compiles every dependency first, several minutes on 2 cores)" >&2
+# PKG names the packages to test (default every one: ./...), and SKIP a
+# pattern of tests to leave out (go test -skip; SKIP=TestBrowser leaves out
+# the browser tests). Tests left out this way are not counted as skipped.
+packages="${PKG:-./...}"
+skip=()
+if [ -n "${SKIP:-}" ]; then
+  skip=(-skip "$SKIP")
+  echo "make test: leaving out the tests matching $SKIP" >&2
+fi
+
+echo "make test: building the tests of $packages with the race detector (a new machine compiles every dependency first, several minutes on 2 cores)" >&2
+# shellcheck disable=SC2086 # PKG may name several packages
 go tool -modfile=tools/go.mod gotestsum \
   --format pkgname --jsonfile bin/test.json \
   --post-run-command 'bash -c "p=$((TESTS_TOTAL - TESTS_FAILED - TESTS_SKIPPED)); echo $((p < 0 ? 0 : p)) passed, $TESTS_FAILED failed, $TESTS_SKIPPED skipped"' \
-  -- -race -count=1 -timeout 30m "$@" ./...
+  -- -race -count=1 -timeout 30m "${skip[@]}" "$@" $packages
