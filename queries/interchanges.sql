@@ -49,3 +49,18 @@ CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') WITH ORDINAL
 JOIN messages m ON m.id = (a.answer->>'id')::bigint
 WHERE i.id = @id AND m.tenant_id = @tenant_id
 ORDER BY a.position;
+
+-- InterchangeDeleteExpired deletes up to batch_size interchanges received
+-- more than window_seconds ago, with their answers and acknowledgments: a
+-- repeat after the window would take the row over anyway
+-- (InterchangeClaim). SKIP LOCKED passes over one a request is claiming
+-- right now. The partners' numbers and gaps stay.
+-- name: InterchangeDeleteExpired :execrows
+DELETE FROM interchanges
+WHERE id IN (
+    SELECT i.id FROM interchanges i
+    WHERE i.received_at <= now() - make_interval(secs => @window_seconds::float8)
+    ORDER BY i.received_at
+    LIMIT @batch_size::int
+    FOR UPDATE SKIP LOCKED
+);

@@ -10,6 +10,7 @@ import (
 // kindNames are the retention page's names of the kinds of data swept.
 var kindNames = map[retention.Kind]string{
 	retention.IdempotencyKeys:  "Idempotency keys",
+	retention.Interchanges:     "Interchanges (control numbers)",
 	retention.Messages:         "Messages",
 	retention.BlockedCopies:    "Blocked copies",
 	retention.DeliveryAttempts: "Delivery attempts",

@@ -64,7 +64,7 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	// The sweeper stops with the server: its context ends on SIGTERM, and a
 	// batch cut short is rolled back whole.
 	sweeper := retention.NewSweeper(pool, log, cfg.SweepBatchSize, cfg.SweepInterval,
-		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL})
+		retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL, InterchangeWindow: cfg.InterchangeWindow})
 	sweeper.OnSweep = func(kind retention.Kind, removed int64, err error) { m.ObserveSweep(string(kind), removed, err) }
 	sweeper.OnAuditPartitions = func(r auditpartition.Result, err error) {
 		m.ObserveAuditPartitions(len(r.Created), len(r.Dropped), err)

@@ -134,6 +134,35 @@ func (q *Queries) InterchangeComplete(ctx context.Context, arg InterchangeComple
 	return err
 }
 
+const interchangeDeleteExpired = `-- name: InterchangeDeleteExpired :execrows
+DELETE FROM interchanges
+WHERE id IN (
+    SELECT i.id FROM interchanges i
+    WHERE i.received_at <= now() - make_interval(secs => $1::float8)
+    ORDER BY i.received_at
+    LIMIT $2::int
+    FOR UPDATE SKIP LOCKED
+)
+`
+
+type InterchangeDeleteExpiredParams struct {
+	WindowSeconds float64
+	BatchSize     int32
+}
+
+// InterchangeDeleteExpired deletes up to batch_size interchanges received
+// more than window_seconds ago, with their answers and acknowledgments: a
+// repeat after the window would take the row over anyway
+// (InterchangeClaim). SKIP LOCKED passes over one a request is claiming
+// right now. The partners' numbers and gaps stay.
+func (q *Queries) InterchangeDeleteExpired(ctx context.Context, arg InterchangeDeleteExpiredParams) (int64, error) {
+	result, err := q.db.Exec(ctx, interchangeDeleteExpired, arg.WindowSeconds, arg.BatchSize)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const interchangeFind = `-- name: InterchangeFind :one
 SELECT id, content_hash, response_body, acknowledgment, received_at
 FROM interchanges

@@ -32,6 +32,7 @@ func TestSweepStatementsReadThroughIndexes(t *testing.T) {
 		"BlockedCopyDeleteExpired":     blockedCopyDeleteExpired,
 		"DeliveryAttemptDeleteExpired": deliveryAttemptDeleteExpired,
 		"IdempotencyKeyDeleteExpired":  idempotencyKeyDeleteExpired,
+		"InterchangeDeleteExpired":     interchangeDeleteExpired,
 	} {
 		desc, err := tx.Prepare(ctx, name, sql)
 		require.NoError(t, err, name)

@@ -28,6 +28,7 @@ type Kind string
 
 const (
 	IdempotencyKeys  Kind = "idempotency_keys"
+	Interchanges     Kind = "interchanges"
 	Messages         Kind = "messages"
 	BlockedCopies    Kind = "blocked_copies"
 	DeliveryAttempts Kind = "delivery_attempts"
@@ -38,7 +39,7 @@ const (
 
 // kinds are the kinds this package sweeps, in the order of its steps, which
 // is also the order the admin lists them in.
-var kinds = []Kind{IdempotencyKeys, Messages, BlockedCopies, DeliveryAttempts, AuditEvents}
+var kinds = []Kind{IdempotencyKeys, Interchanges, Messages, BlockedCopies, DeliveryAttempts, AuditEvents}
 
 // Grace is added to a message's effective retention before it is deleted.
 // An ingest transaction that has just judged a message inside its duplicate
@@ -54,6 +55,9 @@ const Grace = time.Hour
 type Policy struct {
 	Periods config.Retention
 	KeyTTL  time.Duration
+	// InterchangeWindow is INTERCHANGE_WINDOW: an interchange's row, which
+	// decides its repeats within the window, goes after it.
+	InterchangeWindow time.Duration
 }
 
 // MessageRetention is how long a tenant's messages are kept, and why.
@@ -122,6 +126,9 @@ func NewSweeper(pool *pgxpool.Pool, log *slog.Logger, batch int32, interval time
 	// Keys go first: a message an expired key points at can then go in the
 	// same round. A kind whose period is zero is kept forever.
 	s.steps = []step{{IdempotencyKeys, s.keys}}
+	if policy.InterchangeWindow > 0 {
+		s.steps = append(s.steps, step{Interchanges, s.interchanges})
+	}
 	if policy.Periods.Messages > 0 {
 		s.steps = append(s.steps, step{Messages, s.messages})
 	}
@@ -241,6 +248,13 @@ func (s *Sweeper) run(ctx context.Context, st step, removed Removed) error {
 func (s *Sweeper) keys(ctx context.Context, q *db.Queries) (Removed, bool, error) {
 	n, err := q.IdempotencyKeyDeleteExpired(ctx, s.batch)
 	return Removed{IdempotencyKeys: n}, n == int64(s.batch), err
+}
+
+func (s *Sweeper) interchanges(ctx context.Context, q *db.Queries) (Removed, bool, error) {
+	n, err := q.InterchangeDeleteExpired(ctx, db.InterchangeDeleteExpiredParams{
+		WindowSeconds: s.policy.InterchangeWindow.Seconds(), BatchSize: s.batch,
+	})
+	return Removed{Interchanges: n}, n == int64(s.batch), err
 }
 
 // messages locks a batch of expired messages, then deletes their finished

@@ -61,7 +61,7 @@ func TestBrowserRetention(t *testing.T) {
 		return eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#periods tr[data-kind]')].map(r => [r.dataset.kind, r.querySelector('.period').textContent]))`)
 	}
 	require.Equal(t, map[string]string{"messages": "90d", "audit_events": "365d", "blocked_copies": "90d",
-		"delivery_attempts": "30d", "idempotency_keys": "7d"}, periods())
+		"delivery_attempts": "30d", "idempotency_keys": "7d", "interchanges": "30d"}, periods())
 	tenants := func() map[string]string {
 		return eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#tenant-retention tr[data-tenant]')].map(r => [r.dataset.tenant, r.querySelector('td').textContent]))`)
 	}

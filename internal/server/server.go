@@ -140,7 +140,7 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 
 		deliveries: deliveries,
 		notify:     notify.NewService(pool, notify.NewSender(cfg.Notify, cfg.Delivery.Egress)),
-		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL}),
+		retention:  retention.NewReader(pool, retention.Policy{Periods: cfg.Retention, KeyTTL: cfg.IdempotencyKeyTTL, InterchangeWindow: cfg.InterchangeWindow}),
 		alerts:     alert.NewService(pool),
 		partners:   partner.NewService(pool, cfg.Alerts.InterchangeGapAfter),
 	}
