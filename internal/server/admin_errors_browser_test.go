@@ -23,7 +23,7 @@ func TestBrowserNotFoundKeepsTheAdminFrame(t *testing.T) {
 		chromedp.Navigate(site.url+"/admin/no-such-page"),
 		chromedp.WaitVisible(chromedp.CSS(`#error-detail`)),
 	)
-	require.Equal(t, "Not Found", eval[string](t, b, `document.querySelector('main h1').textContent`))
+	require.Equal(t, "Page not found", eval[string](t, b, `document.querySelector('main h1').textContent`))
 	require.Equal(t, email, eval[string](t, b, `document.querySelector('#signed-in-as').textContent`))
 	require.Equal(t, 1, eval[int](t, b, `document.querySelectorAll('#sign-out').length`))
 	require.Equal(t, 1, eval[int](t, b, `document.querySelectorAll('header nav a[href="/admin/audit"]:not(.brand)').length`))

@@ -399,18 +399,27 @@ func TestAdminErrorsArePages(t *testing.T) {
 	c := b.client(t)
 	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
 
-	for path, status := range map[string]int{
-		"/admin/messages/424242":       http.StatusNotFound,
-		"/admin/messages/not-a-number": http.StatusNotFound,
-		"/admin/no-such-page":          http.StatusNotFound,
-	} {
+	for _, path := range []string{"/admin/messages/424242", "/admin/messages/not-a-number", "/admin/no-such-page"} {
 		resp := c.get(path)
-		require.Equal(t, status, resp.status, path)
+		require.Equal(t, http.StatusNotFound, resp.status, path)
 		require.Equal(t, "text/html; charset=UTF-8", resp.header.Get("Content-Type"), path)
-		require.Contains(t, string(resp.body), "<title>Not Found · edihub</title>", path)
+		require.Contains(t, string(resp.body), `<a id="error-back" href="/admin">Back to the dashboard</a>`, path)
+		require.NotContains(t, string(resp.body), `<p id="error-detail">Not Found</p>`, "the page says more than its title: %s", path)
 	}
+	resp := c.get("/admin/no-such-page")
+	require.Contains(t, string(resp.body), "<title>Page not found · edihub</title>")
+	require.Contains(t, string(resp.body), "There is no page at /admin/no-such-page.")
+
+	// A browser on a mistyped address outside the admin pages gets a page
+	// too, leading home; an API client still gets a problem document.
+	browser := do(t, http.MethodGet, b.url+"/adminn", http.Header{"Accept": {"text/html,application/xhtml+xml"}}, nil)
+	require.Equal(t, http.StatusNotFound, browser.status)
+	require.Equal(t, "text/html; charset=UTF-8", browser.header.Get("Content-Type"))
+	require.Contains(t, string(browser.body), `<a id="error-back" href="/">Back to the home page</a>`)
+	api := do(t, http.MethodGet, b.url+"/api/edi-hub/nothing", http.Header{"Accept": {"text/html"}}, nil)
+	require.Equal(t, "application/problem+json", api.header.Get("Content-Type"))
 	// A bad page link is explained beside the filter, not an error page.
-	resp := c.get("/admin/audit?before=garbage&from=yesterday")
+	resp = c.get("/admin/audit?before=garbage&from=yesterday")
 	require.Equal(t, http.StatusOK, resp.status)
 	require.Contains(t, string(resp.body), "the page link is not valid")
 	require.Contains(t, string(resp.body), "&#34;yesterday&#34; is not a time")

@@ -105,7 +105,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// Pages get it too, for a person's tools and for htmx.
 		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
 	}
-	if isPage(c.Request().URL.Path) {
+	if wantsPage(c.Request()) {
 		// A person in a browser gets the same answer as a page.
 		if err := render(c, p.Status, errorPage(c, p)); err != nil {
 			s.log.Error("write error page", "error", err)
@@ -131,6 +131,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 // they are signed in (requireUser ran, as it does for every admin path that
 // names no page), so that a wrong link does not lose their navigation.
 func errorPage(c echo.Context, p problem) templ.Component {
+	if p.Status == http.StatusNotFound && p.Detail == http.StatusText(http.StatusNotFound) {
+		// A path that names no page: say which, rather than the status twice.
+		p.Title, p.Detail = "Page not found", "There is no page at "+bounded(c.Request().URL.Path)+"."
+	}
 	if currentUser(c).ID != 0 {
 		return web.AdminErrorPage(page(c, p.Title, ""), p.Status, p.Detail, requestID(c))
 	}
@@ -142,6 +146,14 @@ func errorPage(c echo.Context, p problem) templ.Component {
 // problem+json.
 func isPage(path string) bool {
 	return path == "/" || path == adminpath.Prefix || strings.HasPrefix(path, adminpath.Prefix+"/")
+}
+
+// wantsPage reports whether an error is answered with a page: on the pages'
+// paths, and on any other path outside the API that a browser asked for
+// (a mistyped address), rather than a problem document a person cannot read.
+func wantsPage(r *http.Request) bool {
+	return isPage(r.URL.Path) ||
+		!strings.HasPrefix(r.URL.Path, "/api/") && strings.Contains(r.Header.Get("Accept"), "text/html")
 }
 
 // problemOf maps an error to the answer a client gets: the one mapping of
