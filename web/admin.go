@@ -35,7 +35,7 @@ const (
 	SectionDashboard    = "dashboard"
 	SectionMessages     = "messages"
 	SectionAudit        = "audit"
-	SectionDuplicates   = "duplicates"
+	SectionRetention    = "retention"
 	SectionReview       = "review"
 	SectionMessageTypes = "message-types"
 	SectionUsers        = "users"

@@ -5,7 +5,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/lefia/edihub/internal/auditevent"
 	"github.com/lefia/edihub/internal/auditlog"
 	"github.com/lefia/edihub/web"
 )
@@ -17,14 +16,10 @@ func (s *Server) adminAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	section := web.SectionAudit
-	if f.Action == auditevent.DuplicateBlocked {
-		section = web.SectionDuplicates
-	}
 	if c.Request().Header.Get("HX-Request") == "true" {
 		// htmx pushes this into the address bar instead of the form's raw
 		// query, which lists every empty field.
 		c.Response().Header().Set("HX-Push-Url", f.URL())
 	}
-	return render(c, http.StatusOK, web.AdminAudit(page(c, "Audit log", section), f, pg))
+	return render(c, http.StatusOK, web.AdminAudit(page(c, "Audit log", web.SectionAudit), f, pg))
 }

@@ -17,5 +17,5 @@ func (s *Server) adminRetention(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.AdminRetention(page(c, "Data retention", web.SectionDashboard), o))
+	return render(c, http.StatusOK, web.AdminRetention(page(c, "Data retention", web.SectionRetention), o))
 }

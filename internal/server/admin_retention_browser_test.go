@@ -56,7 +56,7 @@ func TestBrowserRetention(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#sweeps`)),
 	)
 	require.Equal(t, site.url+"/admin/retention", b.location(t))
-	require.Equal(t, "Dashboard", eval[string](t, b, `document.querySelector('nav [aria-current=page]').textContent`))
+	require.Equal(t, "Retention", eval[string](t, b, `document.querySelector('nav [aria-current=page]').textContent`))
 	periods := func() map[string]string {
 		return eval[map[string]string](t, b, `Object.fromEntries([...document.querySelectorAll('#periods tr[data-kind]')].map(r => [r.dataset.kind, r.querySelector('.period').textContent]))`)
 	}
