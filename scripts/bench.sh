@@ -32,7 +32,8 @@
 #  7. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
 #  8. runs the Go micro benchmarks of the fingerprint and the content hash
-#     next to the floor of hashing the raw bytes;
+#     next to the floor of hashing the raw bytes, and the memory of a 10 MiB
+#     X12 interchange beside an IDoc-XML packet of the same size;
 #  9. measures delivery to a local receiver: deliveries per second and the
 #     lag from ingest answer to first attempt (internal/delivery), on the
 #     local PostgreSQL and on a high-availability formation of its own;
@@ -292,6 +293,11 @@ step "Go micro benchmarks"
 # Three counts of each, so that a run disturbed by other work on the machine
 # shows as an outlier rather than as the result.
 go test -run '^$' -bench . -benchmem -count 3 ./internal/fingerprint/ ./internal/canon/ | tee "$out/micro.txt" >&2
+# A 10 MiB X12 interchange of 1,000 transaction sets stored whole through
+# the server in one process, beside an IDoc-XML packet of 1,000 IDocs of the
+# same size: the heap's peak above its start and the bytes allocated per
+# byte of body (docs/performance.md, "A 10 MiB interchange").
+go test -run '^$' -bench 'BenchmarkLargeInterchangeMemory' -benchtime 3x -count 3 ./internal/server/ | tee -a "$out/micro.txt" >&2
 
 step "delivery: to a local receiver, one worker process, $delivery_messages messages"
 # End to end (ingest from 8 clients while the worker delivers: delivered÷stored

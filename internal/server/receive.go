@@ -283,13 +283,15 @@ func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
 // size costs. IDoc-XML costs more: each IDoc is read into a tree, and kept
 // as its JSON view, its canonical form and its own bytes, about three
 // times what a JSON envelope of the same size holds (docs/performance.md,
-// "Measurements behind the limits"). An interchange is counted as IDoc-XML
-// is: each message is kept as its JSON view and its canonical form beside
-// the body, which holds its own bytes.
+// "Measurements behind the limits"). An X12 or EDIFACT interchange costs
+// more again: each element of each segment is split into a string and
+// named in its JSON view, and a 10 MiB interchange peaks at 2.4 times the
+// heap of an IDoc-XML packet of the same size (docs/performance.md, "A 10
+// MiB interchange").
 const (
 	jsonBodyCost    = 1
 	idocXMLBodyCost = 3
-	ediBodyCost     = 3
+	ediBodyCost     = 7
 )
 
 // readBody reads at most MAX_BODY_BYTES, taking its share of the budget
