@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -107,7 +108,7 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 	if err != nil {
 		return BatchResult{}, err
 	}
-	return BatchResult{Results: results, Body: batchBody(results)}, nil
+	return BatchResult{Results: results, Body: batchBody(ms, results)}, nil
 }
 
 // decideMixed decides the messages of a batch of which some carry an
@@ -205,7 +206,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 				res.MessageType = m.MessageType.Code
 				results = append(results, res)
 			}
-			return results, complete(ctx, q, k, Result{MessageID: results[0].MessageID, Body: batchBody(results)})
+			return results, complete(ctx, q, k, Result{MessageID: results[0].MessageID, Body: batchBody(ms, results)})
 		})
 		if err == errRetry {
 			continue
@@ -213,7 +214,7 @@ func (s *Service) receiveBatchWithKey(ctx context.Context, ms []message) (BatchR
 		if err != nil {
 			return BatchResult{}, err
 		}
-		return BatchResult{Results: results, Body: batchBody(results)}, nil
+		return BatchResult{Results: results, Body: batchBody(ms, results)}, nil
 	}
 	return BatchResult{}, fmt.Errorf("claim idempotency key: still contended after %d attempts", maxAttempts)
 }
@@ -240,15 +241,20 @@ func storeUnclaimed(ctx context.Context, q *db.Queries, m message) (Result, erro
 	return created(m, row.ID, row.ReceivedAt)
 }
 
-// batchBody is the answer to a batch: each item's answer, in order.
-func batchBody(results []Result) []byte {
+// batchBody is the answer to a request of several messages: each item's
+// receipt, in order, led by the item it answers (its position, 1 for the
+// first, and the docnum it was sent with), since a duplicate's receipt
+// names its original, whose docnum a retransmission may not share.
+func batchBody(ms []message, results []Result) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"messages":[`)
 	for i, r := range results {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.Write(r.Body)
+		docnum, _ := json.Marshal(ms[i].docnumOrNull) // a *string always marshals
+		fmt.Fprintf(&b, `{"item":{"position":%d,"docnum":%s},`, i+1, docnum)
+		b.Write(r.Body[1:])
 	}
 	b.WriteString(`]}`)
 	return b.Bytes()

@@ -91,7 +91,7 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 		if err := partner.Record(ctx, q, pair, ic.ControlNumber); err != nil {
 			return nil, err
 		}
-		body := batchBody(results)
+		body := batchBody(ms, results)
 		var ack []byte
 		var kept *string
 		if ic.Acknowledge != nil {

@@ -53,6 +53,15 @@ func TestBatch(t *testing.T) {
 	require.Equal(t, "INVOIC02", results[1]["message_type"])
 	require.Equal(t, true, results[2]["duplicate"])
 	require.Equal(t, results[0]["id"], results[2]["duplicate_of"])
+	// Each receipt names the item it answers: the retransmission's own
+	// docnum beside its original's.
+	for i, r := range results {
+		require.EqualValues(t, i+1, r["item"].(map[string]any)["position"])
+	}
+	require.Equal(t, results[0]["docnum"], results[0]["item"].(map[string]any)["docnum"])
+	require.NotEqual(t, results[2]["docnum"], results[2]["item"].(map[string]any)["docnum"],
+		"a retransmission under a new DOCNUM is told apart from its original")
+	require.Equal(t, results[0]["docnum"], results[2]["docnum"], "the receipt names the original")
 	require.Equal(t, 2, b.messages(t))
 	require.Equal(t, 2, b.count(t, `SELECT count(*) FROM messages WHERE source_endpoint = 'receive-messages'`))
 	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM audit_events

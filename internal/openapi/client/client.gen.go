@@ -268,7 +268,18 @@ type Receipt struct {
 	Fingerprint *string `json:"fingerprint"`
 
 	// Id The stored message, or for a duplicate the original.
-	Id          int64         `json:"id"`
+	Id int64 `json:"id"`
+
+	// Item In the answer to a batch, a packet of IDocs or an interchange: the item this receipt
+	// answers, so that a sender can match receipts to what it sent. `docnum` is the one the
+	// item was sent with; the receipt's own `docnum` is the stored message's, which for a
+	// duplicate is its original's.
+	Item *struct {
+		Docnum *string `json:"docnum"`
+
+		// Position The item's place in the request, 1 for the first.
+		Position int `json:"position"`
+	} `json:"item,omitempty"`
 	MessageType string        `json:"message_type"`
 	ReceivedAt  time.Time     `json:"received_at"`
 	Status      ReceiptStatus `json:"status"`
@@ -293,7 +304,18 @@ type Created struct {
 	Fingerprint *string          `json:"fingerprint"`
 
 	// Id The stored message, or for a duplicate the original.
-	Id          int64         `json:"id"`
+	Id int64 `json:"id"`
+
+	// Item In the answer to a batch, a packet of IDocs or an interchange: the item this receipt
+	// answers, so that a sender can match receipts to what it sent. `docnum` is the one the
+	// item was sent with; the receipt's own `docnum` is the stored message's, which for a
+	// duplicate is its original's.
+	Item *struct {
+		Docnum *string `json:"docnum"`
+
+		// Position The item's place in the request, 1 for the first.
+		Position int `json:"position"`
+	} `json:"item,omitempty"`
 	MessageType string        `json:"message_type"`
 	ReceivedAt  time.Time     `json:"received_at"`
 	Status      CreatedStatus `json:"status"`
