@@ -9,3 +9,17 @@
 SELECT (current_setting('synchronous_standby_names') <> ''
 		OR EXISTS (SELECT FROM pg_get_replication_slots() s WHERE s.slot_type = 'physical'))::bool AS configured,
 	(SELECT count(*) FROM pg_stat_get_wal_senders() w WHERE w.sync_state IN ('sync', 'quorum'))::int AS synchronous;
+
+-- StandbyPosition says whether the server read is a standby, how far its
+-- replay is behind (zero when it has replayed all it received; else the
+-- time since the last commit it replayed) and the position replayed.
+-- name: StandbyPosition :one
+SELECT pg_is_in_recovery() AS standby,
+	COALESCE(CASE WHEN pg_last_wal_receive_lsn() IS DISTINCT FROM pg_last_wal_replay_lsn()
+		THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END, 0)::float8 AS lag_seconds,
+	COALESCE(pg_last_wal_replay_lsn() - '0/0'::pg_lsn, 0)::bigint AS replayed;
+
+-- WALWritten is the position of the primary's WAL written so far: every
+-- transaction committed before it is at or below it.
+-- name: WALWritten :one
+SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint AS written;

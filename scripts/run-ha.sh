@@ -12,6 +12,10 @@ echo "make run-ha: starting the formation under $dir (the first time takes a min
 database_url="$(scripts/ha.sh up "$dir" | sed -n 's/^DATABASE_URL=//p')"
 
 export DATABASE_URL="$database_url"
+# The read-only admin pages (dashboard, audit log, message search) read
+# from the standby when one answers, so that heavy admin queries never load
+# the primary (docs/operations.md, "High availability").
+export ADMIN_DATABASE_URL="${database_url/target_session_attrs=read-write/target_session_attrs=prefer-standby}"
 export RUN_NOTE="High availability: edihub writes to whichever node is primary now.
   See the formation:        scripts/ha.sh state $dir
   Lose the primary's machine (its pg_autoctl and postgres killed at once), then
@@ -21,5 +25,7 @@ export RUN_NOTE="High availability: edihub writes to whichever node is primary n
                             scripts/ha.sh back $dir node1
   A planned switchover (a few seconds without writes):
                             scripts/ha.sh switchover $dir
+  The dashboard, audit log and message search read from the standby
+  (ADMIN_DATABASE_URL); they say so when it lags more than 5 seconds.
   Stop the formation after edihub: scripts/ha.sh down $dir"
 exec scripts/run.sh

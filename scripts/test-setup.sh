@@ -3,7 +3,8 @@
 # PostgreSQL server (installed with scripts/prerequisites.sh if missing,
 # started if it is down) with the database the tests clone their own
 # databases from, Debian's Chromium for the browser tests, pg_auto_failover
-# for the high-availability test and promtool for the alerting rules. `.ci/run`
+# for the high-availability test (the standby tests make theirs with the
+# server package's pg_basebackup) and promtool for the alerting rules. `.ci/run`
 # uses it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -28,6 +28,9 @@ type Page struct {
 	// OpenReviews is the count of blocked copies awaiting review that the
 	// navigation shows ("" for none; "99+" beyond).
 	OpenReviews string
+	// StandbyLag says how far behind the standby the page was read from
+	// is ("42 s"), when that is more than a few seconds; "" otherwise.
+	StandbyLag string
 }
 
 // The navigation entries of the admin pages.

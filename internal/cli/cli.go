@@ -127,9 +127,14 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 // wrong DATABASE_URL fails at once with a clear message. tune, if given,
 // adjusts the pool's settings first.
 func connect(ctx context.Context, cfg config.Config, tune ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
-	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	return connectTo(ctx, "DATABASE_URL", cfg.DatabaseURL, tune...)
+}
+
+// connectTo opens a pool on databaseURL, the setting named name.
+func connectTo(ctx context.Context, name, databaseURL string, tune ...func(*pgxpool.Config)) (*pgxpool.Pool, error) {
+	poolCfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	// edihub's statements read a few index ranges each; PostgreSQL's JIT
 	// pays off only for long scans, and it compiles whenever a plan's
@@ -146,11 +151,11 @@ func connect(ctx context.Context, cfg config.Config, tune ...func(*pgxpool.Confi
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("cannot reach the database (check DATABASE_URL): %w", err)
+		return nil, fmt.Errorf("cannot reach the database (check %s): %w", name, err)
 	}
 	return pool, nil
 }

@@ -88,7 +88,18 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 	// leave workers running, nor the other way round.
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return runner.Run(gctx) })
-	g.Go(func() error { return server.New(cfg, pool, log, server.WithMetrics(m)).Serve(gctx, ln) })
+	opts := []server.Option{server.WithMetrics(m)}
+	if cfg.AdminDatabaseURL != cfg.DatabaseURL {
+		// The read-only admin pages have a pool of their own, which may
+		// reach a standby (docs/operations.md, "High availability").
+		adminPool, err := connectTo(ctx, "ADMIN_DATABASE_URL", cfg.AdminDatabaseURL)
+		if err != nil {
+			return err
+		}
+		defer adminPool.Close()
+		opts = append(opts, server.WithAdminReads(adminPool))
+	}
+	g.Go(func() error { return server.New(cfg, pool, log, opts...).Serve(gctx, ln) })
 	return g.Wait()
 }
 

@@ -23,7 +23,10 @@ const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/edihub?sslmode=di
 // Config is every setting the binary reads.
 type Config struct {
 	DatabaseURL string
-	ListenAddr  string
+	// AdminDatabaseURL is where the read-only admin pages read: a standby
+	// by target_session_attrs=prefer-standby, or DatabaseURL (one pool).
+	AdminDatabaseURL string
+	ListenAddr       string
 	// MetricsAddr is where /metrics is served; empty means not at all.
 	MetricsAddr string
 	// Profiling serves Go's runtime profiles (/debug/pprof/) on MetricsAddr
@@ -195,11 +198,13 @@ type Delivery struct {
 // map in tests) and reports every invalid value at once.
 func Load(getenv func(string) string) (Config, error) {
 	cfg := Config{
-		DatabaseURL: withDefault(getenv("DATABASE_URL"), DefaultDatabaseURL),
-		ListenAddr:  withDefault(getenv("LISTEN_ADDR"), ":8080"),
-		MetricsAddr: getenv("METRICS_ADDR"),
-		LogFormat:   withDefault(getenv("LOG_FORMAT"), "text"),
+		DatabaseURL:      withDefault(getenv("DATABASE_URL"), DefaultDatabaseURL),
+		AdminDatabaseURL: getenv("ADMIN_DATABASE_URL"),
+		ListenAddr:       withDefault(getenv("LISTEN_ADDR"), ":8080"),
+		MetricsAddr:      getenv("METRICS_ADDR"),
+		LogFormat:        withDefault(getenv("LOG_FORMAT"), "text"),
 	}
+	cfg.AdminDatabaseURL = withDefault(cfg.AdminDatabaseURL, cfg.DatabaseURL)
 	var errs []error
 	cfg.IdempotencyKeyTTL = positiveDuration(getenv, "IDEMPOTENCY_KEY_TTL", 168*time.Hour, &errs)
 	cfg.InterchangeWindow = positiveDuration(getenv, "INTERCHANGE_WINDOW", 720*time.Hour, &errs)

@@ -33,3 +33,39 @@ func (q *Queries) ReplicationState(ctx context.Context) (ReplicationStateRow, er
 	err := row.Scan(&i.Configured, &i.Synchronous)
 	return i, err
 }
+
+const standbyPosition = `-- name: StandbyPosition :one
+SELECT pg_is_in_recovery() AS standby,
+	COALESCE(CASE WHEN pg_last_wal_receive_lsn() IS DISTINCT FROM pg_last_wal_replay_lsn()
+		THEN extract(epoch FROM now() - pg_last_xact_replay_timestamp()) END, 0)::float8 AS lag_seconds,
+	COALESCE(pg_last_wal_replay_lsn() - '0/0'::pg_lsn, 0)::bigint AS replayed
+`
+
+type StandbyPositionRow struct {
+	Standby    bool
+	LagSeconds float64
+	Replayed   int64
+}
+
+// StandbyPosition says whether the server read is a standby, how far its
+// replay is behind (zero when it has replayed all it received; else the
+// time since the last commit it replayed) and the position replayed.
+func (q *Queries) StandbyPosition(ctx context.Context) (StandbyPositionRow, error) {
+	row := q.db.QueryRow(ctx, standbyPosition)
+	var i StandbyPositionRow
+	err := row.Scan(&i.Standby, &i.LagSeconds, &i.Replayed)
+	return i, err
+}
+
+const wALWritten = `-- name: WALWritten :one
+SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint AS written
+`
+
+// WALWritten is the position of the primary's WAL written so far: every
+// transaction committed before it is at or below it.
+func (q *Queries) WALWritten(ctx context.Context) (int64, error) {
+	row := q.db.QueryRow(ctx, wALWritten)
+	var written int64
+	err := row.Scan(&written)
+	return written, err
+}

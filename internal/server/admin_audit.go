@@ -12,7 +12,7 @@ import (
 // adminAudit shows a page of the audit log, filtered as its URL says.
 func (s *Server) adminAudit(c echo.Context) error {
 	f := auditlog.FilterFromQuery(c.QueryParams())
-	pg, err := s.audit.List(c.Request().Context(), currentUser(c).Scope(), f)
+	pg, err := auditlog.New(s.readPool(c)).List(c.Request().Context(), currentUser(c).Scope(), f)
 	if err != nil {
 		return err
 	}

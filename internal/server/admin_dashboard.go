@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/web"
 )
 
@@ -15,7 +16,7 @@ import (
 // own anyway), under the alerts of the scope that are not resolved.
 func (s *Server) adminDashboard(c echo.Context) error {
 	ctx, scope := c.Request().Context(), currentUser(c).Scope()
-	d, err := s.dashboard.Load(ctx, scope, strings.TrimSpace(c.QueryParam("tenant")), time.Now())
+	d, err := dashboard.New(s.readPool(c)).Load(ctx, scope, strings.TrimSpace(c.QueryParam("tenant")), time.Now())
 	if err != nil {
 		return err
 	}

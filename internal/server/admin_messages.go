@@ -12,7 +12,7 @@ import (
 // adminMessages lists stored messages, filtered as its URL says.
 func (s *Server) adminMessages(c echo.Context) error {
 	f := messagesearch.FilterFromQuery(c.QueryParams())
-	pg, err := s.search.List(c.Request().Context(), currentUser(c).Scope(), f)
+	pg, err := messagesearch.New(s.readPool(c)).List(c.Request().Context(), currentUser(c).Scope(), f)
 	if err != nil {
 		return err
 	}

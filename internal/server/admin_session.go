@@ -92,7 +92,8 @@ func (s *Server) expireSessions(ctx context.Context) {
 
 // adminPages is the middleware of every /admin route: a small body limit
 // (forms only), form fields that text columns can hold, no caching of pages that show customer data, the session,
-// and the CSRF check on every unsafe method.
+// the CSRF check on every unsafe method, and the position of every write
+// for the pages that may read a standby.
 func (s *Server) adminPages() []echo.MiddlewareFunc {
 	return []echo.MiddlewareFunc{
 		middleware.BodyLimit("64K"),
@@ -105,6 +106,7 @@ func (s *Server) adminPages() []echo.MiddlewareFunc {
 		},
 		s.loadSession,
 		s.protectForms(),
+		s.rememberWrites,
 	}
 }
 
@@ -342,6 +344,9 @@ func (s *Server) openReviews(ctx context.Context, u auth.User) string {
 // page is the frame of an admin page for the signed-in user.
 func page(c echo.Context, title, section string) web.Page {
 	p := web.Page{Title: title, User: currentUser(c), CSRF: csrfToken(c), Section: section}
+	if lag, ok := c.Get(standbyLagKey).(time.Duration); ok {
+		p.StandbyLag = lagText(lag)
+	}
 	if count, ok := c.Get(openReviewsKey).(func() string); ok {
 		p.OpenReviews = count()
 	}

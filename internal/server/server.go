@@ -21,10 +21,8 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/blocked"
 	"github.com/lefia/edihub/internal/config"
-	"github.com/lefia/edihub/internal/dashboard"
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
-	"github.com/lefia/edihub/internal/messagesearch"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/metrics"
 	"github.com/lefia/edihub/internal/notify"
@@ -34,6 +32,7 @@ import (
 	"github.com/lefia/edihub/internal/replication"
 	"github.com/lefia/edihub/internal/retention"
 	"github.com/lefia/edihub/internal/sender"
+	"github.com/lefia/edihub/internal/standby"
 	"github.com/lefia/edihub/internal/throttle"
 	"github.com/lefia/edihub/internal/typeeditor"
 )
@@ -66,10 +65,8 @@ type Server struct {
 	auth      *auth.Service
 	audit     *auditlog.Service
 	messages  *messageview.Service
-	search    *messagesearch.Service
 	provision *provision.Service
 	types     *typeeditor.Service
-	dashboard *dashboard.Service
 	blocked   *blocked.Service
 	// deliveries lists and retries deliveries and pauses destinations.
 	deliveries *delivery.Service
@@ -79,6 +76,10 @@ type Server struct {
 	retention *retention.Reader
 	// alerts lists and acknowledges alerts.
 	alerts *alert.Service
+	// adminReadPool is ADMIN_DATABASE_URL's pool (WithAdminReads), and
+	// reads chooses between it and the primary for the read-only pages.
+	adminReadPool *pgxpool.Pool
+	reads         *standby.Reads
 	// partners lists the senders and receivers of interchanges.
 	partners *partner.Service
 
@@ -132,10 +133,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		auth:      auth.New(pool),
 		audit:     auditlog.New(pool),
 		messages:  messageview.New(pool),
-		search:    messagesearch.New(pool),
 		provision: provision.New(pool).AnnouncingChanges(senders.ForgetTenant),
 		types:     typeeditor.New(pool).AnnouncingChanges(senders.ForgetTenant),
-		dashboard: dashboard.New(pool),
 		blocked:   blocked.New(pool, deliveries),
 
 		deliveries: deliveries,
@@ -150,6 +149,10 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 	if s.metrics == nil {
 		s.metrics = metrics.New(pool)
 	}
+	if s.adminReadPool == nil {
+		s.adminReadPool = pool
+	}
+	s.reads = standby.New(pool, s.adminReadPool, log)
 	s.ingest = ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries, groupCommitOptions(cfg, s.metrics)...)
 	s.bodies = newBodyBudget(cfg.MaxBodyBytesInProcess, s.metrics)
 	s.heavy = newHeavyWork()
