@@ -72,20 +72,46 @@ JOIN message_types mt ON mt.tenant_id = dl.tenant_id AND mt.id = dl.message_type
 JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
 WHERE dl.id = @id;
 
--- DeliveryRecordAttempt keeps one attempt, numbered after the delivery's
--- earlier ones (an admin's retry starts a new job, whose attempts River
--- counts from one again), and sets the delivery's status from it, in one
--- statement.
--- name: DeliveryRecordAttempt :exec
+-- DeliveryRecord keeps one attempt of a delivery and what follows from it,
+-- in one statement:
+--   - the attempt, numbered after the delivery's earlier ones (an admin's
+--     retry starts a new job, whose attempts River counts from one again),
+--     and the delivery's status;
+--   - whether its destination is failing, for the alert rules: a failed
+--     attempt starts failing_since when it is not set, one that delivered
+--     clears it, written only when that changes, so that the attempts of
+--     one destination, most alike, do not queue on its row;
+--   - the place the attempt held: handed on to next_delivery_id (a job of
+--     the same process waiting for a place of this destination, already
+--     loaded) for ttl when that delivery is still pending, the destination
+--     not paused and the place within its limit, else given back.
+-- It returns whether the place was handed on; no row when the attempt no
+-- longer held it (it outlived its ttl and another attempt took it).
+-- name: DeliveryRecord :one
 WITH attempt AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, response_snippet)
     SELECT id, attempts + 1, @started_at::timestamptz, @duration_ms, sqlc.narg(response_status), @error, @response_snippet
     FROM deliveries WHERE id = @delivery_id
+), recorded AS (
+    UPDATE deliveries
+    SET status = @status::text, attempts = attempts + 1, last_attempt_at = @started_at::timestamptz,
+        delivered_at = CASE WHEN @status::text = 'delivered' THEN now() END
+    WHERE deliveries.id = @delivery_id
+), outcome AS (
+    UPDATE destinations
+    SET failing_since = CASE WHEN @delivered::boolean THEN NULL ELSE @started_at::timestamptz END
+    WHERE id = @destination_id AND (failing_since IS NOT NULL) = @delivered::boolean
 )
-UPDATE deliveries
-SET status = @status::text, attempts = attempts + 1, last_attempt_at = @started_at,
-    delivered_at = CASE WHEN @status::text = 'delivered' THEN now() END
-WHERE deliveries.id = @delivery_id;
+UPDATE destination_places p
+SET delivery_id = CASE WHEN p.place < d.max_concurrency THEN nx.id END,
+    expires_at = CASE WHEN p.place < d.max_concurrency THEN now() + make_interval(secs => @ttl_seconds::float8) END
+FROM (SELECT) me
+LEFT JOIN deliveries nx ON nx.id = sqlc.narg(next_delivery_id)::bigint AND nx.id <> @delivery_id::bigint
+     AND nx.destination_id = @destination_id
+     AND nx.status = 'pending'
+LEFT JOIN destinations d ON d.tenant_id = nx.tenant_id AND d.id = nx.destination_id AND NOT d.paused
+WHERE p.destination_id = @destination_id AND p.delivery_id = @delivery_id::bigint
+RETURNING (p.delivery_id IS NOT NULL)::boolean AS handed_on;
 
 -- DeliveryPendingStats reads the queue depth and the age of the oldest
 -- delivery not yet made, along the deliveries_pending index.

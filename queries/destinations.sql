@@ -64,15 +64,6 @@ RETURNING id;
 -- name: DestinationCountOfTenant :one
 SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id;
 
--- DestinationRecordOutcome keeps whether the destination's attempts are
--- failing: a failed attempt starts failing_since when it is not set, one
--- that delivered clears it. It writes only when that changes, so that the
--- attempts of one destination, most alike, do not queue on its row.
--- name: DestinationRecordOutcome :exec
-UPDATE destinations
-SET failing_since = CASE WHEN @delivered::boolean THEN NULL ELSE @attempted_at::timestamptz END
-WHERE id = @id AND (failing_since IS NOT NULL) = @delivered::boolean;
-
 -- DestinationListFailing lists the destinations whose every attempt has
 -- failed since failing_before or earlier, and those with failed
 -- deliveries (a probe of deliveries_destination_failed), for the rule

@@ -568,43 +568,80 @@ func (q *Queries) DeliveryPendingStats(ctx context.Context) (DeliveryPendingStat
 	return i, err
 }
 
-const deliveryRecordAttempt = `-- name: DeliveryRecordAttempt :exec
+const deliveryRecord = `-- name: DeliveryRecord :one
 WITH attempt AS (
     INSERT INTO delivery_attempts (delivery_id, attempt, started_at, duration_ms, response_status, error, response_snippet)
-    SELECT id, attempts + 1, $2::timestamptz, $4, $5, $6, $7
+    SELECT id, attempts + 1, $5::timestamptz, $6, $7, $8, $9
     FROM deliveries WHERE id = $3
+), recorded AS (
+    UPDATE deliveries
+    SET status = $10::text, attempts = attempts + 1, last_attempt_at = $5::timestamptz,
+        delivered_at = CASE WHEN $10::text = 'delivered' THEN now() END
+    WHERE deliveries.id = $3
+), outcome AS (
+    UPDATE destinations
+    SET failing_since = CASE WHEN $11::boolean THEN NULL ELSE $5::timestamptz END
+    WHERE id = $2 AND (failing_since IS NOT NULL) = $11::boolean
 )
-UPDATE deliveries
-SET status = $1::text, attempts = attempts + 1, last_attempt_at = $2,
-    delivered_at = CASE WHEN $1::text = 'delivered' THEN now() END
-WHERE deliveries.id = $3
+UPDATE destination_places p
+SET delivery_id = CASE WHEN p.place < d.max_concurrency THEN nx.id END,
+    expires_at = CASE WHEN p.place < d.max_concurrency THEN now() + make_interval(secs => $1::float8) END
+FROM (SELECT) me
+LEFT JOIN deliveries nx ON nx.id = $4::bigint AND nx.id <> $3::bigint
+     AND nx.destination_id = $2
+     AND nx.status = 'pending'
+LEFT JOIN destinations d ON d.tenant_id = nx.tenant_id AND d.id = nx.destination_id AND NOT d.paused
+WHERE p.destination_id = $2 AND p.delivery_id = $3::bigint
+RETURNING (p.delivery_id IS NOT NULL)::boolean AS handed_on
 `
 
-type DeliveryRecordAttemptParams struct {
-	Status          string
-	StartedAt       *time.Time
+type DeliveryRecordParams struct {
+	TtlSeconds      float64
+	DestinationID   int64
 	DeliveryID      int64
+	NextDeliveryID  *int64
+	StartedAt       time.Time
 	DurationMs      int32
 	ResponseStatus  *int32
 	Error           string
 	ResponseSnippet string
+	Status          string
+	Delivered       bool
 }
 
-// DeliveryRecordAttempt keeps one attempt, numbered after the delivery's
-// earlier ones (an admin's retry starts a new job, whose attempts River
-// counts from one again), and sets the delivery's status from it, in one
-// statement.
-func (q *Queries) DeliveryRecordAttempt(ctx context.Context, arg DeliveryRecordAttemptParams) error {
-	_, err := q.db.Exec(ctx, deliveryRecordAttempt,
-		arg.Status,
-		arg.StartedAt,
+// DeliveryRecord keeps one attempt of a delivery and what follows from it,
+// in one statement:
+//   - the attempt, numbered after the delivery's earlier ones (an admin's
+//     retry starts a new job, whose attempts River counts from one again),
+//     and the delivery's status;
+//   - whether its destination is failing, for the alert rules: a failed
+//     attempt starts failing_since when it is not set, one that delivered
+//     clears it, written only when that changes, so that the attempts of
+//     one destination, most alike, do not queue on its row;
+//   - the place the attempt held: handed on to next_delivery_id (a job of
+//     the same process waiting for a place of this destination, already
+//     loaded) for ttl when that delivery is still pending, the destination
+//     not paused and the place within its limit, else given back.
+//
+// It returns whether the place was handed on; no row when the attempt no
+// longer held it (it outlived its ttl and another attempt took it).
+func (q *Queries) DeliveryRecord(ctx context.Context, arg DeliveryRecordParams) (bool, error) {
+	row := q.db.QueryRow(ctx, deliveryRecord,
+		arg.TtlSeconds,
+		arg.DestinationID,
 		arg.DeliveryID,
+		arg.NextDeliveryID,
+		arg.StartedAt,
 		arg.DurationMs,
 		arg.ResponseStatus,
 		arg.Error,
 		arg.ResponseSnippet,
+		arg.Status,
+		arg.Delivered,
 	)
-	return err
+	var handed_on bool
+	err := row.Scan(&handed_on)
+	return handed_on, err
 }
 
 const deliveryRequeueFailed = `-- name: DeliveryRequeueFailed :many

@@ -19,7 +19,9 @@ type DeliveryPlaceReturnParams struct {
 	DeliveryID    int64
 }
 
-// DeliveryPlaceReturn gives back the place a delivery's attempt holds.
+// DeliveryPlaceReturn gives back the place a delivery's job holds without
+// making its attempt (its process is stopping); DeliveryRecord gives back
+// the place of an attempt made.
 func (q *Queries) DeliveryPlaceReturn(ctx context.Context, arg DeliveryPlaceReturnParams) error {
 	_, err := q.db.Exec(ctx, deliveryPlaceReturn, arg.DestinationID, arg.DeliveryID)
 	return err

@@ -360,27 +360,6 @@ func (q *Queries) DestinationListToAutoPause(ctx context.Context, failingBefore 
 	return items, nil
 }
 
-const destinationRecordOutcome = `-- name: DestinationRecordOutcome :exec
-UPDATE destinations
-SET failing_since = CASE WHEN $1::boolean THEN NULL ELSE $2::timestamptz END
-WHERE id = $3 AND (failing_since IS NOT NULL) = $1::boolean
-`
-
-type DestinationRecordOutcomeParams struct {
-	Delivered   bool
-	AttemptedAt time.Time
-	ID          int64
-}
-
-// DestinationRecordOutcome keeps whether the destination's attempts are
-// failing: a failed attempt starts failing_since when it is not set, one
-// that delivered clears it. It writes only when that changes, so that the
-// attempts of one destination, most alike, do not queue on its row.
-func (q *Queries) DestinationRecordOutcome(ctx context.Context, arg DestinationRecordOutcomeParams) error {
-	_, err := q.db.Exec(ctx, destinationRecordOutcome, arg.Delivered, arg.AttemptedAt, arg.ID)
-	return err
-}
-
 const destinationSetPaused = `-- name: DestinationSetPaused :one
 UPDATE destinations SET paused = $1, updated_at = now(), auto_paused_at = NULL,
     resumed_at = CASE WHEN $1 THEN resumed_at ELSE now() END

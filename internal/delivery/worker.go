@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -64,43 +63,11 @@ type worker struct {
 
 // spareJobs is how many jobs beyond its limit a destination's queue runs
 // in a process: they wait, loaded, for a place that this process's
-// attempts give back, and take it at once, so that a place does not stay
-// empty while River completes the attempt before and fetches the next job
-// (two round trips and its fetch loop), which cost a receiver that answers
-// in 200 ms about a tenth of the limit.
+// attempts hand on to them, so that a place does not stay empty while
+// River completes the attempt before and fetches the next job (two round
+// trips and its fetch loop), which cost a receiver that answers in 200 ms
+// about a tenth of the limit.
 func spareJobs(limit int32) int { return 1 + int(limit)/4 }
-
-// places tells the jobs of a destination that wait for a place when an
-// attempt of this process gives one back.
-type places struct {
-	mu    sync.Mutex
-	freed map[int64]chan struct{}
-}
-
-// of is the channel on which a place of destination id freed in this
-// process is announced: one receive for each, at most one waiting.
-func (p *places) of(id int64) chan struct{} {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.freed == nil {
-		p.freed = map[int64]chan struct{}{}
-	}
-	ch, ok := p.freed[id]
-	if !ok {
-		ch = make(chan struct{}, 1)
-		p.freed[id] = ch
-	}
-	return ch
-}
-
-// give announces a place of destination id given back, unless one already
-// waits to be taken.
-func (p *places) give(id int64) {
-	select {
-	case p.of(id) <- struct{}{}:
-	default:
-	}
-}
 
 func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, observer Observer) *worker {
 	return &worker{pool: pool, client: policy.HTTPClient(timeout), timeout: timeout, observer: observer}
@@ -110,8 +77,9 @@ func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, 
 func (w *worker) Timeout(*river.Job[Args]) time.Duration { return w.timeout + 30*time.Second }
 
 // Work makes one attempt and records it: one round trip loads the delivery
-// and takes a place of its destination, one records the answer and gives
-// the place back. A 2xx answer marks the delivery delivered; River then
+// and takes a place of its destination (none when an attempt before hands
+// its place on), one records the answer and hands the place on or gives it
+// back. A 2xx answer marks the delivery delivered; River then
 // completes the job. Should the process die between the two, the job runs
 // again, finds the delivery delivered and sends nothing. Any other answer
 // is returned as an error, so that River retries the job after the backoff
@@ -129,8 +97,6 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		// has made meanwhile: there is nothing left to do.
 		return nil
 	}
-	defer w.places.give(d.DestinationID)
-
 	a := w.attempt(ctx, d)
 	status := StatusPending
 	switch {
@@ -154,12 +120,11 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 
 // loadWithPlace loads what an attempt of the job's delivery sends, with a
 // place of its destination taken, unless the delivery is delivered. When
-// every place is taken, it waits up to leaseRecheck for one that an
-// attempt of this process gives back; past that, or when the destination
-// is paused, it returns a snooze for River. Waiting uses up no attempt.
+// every place is taken, it waits up to leaseRecheck for an attempt of this
+// process to hand its place on; past that, or when the destination is
+// paused, it returns a snooze for River. Waiting uses up no attempt.
 func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.DeliveryGetForAttemptRow, error) {
 	destinationID, _ := destinationOfQueue(job.Queue)
-	freed := w.places.of(destinationID)
 	timer := time.NewTimer(leaseRecheck)
 	defer timer.Stop()
 	for {
@@ -170,18 +135,40 @@ func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.De
 		case d.Paused:
 			return d, river.JobSnooze(pausedRecheck)
 		}
+		me := w.places.wait(destinationID, d.ID)
 		select {
-		case <-freed:
+		case handed := <-me.handed:
+			if handed {
+				return d, nil
+			}
+			// The place was given back instead (the destination was
+			// paused, or its limit lowered): look again.
+			continue
 		case <-timer.C:
 			// Every place of the destination is taken by attempts in this
 			// or other worker processes.
-			return d, river.JobSnooze(leaseRecheck/2 + rand.N(leaseRecheck))
+			if w.places.leave(destinationID, me) || !<-me.handed {
+				return d, river.JobSnooze(leaseRecheck/2 + rand.N(leaseRecheck))
+			}
+			return d, nil
 		case <-ctx.Done():
 			// The process is stopping: the job goes back to wait for a
-			// place in this or another process.
+			// place in this or another process, and a place handed on to
+			// it meanwhile goes back to the others.
+			if !w.places.leave(destinationID, me) && <-me.handed {
+				w.giveBack(d)
+			}
 			return d, river.JobSnooze(0)
 		}
 	}
+}
+
+// giveBack gives back the place a job holds without making its attempt.
+// Should that fail, the place frees itself when its ttl runs out.
+func (w *worker) giveBack(d db.DeliveryGetForAttemptRow) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = db.On(w.pool).DeliveryPlaceReturn(ctx, db.DeliveryPlaceReturnParams{DeliveryID: d.ID, DestinationID: d.DestinationID})
 }
 
 // loadAndLease loads what an attempt of a delivery sends and takes one of
@@ -218,43 +205,46 @@ func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.Deliver
 	return d, takeErr == nil, nil
 }
 
-// record keeps an attempt's answer and gives the destination's place back,
-// in one transaction of one round trip. The attempt is recorded even when
-// the job's context was cancelled by a hard stop: the request happened, and
+// record keeps an attempt's answer and hands the destination's place on
+// to the next job of this process waiting for one, or gives it back, in
+// one statement of one round trip. The attempt is recorded even when the
+// job's context was cancelled by a hard stop: the request happened, and
 // the job goes back to the queue.
 func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a attempt, status string) error {
 	ctx = context.WithoutCancel(ctx)
+	next := w.places.next(d.DestinationID)
+	params := db.DeliveryRecordParams{
+		DeliveryID: d.ID, DestinationID: d.DestinationID, Status: status, Delivered: a.delivered(),
+		StartedAt: a.started, DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status,
+		Error: a.err, ResponseSnippet: a.snippet, TtlSeconds: w.Timeout(nil).Seconds(),
+	}
+	if next != nil {
+		params.NextDeliveryID = &next.deliveryID
+	}
 	var (
-		b                                db.Batch
-		done                             struct{}
-		recordErr, returnErr, outcomeErr error
+		b         db.Batch
+		handedOn  bool
+		recordErr error
 	)
-	queued := errors.Join(
-		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryRecordAttempt), db.DeliveryRecordAttemptParams{
-			DeliveryID: d.ID, Status: status, StartedAt: &a.started,
-			DurationMs: int32(a.duration.Milliseconds()), ResponseStatus: a.status, Error: a.err, ResponseSnippet: a.snippet,
-		}, &done, &recordErr),
-		db.Queue(ctx, &b, db.Exec((*db.Queries).DeliveryPlaceReturn), db.DeliveryPlaceReturnParams{
-			DeliveryID: d.ID, DestinationID: d.DestinationID,
-		}, &done, &returnErr),
-		// Whether the destination is failing, for the alert rules; a
-		// statement that writes only when that changes.
-		db.Queue(ctx, &b, db.Exec((*db.Queries).DestinationRecordOutcome), db.DestinationRecordOutcomeParams{
-			ID: d.DestinationID, Delivered: a.delivered(), AttemptedAt: a.started,
-		}, &done, &outcomeErr),
-	)
-	if queued != nil {
-		return queued
+	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryRecord, params, &handedOn, &recordErr); err != nil {
+		return err
 	}
 	// The record waits for the disk, and the standby, although the work
 	// pool's commits do not: River completes the job after Work returns,
 	// and a completion made again after a crash or a failover, on a
 	// database that lost a record committed without waiting, would leave
 	// the delivery pending with no job to make it.
-	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool, Durable: true})); err != nil {
-		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
+	err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool, Durable: true}))
+	if errors.Is(recordErr, db.ErrNotFound) {
+		// The attempt outlived its place's ttl and another took it: the
+		// record stands, and there was no place to hand on.
+		recordErr = nil
 	}
-	if err := cmp.Or(recordErr, returnErr, outcomeErr); err != nil {
+	err = cmp.Or(err, recordErr)
+	if next != nil {
+		next.handed <- err == nil && handedOn
+	}
+	if err != nil {
 		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
 	}
 	return nil

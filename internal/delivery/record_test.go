@@ -1,0 +1,96 @@
+package delivery_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/db"
+)
+
+// TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit checks the
+// statement that records an attempt and hands its place to the next job
+// waiting in the same process: the place moves to a pending delivery of an
+// unpaused destination within its limit, and goes back otherwise.
+func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T) {
+	tb := setup(t)
+	ctx := context.Background()
+	q := db.New(tb.pool)
+	destination := tb.limitedDestination(t, "http://127.0.0.1:1/", 2)
+	var ids []int64
+	for _, id := range []string{"1", "2", "3", "4"} {
+		tb.receive(t, "production", "ORDERS05", id)
+	}
+	rows, err := tb.pool.Query(ctx, "SELECT id FROM deliveries ORDER BY id")
+	require.NoError(t, err)
+	for rows.Next() {
+		var id int64
+		require.NoError(t, rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, ids, 4)
+
+	holder := func(place int32) *int64 {
+		var id *int64
+		require.NoError(t, tb.pool.QueryRow(ctx,
+			"SELECT delivery_id FROM destination_places WHERE destination_id = $1 AND place = $2", destination, place).Scan(&id))
+		return id
+	}
+	take := func(id int64) int32 {
+		place, err := q.DeliveryPlaceTake(ctx, db.DeliveryPlaceTakeParams{DeliveryID: id, TtlSeconds: 60})
+		require.NoError(t, err)
+		return place
+	}
+	record := func(id int64, status string, next *int64) (bool, error) {
+		code := int32(200)
+		return q.DeliveryRecord(ctx, db.DeliveryRecordParams{
+			DeliveryID: id, DestinationID: destination, NextDeliveryID: next, Status: status, Delivered: status == "delivered",
+			StartedAt: time.Now(), ResponseStatus: &code, TtlSeconds: 60,
+		})
+	}
+
+	place := take(ids[0])
+	handed, err := record(ids[0], "delivered", &ids[1])
+	require.NoError(t, err)
+	require.True(t, handed)
+	require.Equal(t, &ids[1], holder(place), "the waiting delivery holds the place now")
+
+	handed, err = record(ids[1], "delivered", &ids[0])
+	require.NoError(t, err)
+	require.False(t, handed, "a delivered delivery gets no place")
+	require.Nil(t, holder(place))
+
+	place = take(ids[2])
+	handed, err = record(ids[2], "pending", &ids[2])
+	require.NoError(t, err)
+	require.False(t, handed, "an attempt does not hand its place to its own delivery")
+	require.Nil(t, holder(place))
+
+	place = take(ids[2])
+	_, err = tb.pool.Exec(ctx, "UPDATE destinations SET paused = true WHERE id = $1", destination)
+	require.NoError(t, err)
+	handed, err = record(ids[2], "pending", &ids[3])
+	require.NoError(t, err)
+	require.False(t, handed, "a paused destination's places go back")
+	require.Nil(t, holder(place))
+
+	_, err = tb.pool.Exec(ctx, "UPDATE destinations SET paused = false WHERE id = $1", destination)
+	require.NoError(t, err)
+	take(ids[3])
+	place = take(ids[2])
+	require.Equal(t, int32(1), place)
+	_, err = tb.pool.Exec(ctx, "UPDATE destinations SET max_concurrency = 1 WHERE id = $1", destination)
+	require.NoError(t, err)
+	_, err = record(ids[2], "pending", &ids[0])
+	require.NoError(t, err)
+	require.Nil(t, holder(place), "a place above a lowered limit goes back")
+
+	_, err = record(ids[2], "pending", &ids[3])
+	require.ErrorIs(t, err, pgx.ErrNoRows, "an attempt that no longer holds a place has none to hand on")
+	require.Equal(t, 4, tb.count(t, "SELECT count(*) FROM delivery_attempts WHERE delivery_id = $1", ids[2]),
+		"every attempt is recorded, with a place or without")
+}
