@@ -60,6 +60,8 @@ func TestBinary(t *testing.T) {
 	}
 	require.Equal(t, 2, exitCode("frobnicate"))
 	require.Equal(t, 2, exitCode("tenant", "create"))
+	require.Equal(t, 0, exitCode("tenant", "create", "--help"))
+	require.Equal(t, 0, exitCode("--version"))
 	require.Equal(t, 0, exitCode("tenant", "create", "acme"))
 	require.Equal(t, 1, exitCode("tenant", "create", "acme"), "already exists")
 

@@ -33,86 +33,51 @@ type Env struct {
 	Listening func(net.Addr)
 }
 
-const usage = `usage: edihub <command> [arguments]
-
-commands:
-  serve                       apply pending migrations, then serve HTTP on LISTEN_ADDR and run delivery workers
-  worker                      apply pending migrations, then run delivery workers only
-  migrate                     apply pending migrations and exit
-  tenant create SLUG [--name NAME]
-  env create --tenant SLUG NAME
-  apikey create --tenant SLUG --env NAME
-  apikey list                 one key a line: id, tenant, environment, prefix, state, created, revoked
-  apikey revoke ID            the key stops working at once (within API_KEY_CACHE_TTL if a server misses the notice)
-  apikey rotate ID [--grace 24h]   prints a new key of the same environment; the old one works for the grace period
-  message-type create --tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]
-  integration create --tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]
-  integration list            one secret a line: integration id, tenant, environment, message type, scheme,
-                              secret id, state, created, expires ("-" for an integration without secrets)
-  integration rotate ID [--grace 24h] [--secret S]   prints a new secret; the current ones work for the grace period
-  integration revoke ID [--secret SECRET_ID]   every secret of the integration (or the one) stops working at once
-  user create --email EMAIL --role admin|viewer [--tenant SLUG]   (password from EDIHUB_PASSWORD or stdin)
-  user list                   one user a line: id, email, role, tenant, state, created, disabled
-  user disable ID             the user is signed out at once and cannot sign in
-  user enable ID              a disabled user can sign in again
-  user reset-password ID      prints a new generated password; the user is signed out everywhere
-  destination create --tenant SLUG --env NAME --url URL [--message-type CODE]... [--secret S] [--concurrency N]
-  channel create [--tenant SLUG] (--email ADDR | --slack URL | --webhook URL [--secret S]) [--name NAME]
-                              prints the id (and a webhook's whsec_ secret); no --tenant: a global channel
-  delivery retry ID | --all-failed [--destination ID]   queue failed deliveries again; prints how many
-  demo [--destination URL] [--secrets FILE]
-                              create a demo tenant, API key and admin login (and a destination at URL);
-                              keeps the key and login saved in FILE while they work, and saves them there
-
-Every command reads DATABASE_URL (default ` + config.DefaultDatabaseURL + `).`
-
-// UsageError reports a command line that cannot be understood.
-type UsageError struct{ msg string }
-
-func (e *UsageError) Error() string { return e.msg + "\n\n" + usage }
-
-func usageErrorf(format string, args ...any) error {
-	return &UsageError{msg: fmt.Sprintf(format, args...)}
-}
-
-// ExitCode is 2 for a command line that cannot be understood, 1 otherwise.
-func ExitCode(err error) int {
-	var u *UsageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
-}
-
-// Run executes the command named by env.Args.
+// Run executes the command named by env.Args. A command line that asks for
+// help (`edihub help tenant create`, `edihub tenant create --help`) prints
+// the usage of what it names on stdout.
 func Run(ctx context.Context, env Env) error {
+	err := run(ctx, env)
+	var help *helpRequest
+	if errors.As(err, &help) {
+		_, err = fmt.Fprintln(env.Stdout, help.usage)
+	}
+	return err
+}
+
+func run(ctx context.Context, env Env) error {
 	if len(env.Args) == 0 {
-		return usageErrorf("no command given")
+		return usageErrorf("", "no command given")
+	}
+	cmd, args := env.Args[0], env.Args[1:]
+	switch {
+	case cmd == "--version" || cmd == "-version" || cmd == "version":
+		return printLines(env.Stdout, versionLine())
+	case cmd == "help":
+		return &helpRequest{usage: usageOf(strings.Join(args, " "), nil)}
+	case isHelp(cmd):
+		return &helpRequest{usage: usageOf("", nil)}
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := newLogger(cfg, env.Stderr)
-	cmd, args := env.Args[0], env.Args[1:]
 	switch cmd {
 	case "serve":
 		return serve(ctx, env, cfg, log, args)
 	case "worker":
 		return worker(ctx, cfg, log, args)
-	case "delivery":
-		return deliveryRetry(ctx, env, cfg, args)
 	case "migrate":
 		return migrate(ctx, cfg, log, args)
 	case "demo":
 		return demo(ctx, env, cfg, args)
+	case "delivery":
+		return deliveryCommand(ctx, env, cfg, args)
 	case "tenant", "env", "apikey", "message-type", "integration", "user", "destination", "channel":
 		return provisioning(ctx, env, cfg, cmd, args)
-	case "help", "-h", "--help":
-		_, err := fmt.Fprintln(env.Stdout, usage)
-		return err
 	}
-	return usageErrorf("unknown command %q", cmd)
+	return usageErrorf("", "unknown command %q", cmd)
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
@@ -179,8 +144,8 @@ func connectMigrated(ctx context.Context, cfg config.Config) (*pgxpool.Pool, err
 }
 
 func migrate(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("migrate takes no arguments, got %q", strings.Join(args, " "))
+	if err := noArguments("migrate", args); err != nil {
+		return err
 	}
 	pool, err := connect(ctx, cfg)
 	if err != nil {
@@ -207,8 +172,12 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var positional []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageErrorf("%s: %v", fs.Name(), err)
+		err := fs.Parse(args)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, &helpRequest{usage: usageOf(fs.Name(), fs)}
+		}
+		if err != nil {
+			return nil, flagErrorf(fs, "%v", err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -223,10 +192,20 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 func required(fs *flag.FlagSet, names ...string) error {
 	for _, name := range names {
 		if fs.Lookup(name).Value.String() == "" {
-			return usageErrorf("%s: --%s is required", fs.Name(), name)
+			return flagErrorf(fs, "--%s is required", name)
 		}
 	}
 	return nil
+}
+
+// noArguments refuses arguments to a command that takes none, which is
+// configured through environment variables instead; it answers --help.
+func noArguments(name string, args []string) error {
+	pos, err := parseFlags(flag.NewFlagSet(name, flag.ContinueOnError), args)
+	if err == nil && len(pos) > 0 {
+		err = usageErrorf(name, "takes no arguments (it is configured through environment variables), got %q", strings.Join(pos, " "))
+	}
+	return err
 }
 
 func printLines(w io.Writer, lines ...string) error {

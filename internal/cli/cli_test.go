@@ -19,11 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/cli"
-	"github.com/lefia/edihub/internal/config"
-	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/delivery"
-	"github.com/lefia/edihub/internal/ingest"
-	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/pgtest"
 )
@@ -546,19 +541,7 @@ func TestWorker(t *testing.T) {
 	require.NoError(t, key.err)
 
 	// A message stored by the API of another process (here: in-process).
-	pool := pgtest.PoolFor(t, url)
-	var tenantID, envID, typeID int64
-	require.NoError(t, pool.QueryRow(context.Background(), `SELECT t.id, e.id, mt.id FROM tenants t
-		JOIN environments e ON e.tenant_id = t.id JOIN message_types mt ON mt.tenant_id = t.id`).Scan(&tenantID, &envID, &typeID))
-	mt, err := db.On(pool).MessageTypeGetByID(context.Background(), db.MessageTypeGetByIDParams{TenantID: tenantID, ID: typeID})
-	require.NoError(t, err)
-	cfg, err := config.Load(func(k string) string { return vars[k] })
-	require.NoError(t, err)
-	_, err = ingest.New(pool, time.Hour, delivery.NewService(pool, cfg.Delivery.MaxAttempts)).Receive(context.Background(), ingest.Request{
-		TenantID: tenantID, EnvironmentID: envID, MessageType: messagetype.Prepare(mt), Docnum: "0000000064132944", Payload: []byte(`{}`),
-		Source: ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
-	})
-	require.NoError(t, err)
+	store(t, url, "acme", "0000000064132944")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
@@ -583,7 +566,7 @@ func TestWorker(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("worker did not stop")
 	}
-	requireUsageError(t, run(t, url, nil, "", "worker", "extra"), "worker takes no arguments")
+	requireUsageError(t, run(t, url, nil, "", "worker", "extra"), "worker: takes no arguments")
 
 	r := run(t, url, nil, "", "delivery", "retry", "--all-failed")
 	require.NoError(t, r.err)

@@ -24,7 +24,10 @@ type action func(context.Context, *provision.Service) ([]string, error)
 // command line fails without touching the database, then connects.
 func provisioning(ctx context.Context, env Env, cfg config.Config, noun string, args []string) error {
 	if len(args) == 0 {
-		return usageErrorf("%s: give a subcommand", noun)
+		return usageErrorf(noun, "give a subcommand")
+	}
+	if isHelp(args[0]) {
+		return &helpRequest{usage: usageOf(noun, nil)}
 	}
 	name := noun + " " + args[0]
 	var act action
@@ -71,7 +74,7 @@ func positionals(fs *flag.FlagSet, args []string, names ...string) ([]string, er
 		return nil, err
 	}
 	if len(pos) != len(names) {
-		return nil, usageErrorf("%s: want %d argument(s) (%s), got %d", fs.Name(), len(names), strings.Join(names, ", "), len(pos))
+		return nil, flagErrorf(fs, "want %d argument(s) (%s), got %d", len(names), strings.Join(names, ", "), len(pos))
 	}
 	return pos, nil
 }
@@ -135,13 +138,13 @@ func messageTypeCreate(name string, args []string) (action, error) {
 	}
 	fields, err := messagetype.ParseFields(*fieldsText)
 	if err != nil {
-		return nil, usageErrorf("%s: --fields: %v", name, err)
+		return nil, flagErrorf(fs, "--fields: %v", err)
 	}
 	var window *int
 	if *windowText != "" {
 		n, err := strconv.Atoi(*windowText)
 		if err != nil {
-			return nil, usageErrorf("%s: --window-hours %q is not a whole number", name, *windowText)
+			return nil, flagErrorf(fs, "--window-hours %q is not a whole number", *windowText)
 		}
 		window = &n
 	}
@@ -181,7 +184,7 @@ func destinationCreate(name string, args []string, cfg config.Config) (action, e
 	fs.StringVar(&spec.TenantSlug, "tenant", "", "tenant slug")
 	fs.StringVar(&spec.EnvironmentSlug, "env", "", "environment name")
 	fs.StringVar(&spec.URL, "url", "", "where messages are POSTed")
-	fs.Func("message-type", "a message type code the destination takes (repeatable; default: every type)", func(code string) error {
+	fs.Func("message-type", "a message type `CODE` the destination takes (repeatable; default: every type)", func(code string) error {
 		spec.MessageTypeCodes = append(spec.MessageTypeCodes, code)
 		return nil
 	})
@@ -194,7 +197,7 @@ func destinationCreate(name string, args []string, cfg config.Config) (action, e
 		return nil, err
 	}
 	if *concurrency < 1 || *concurrency > 100 {
-		return nil, usageErrorf("%s: --concurrency must be from 1 to 100", name)
+		return nil, flagErrorf(fs, "--concurrency must be from 1 to 100")
 	}
 	spec.MaxConcurrency = int32(*concurrency)
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
@@ -225,12 +228,12 @@ func channelCreate(name string, args []string, cfg config.Config) (action, error
 			continue
 		}
 		if spec.Kind != "" {
-			return nil, usageErrorf("%s: give one of --email, --slack and --webhook, not two", name)
+			return nil, flagErrorf(fs, "give one of --email, --slack and --webhook, not two")
 		}
 		spec.Kind, spec.Target = kind, *target
 	}
 	if spec.Kind == "" {
-		return nil, usageErrorf("%s: give one of --email, --slack and --webhook", name)
+		return nil, flagErrorf(fs, "give one of --email, --slack and --webhook")
 	}
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
 		id, secret, err := s.CreateChannel(ctx, spec, cfg.Delivery.Egress)

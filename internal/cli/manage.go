@@ -15,6 +15,16 @@ import (
 // made with the CLI's global scope and recorded as the CLI's.
 func manageAction(noun, verb, name string, args []string) (action, error) {
 	switch noun + " " + verb {
+	case "tenant list":
+		return tenantList(name, args)
+	case "env list":
+		return scopedList(name, args, envList)
+	case "message-type list":
+		return scopedList(name, args, messageTypeList)
+	case "destination list":
+		return scopedList(name, args, destinationList)
+	case "channel list":
+		return scopedList(name, args, channelList)
 	case "apikey list":
 		return apikeyList(name, args)
 	case "apikey revoke":
@@ -36,7 +46,7 @@ func manageAction(noun, verb, name string, args []string) (action, error) {
 	case "integration revoke":
 		return integrationRevoke(name, args)
 	}
-	return nil, usageErrorf("%s: unknown subcommand %q", noun, verb)
+	return nil, usageErrorf(noun, "unknown subcommand %q", verb)
 }
 
 // timeText prints a time for scripts: RFC 3339 in UTC, "-" for none.
@@ -76,7 +86,7 @@ func idArgument(fs *flag.FlagSet, args []string) (int64, error) {
 	}
 	id, err := strconv.ParseInt(pos[0], 10, 64)
 	if err != nil {
-		return 0, usageErrorf("%s: %q is not an id", fs.Name(), pos[0])
+		return 0, flagErrorf(fs, "%q is not an id", pos[0])
 	}
 	return id, nil
 }
@@ -193,7 +203,7 @@ func integrationRevoke(name string, args []string) (action, error) {
 		return nil, err
 	}
 	if *secretID < 0 {
-		return nil, usageErrorf("%s: --secret %d is not an id", name, *secretID)
+		return nil, flagErrorf(fs, "--secret %d is not an id", *secretID)
 	}
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
 		return nil, s.RevokeIntegrationSecrets(ctx, provision.ByCLI, pos[0], *secretID)

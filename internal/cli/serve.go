@@ -31,8 +31,8 @@ import (
 // (retention, rollup) and the alert rules until ctx is cancelled (SIGTERM),
 // then lets in-flight requests and attempts finish.
 func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("serve takes no arguments; it is configured through environment variables")
+	if err := noArguments("serve", args); err != nil {
+		return err
 	}
 	tuneGC(env.Getenv, cfg)
 	pool, err := connect(ctx, cfg, func(c *pgxpool.Config) { db.SizeIngestPool(c, cfg.DatabaseURL) })
@@ -107,8 +107,8 @@ func serve(ctx context.Context, env Env, cfg config.Config, log *slog.Logger, ar
 // then lets running attempts finish: more machines sharing the database
 // deliver more at once.
 func worker(ctx context.Context, cfg config.Config, log *slog.Logger, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("worker takes no arguments; it is configured through environment variables")
+	if err := noArguments("worker", args); err != nil {
+		return err
 	}
 	pool, err := connect(ctx, cfg)
 	if err != nil {

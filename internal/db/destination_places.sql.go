@@ -26,3 +26,42 @@ func (q *Queries) DeliveryPlaceReturn(ctx context.Context, arg DeliveryPlaceRetu
 	_, err := q.db.Exec(ctx, deliveryPlaceReturn, arg.DestinationID, arg.DeliveryID)
 	return err
 }
+
+const deliveryPlaceTake = `-- name: DeliveryPlaceTake :one
+UPDATE destination_places p
+SET delivery_id = $1::bigint, expires_at = now() + make_interval(secs => $2::float8)
+WHERE (p.destination_id, p.place) = (
+    SELECT free.destination_id, free.place
+    FROM deliveries dl
+    JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
+    JOIN destination_places free ON free.destination_id = d.id
+    WHERE dl.id = $1 AND dl.status = 'pending' AND NOT d.paused
+      AND free.place < d.max_concurrency
+      AND (free.delivery_id IS NULL OR free.expires_at <= now() OR free.delivery_id = dl.id)
+    ORDER BY free.delivery_id IS DISTINCT FROM dl.id, free.place
+    LIMIT 1
+    FOR UPDATE OF free SKIP LOCKED
+)
+RETURNING p.place
+`
+
+type DeliveryPlaceTakeParams struct {
+	DeliveryID int64
+	TtlSeconds float64
+}
+
+// DeliveryPlaceTake takes a place of the delivery's destination for ttl
+// when the delivery is still pending and the destination not paused, and
+// returns the place's number; no row when every place below the
+// destination's max_concurrency is held. A place the delivery holds
+// already (its job run again after its worker process died) is taken
+// again first. SKIP LOCKED passes over the places other attempts are
+// taking at this moment, and a place one of them took since this
+// statement began is checked again once locked and passed over, so two
+// attempts never hold one place.
+func (q *Queries) DeliveryPlaceTake(ctx context.Context, arg DeliveryPlaceTakeParams) (int32, error) {
+	row := q.db.QueryRow(ctx, deliveryPlaceTake, arg.DeliveryID, arg.TtlSeconds)
+	var place int32
+	err := row.Scan(&place)
+	return place, err
+}

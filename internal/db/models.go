@@ -87,8 +87,6 @@ type BlockedCopy struct {
 	DismissedBy       *int64
 	DismissReason     *string
 	ReviewState       string
-	Copies            int32
-	LastSeenAt        *time.Time
 }
 
 type Delivery struct {

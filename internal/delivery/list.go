@@ -46,13 +46,19 @@ type Page struct {
 
 // List returns the page of deliveries that f asks for, within scope.
 func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, error) {
+	return s.ListUpTo(ctx, scope, f, PageSize)
+}
+
+// ListUpTo returns a page of at most size deliveries that f asks for,
+// within scope.
+func (s *Service) ListUpTo(ctx context.Context, scope auth.Scope, f Filter, size int) (Page, error) {
 	status, m, before, problems := f.parse()
 	if len(problems) > 0 {
 		return Page{Problems: problems}, nil
 	}
 	p := db.DeliveryListParams{
 		ScopeTenantID: scope.TenantFilter(), Status: status, DestinationID: m.DestinationID, MessageType: m.MessageType,
-		Since: m.Since, Until: m.Until, PageSize: PageSize + 1,
+		Since: m.Since, Until: m.Until, PageSize: int32(size) + 1,
 	}
 	if before != nil {
 		p.BeforeTime, p.BeforeID = &before.Time, &before.ID
@@ -64,7 +70,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 		return Page{}, fmt.Errorf("list deliveries: %w", err)
 	}
 	var page Page
-	rows, page.Older = adminlist.Page(rows, PageSize, func(r db.DeliveryListRow) adminlist.Cursor {
+	rows, page.Older = adminlist.Page(rows, size, func(r db.DeliveryListRow) adminlist.Cursor {
 		return adminlist.Cursor{Time: r.CreatedAt, ID: r.ID}
 	})
 	page.Deliveries = make([]Listed, len(rows))

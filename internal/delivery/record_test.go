@@ -41,10 +41,9 @@ func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T)
 		return id
 	}
 	take := func(id int64) int32 {
-		d, err := q.DeliveryGetForAttempt(ctx, db.DeliveryGetForAttemptParams{ID: id, TtlSeconds: 60})
+		place, err := q.DeliveryPlaceTake(ctx, db.DeliveryPlaceTakeParams{DeliveryID: id, TtlSeconds: 60})
 		require.NoError(t, err)
-		require.GreaterOrEqual(t, d.Place, int32(0), "a place is free")
-		return d.Place
+		return place
 	}
 	record := func(id int64, status string, next *int64) (bool, error) {
 		code := int32(200)
