@@ -9,7 +9,7 @@
 -- (when not JSON) it loads the first shown_bytes, what the page shows, and
 -- their size; BlockedCopyReceivedPart downloads them.
 -- name: BlockedCopyGet :one
-SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
+SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.copies, c.last_seen_at,
        c.content_type, substr(c.received_bytes, 1, @shown_bytes::int) AS received_head,
        COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
@@ -102,7 +102,7 @@ WHERE id = @id AND released_message_id IS NULL AND dismissed_at IS NULL;
 -- small) fetched every copy of the state, joined each to its original and
 -- sorted them (1.3 s for 29,000 dismissed copies).
 -- name: BlockedCopyReviewList :many
-SELECT c.id, c.docnum, c.received_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
+SELECT c.id, c.docnum, c.received_at, c.copies, c.last_seen_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
        c.released_message_id, coalesce(c.released_at, c.dismissed_at) AS decided_at,
        coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code

@@ -58,19 +58,54 @@ ORDER BY m.id, d.id
 ON CONFLICT (message_id, destination_id) DO NOTHING
 RETURNING id, destination_id, message_id;
 
--- DeliveryGetForAttempt loads what one attempt sends: the message's stored
--- bytes (the received ones where they differ from the JSON payload, as for
--- IDoc-XML) with their content type, its names, and the destination's
--- address and secret.
+-- DeliveryGetForAttempt loads what one attempt sends (the message's
+-- stored bytes, the received ones where they differ from the JSON payload,
+-- as for IDoc-XML, with their content type, its names, and the
+-- destination's address and secret) and takes a place of the destination
+-- for ttl when the delivery is still pending and the destination not
+-- paused, in one statement: place is the place's number, or -1 when every
+-- place below the destination's max_concurrency is held. A place the
+-- delivery holds already (its job run again after its worker process
+-- died) is taken again first. SKIP LOCKED passes over the places other
+-- attempts are taking at this moment, and a place one of them took since
+-- this statement began is checked again once locked and passed over, so
+-- two attempts never hold one place.
 -- name: DeliveryGetForAttempt :one
+WITH taken AS (
+    UPDATE destination_places p
+    SET delivery_id = @id::bigint, expires_at = now() + make_interval(secs => @ttl_seconds::float8)
+    WHERE (p.destination_id, p.place) = (
+        SELECT free.destination_id, free.place
+        FROM deliveries want
+        JOIN destinations wd ON wd.tenant_id = want.tenant_id AND wd.id = want.destination_id
+        JOIN destination_places free ON free.destination_id = wd.id
+        WHERE want.id = @id::bigint AND want.status = 'pending' AND NOT wd.paused
+          AND free.place < wd.max_concurrency
+          AND (free.delivery_id IS NULL OR free.expires_at <= now() OR free.delivery_id = want.id)
+        ORDER BY free.delivery_id IS DISTINCT FROM want.id, free.place
+        LIMIT 1
+        FOR UPDATE OF free SKIP LOCKED
+    )
+    RETURNING p.place
+)
 SELECT dl.id, dl.message_id, dl.destination_id, dl.status,
-       COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8'))::bytea AS body, m.content_type, m.docnum,
-       mt.code AS message_type_code, d.url, d.secret, d.paused
+       m.body, m.content_type, m.docnum, mt.code AS message_type_code, d.url, d.secret, d.paused,
+       COALESCE((SELECT place FROM taken), -1)::integer AS place
 FROM deliveries dl
-JOIN messages m ON m.tenant_id = dl.tenant_id AND m.id = dl.message_id
-JOIN message_types mt ON mt.tenant_id = dl.tenant_id AND mt.id = dl.message_type_id
-JOIN destinations d ON d.tenant_id = dl.tenant_id AND d.id = dl.destination_id
-WHERE dl.id = @id;
+-- The delivery's message, type and destination are each looked up by its
+-- primary key alone, the delivery's foreign keys holding them to its
+-- tenant, in a LATERAL subquery with a LIMIT, which is planned apart for
+-- the one row of dl. As joins, or with the tenant in the condition, a plan
+-- made while the tables were small may hash them or walk an index by
+-- tenant, reading all of the tenant's messages for every attempt
+-- (internal/db's plan test).
+CROSS JOIN LATERAL (
+    SELECT COALESCE(m.received_bytes, convert_to(m.payload::text, 'UTF8'))::bytea AS body, m.content_type, m.docnum
+    FROM messages m WHERE m.id = dl.message_id LIMIT 1
+) m
+CROSS JOIN LATERAL (SELECT mt.code FROM message_types mt WHERE mt.id = dl.message_type_id LIMIT 1) mt
+CROSS JOIN LATERAL (SELECT d.url, d.secret, d.paused FROM destinations d WHERE d.id = dl.destination_id LIMIT 1) d
+WHERE dl.id = @id::bigint;
 
 -- DeliveryRecord keeps one attempt of a delivery and what follows from it,
 -- in one statement:
@@ -103,13 +138,19 @@ WITH attempt AS (
     WHERE id = @destination_id AND (failing_since IS NOT NULL) = @delivered::boolean
 )
 UPDATE destination_places p
-SET delivery_id = CASE WHEN p.place < d.max_concurrency THEN nx.id END,
-    expires_at = CASE WHEN p.place < d.max_concurrency THEN now() + make_interval(secs => @ttl_seconds::float8) END
+SET delivery_id = CASE WHEN nx.handable AND p.place < nx.max_concurrency THEN nx.id END,
+    expires_at = CASE WHEN nx.handable AND p.place < nx.max_concurrency THEN now() + make_interval(secs => @ttl_seconds::float8) END
 FROM (SELECT) me
-LEFT JOIN deliveries nx ON nx.id = sqlc.narg(next_delivery_id)::bigint AND nx.id <> @delivery_id::bigint
-     AND nx.destination_id = @destination_id
-     AND nx.status = 'pending'
-LEFT JOIN destinations d ON d.tenant_id = nx.tenant_id AND d.id = nx.destination_id AND NOT d.paused
+-- The next delivery and its destination are looked up by their keys, and
+-- whether the place may go to it is decided from the rows found: as a
+-- condition, the planner may walk the destination's pending deliveries.
+LEFT JOIN LATERAL (
+    SELECT nx.id, d.max_concurrency, nx.status = 'pending' AND nx.destination_id = @destination_id AND NOT d.paused AS handable
+    FROM deliveries nx
+    CROSS JOIN LATERAL (SELECT d.max_concurrency, d.paused FROM destinations d WHERE d.id = nx.destination_id LIMIT 1) d
+    WHERE nx.id = sqlc.narg(next_delivery_id)::bigint AND nx.id <> @delivery_id::bigint
+    LIMIT 1
+) nx ON true
 WHERE p.destination_id = @destination_id AND p.delivery_id = @delivery_id::bigint
 RETURNING (p.delivery_id IS NOT NULL)::boolean AS handed_on;
 

@@ -35,7 +35,8 @@ SELECT id, received_at FROM inserted;
 -- A blocked copy whose content differs from the holder's is kept in
 -- blocked_copies with its sender, the form it arrived in and its key values,
 -- beside its event, received when the event was created (the two name each
--- other by it: migration 015); an identical copy, or one that differs only in shape
+-- other by it: migration 015), unless the same changed copy already awaits
+-- review: then that one counts another arrival (migration 033); an identical copy, or one that differs only in shape
 -- (the same shape hash: a segment as an object in one and as a one-item
 -- array in the other, see canon.ShapeHash), stores nothing more than the
 -- event, whose content says "identical" or "shape_only". A stored message's
@@ -85,6 +86,9 @@ WITH inserted AS (
            @content_type, @received_bytes, @packet_position, @packet_size, @key_values::text[]
     FROM blocked, holder
     WHERE holder.content = 'changed'
+    ON CONFLICT (original_message_id, content_hash) WHERE review_state = 'open' DO UPDATE
+    SET copies = blocked_copies.copies + 1,
+        last_seen_at = greatest(blocked_copies.received_at, blocked_copies.last_seen_at, excluded.received_at)
 )
 SELECT i.id AS inserted_id, i.received_at AS inserted_at,
        h.id AS holder_id, h.docnum AS holder_docnum, h.received_at AS holder_received_at, h.within_window
@@ -189,18 +193,30 @@ WITH input AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
                                 original_message_id, docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size, key_values)
-    SELECT j.tenant_id, j.environment_id, j.message_type_id, b.id, b.created_at,
-           j.holder_id, nullif(j.docnum, ''), j.payload, j.content_hash, j.sender,
-           j.content_type, j.received_bytes, nullif(j.packet_position, 0), nullif(j.packet_size, 0),
+                                content_type, received_bytes, packet_position, packet_size, key_values,
+                                copies, last_seen_at)
+    SELECT c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.received_at,
+           c.holder_id, nullif(c.docnum, ''), c.payload, c.content_hash, c.sender,
+           c.content_type, c.received_bytes, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
            (SELECT array_agg(k.value ORDER BY k.n)
             FROM ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) WITH ORDINALITY AS k (ord, value, n)
-            WHERE k.ord = j.ord)
-    FROM blocked b
-    JOIN event e ON e.id = b.id
-    JOIN judged j ON j.ord = e.ord
-    WHERE j.content = 'changed'
-    ORDER BY j.ord
+            WHERE k.ord = c.ord),
+           c.copies, CASE WHEN c.copies > 1 THEN c.received_at END
+    FROM (
+        -- The same changed copy twice in one call is one row with two
+        -- arrivals: an upsert cannot touch a row twice in one statement.
+        SELECT DISTINCT ON (j.holder_id, j.content_hash) j.*, b.id AS audit_event_id, b.created_at AS received_at,
+               count(*) OVER (PARTITION BY j.holder_id, j.content_hash) AS copies
+        FROM blocked b
+        JOIN event e ON e.id = b.id
+        JOIN judged j ON j.ord = e.ord
+        WHERE j.content = 'changed'
+        ORDER BY j.holder_id, j.content_hash, j.ord
+    ) c
+    ORDER BY c.ord
+    ON CONFLICT (original_message_id, content_hash) WHERE review_state = 'open' DO UPDATE
+    SET copies = blocked_copies.copies + excluded.copies,
+        last_seen_at = greatest(blocked_copies.received_at, blocked_copies.last_seen_at, excluded.received_at)
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT j.tenant_id, j.holder_id, k.value

@@ -39,6 +39,10 @@ type Error struct {
 	// RetryAfter is how long a throttled client must wait, told to it in
 	// whole seconds; 0 says nothing.
 	RetryAfter time.Duration
+	// IdempotencyKey is the key an Idempotency-Key error is about, shown to
+	// the client as the problem's idempotency_key member so that a client
+	// sending many keys knows which one was refused; "" shows none.
+	IdempotencyKey string
 }
 
 func (e *Error) Error() string {

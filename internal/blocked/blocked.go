@@ -62,6 +62,7 @@ type Copy struct {
 	MessageType string
 	Docnum      string
 	ReceivedAt  time.Time
+	Arrivals    Arrivals
 	Sender      auditevent.Sender
 	ContentHash string
 	Fingerprint string
@@ -78,6 +79,26 @@ type Copy struct {
 	Released *Released
 	// Dismissed is set once an admin reviewed the copy and left it blocked.
 	Dismissed *Dismissed
+}
+
+// Arrivals say how often the same changed copy was blocked while it awaited
+// review (a sender resending a packet sends it again): Count times, the
+// last at Last. A copy that arrived once has Count 1 and Last its
+// ReceivedAt.
+type Arrivals struct {
+	Count int32
+	Last  time.Time
+}
+
+// Repeated says whether the copy arrived more than once.
+func (a Arrivals) Repeated() bool { return a.Count > 1 }
+
+func arrivals(count int32, received time.Time, lastSeen *time.Time) Arrivals {
+	a := Arrivals{Count: count, Last: received.UTC()}
+	if lastSeen != nil {
+		a.Last = lastSeen.UTC()
+	}
+	return a
 }
 
 // Dismissed says when, by whom and why a copy was left blocked.
@@ -118,6 +139,7 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	c := Copy{
 		ID: row.ID, Tenant: row.TenantSlug, Environment: row.EnvironmentSlug, MessageType: row.MessageTypeCode,
 		Docnum: db.OrEmpty(row.Docnum), ReceivedAt: row.ReceivedAt.UTC(), ContentHash: hex.EncodeToString(row.ContentHash),
+		Arrivals:    arrivals(row.Copies, row.ReceivedAt, row.LastSeenAt),
 		Fingerprint: db.OrEmpty(row.Fingerprint),
 		Received:    messageview.ReceivedForm(row.ContentType, row.ReceivedHead, int(row.ReceivedSize), row.PacketPosition, row.PacketSize),
 		Original: Original{

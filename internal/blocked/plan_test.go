@@ -31,7 +31,7 @@ WITH ev AS (
 INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, original_message_id,
                             docnum, payload, content_hash, sender, received_at, dismissed_at, dismissed_by, dismiss_reason)
 SELECT c.tenant_id, c.environment_id, c.message_type_id, ev.id, c.original_message_id,
-       c.docnum, c.payload, c.content_hash, c.sender, ev.created_at,
+       c.docnum, c.payload, sha256(int8send(ev.id)), c.sender, ev.created_at,
        CASE WHEN ev.id % 10 <> 0 THEN now() END, CASE WHEN ev.id % 10 <> 0 THEN 1 END,
        CASE WHEN ev.id % 10 <> 0 THEN 'reviewed' END
 FROM ev, (SELECT * FROM blocked_copies) c;

@@ -83,6 +83,7 @@ type Reviewed struct {
 	MessageType    string
 	Docnum         string
 	ReceivedAt     time.Time
+	Arrivals       Arrivals
 	OriginalID     int64
 	OriginalDocnum string
 	State          string
@@ -141,7 +142,8 @@ func (s *Service) Review(ctx context.Context, scope auth.Scope, f Filter) (Revie
 	for i, r := range rows {
 		c := Reviewed{
 			ID: r.ID, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug, MessageType: r.MessageTypeCode,
-			Docnum: db.OrEmpty(r.Docnum), ReceivedAt: r.ReceivedAt.UTC(), OriginalID: r.OriginalMessageID,
+			Docnum: db.OrEmpty(r.Docnum), ReceivedAt: r.ReceivedAt.UTC(), Arrivals: arrivals(r.Copies, r.ReceivedAt, r.LastSeenAt),
+			OriginalID:     r.OriginalMessageID,
 			OriginalDocnum: db.OrEmpty(r.OriginalDocnum), State: r.ReviewState,
 			DecidedBy: db.OrEmpty(r.DecidedByEmail), Reason: db.OrEmpty(r.DecisionReason),
 		}

@@ -106,7 +106,7 @@ func (q *Queries) BlockedCopyDeleteExpired(ctx context.Context, arg BlockedCopyD
 }
 
 const blockedCopyGet = `-- name: BlockedCopyGet :one
-SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at,
+SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.copies, c.last_seen_at,
        c.content_type, substr(c.received_bytes, 1, $1::int) AS received_head,
        COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
@@ -138,6 +138,8 @@ type BlockedCopyGetRow struct {
 	ContentHash        []byte
 	Sender             []byte
 	ReceivedAt         time.Time
+	Copies             int32
+	LastSeenAt         *time.Time
 	ContentType        string
 	ReceivedHead       []byte
 	ReceivedSize       int32
@@ -180,6 +182,8 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.ContentHash,
 		&i.Sender,
 		&i.ReceivedAt,
+		&i.Copies,
+		&i.LastSeenAt,
 		&i.ContentType,
 		&i.ReceivedHead,
 		&i.ReceivedSize,
@@ -432,12 +436,12 @@ func (q *Queries) BlockedCopyReceivedPart(ctx context.Context, arg BlockedCopyRe
 }
 
 const blockedCopyReviewList = `-- name: BlockedCopyReviewList :many
-SELECT c.id, c.docnum, c.received_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
+SELECT c.id, c.docnum, c.received_at, c.copies, c.last_seen_at, c.review_state, c.original_message_id, o.docnum AS original_docnum,
        c.released_message_id, coalesce(c.released_at, c.dismissed_at) AS decided_at,
        coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM (
-    SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.original_message_id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.released_message_id, c.released_at, c.released_by, c.release_reason, c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values, c.dismissed_at, c.dismissed_by, c.dismiss_reason, c.review_state FROM blocked_copies c
+    SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.original_message_id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.released_message_id, c.released_at, c.released_by, c.release_reason, c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values, c.dismissed_at, c.dismissed_by, c.dismiss_reason, c.review_state, c.copies, c.last_seen_at FROM blocked_copies c
     WHERE ($1::bigint IS NULL OR c.tenant_id = $1)
       AND ($2::bigint IS NULL OR c.tenant_id = $2)
       AND ($3::text IS NULL OR c.review_state = $3)
@@ -475,6 +479,8 @@ type BlockedCopyReviewListRow struct {
 	ID                int64
 	Docnum            *string
 	ReceivedAt        time.Time
+	Copies            int32
+	LastSeenAt        *time.Time
 	ReviewState       string
 	OriginalMessageID int64
 	OriginalDocnum    *string
@@ -521,6 +527,8 @@ func (q *Queries) BlockedCopyReviewList(ctx context.Context, arg BlockedCopyRevi
 			&i.ID,
 			&i.Docnum,
 			&i.ReceivedAt,
+			&i.Copies,
+			&i.LastSeenAt,
 			&i.ReviewState,
 			&i.OriginalMessageID,
 			&i.OriginalDocnum,

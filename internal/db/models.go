@@ -87,6 +87,8 @@ type BlockedCopy struct {
 	DismissedBy       *int64
 	DismissReason     *string
 	ReviewState       string
+	Copies            int32
+	LastSeenAt        *time.Time
 }
 
 type Delivery struct {

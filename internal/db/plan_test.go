@@ -32,11 +32,14 @@ SELECT mt.tenant_id, e.id, mt.id, 'standard-webhooks' FROM message_types mt JOIN
 INSERT INTO integration_secrets (integration_id, secret) SELECT id, 'secret' FROM integrations;
 INSERT INTO destinations (tenant_id, environment_id, url, secret)
 SELECT e.tenant_id, e.id, 'https://example.com/' || g, 'whsec_x' FROM environments e, generate_series(1, 10) g;
+INSERT INTO destination_places (destination_id, place) SELECT id, g FROM destinations, generate_series(0, 3) g;
 `
 
 // millionMessages are a million messages, nine in ten of them the first
 // tenant's, each stored under an idempotency key and every other one
-// holding a fingerprint: the tables every ingest statement reads. Keys and
+// holding a fingerprint, and a delivery of each of the first 300,000 to
+// their tenant's first destination, one in ten pending: the tables every
+// ingest statement and every delivery attempt reads. Keys and
 // fingerprints rise with the id so that the indexes fill in order, which
 // is several times faster than random keys on a busy machine.
 const millionMessages = `
@@ -51,6 +54,11 @@ JOIN environments e ON e.tenant_id = CASE WHEN g % 10 = 0 THEN 2 + g % 999 ELSE 
 INSERT INTO idempotency_keys (tenant_id, environment_id, scope, key, request_hash, message_id, response_body, expires_at)
 SELECT tenant_id, environment_id, '', idempotency_key, content_hash, id, '{}', now() + interval '1 day'
 FROM messages ORDER BY idempotency_key;
+INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id, status)
+SELECT m.tenant_id, m.environment_id, m.id, first.id, m.message_type_id,
+       CASE WHEN m.id % 10 = 0 THEN 'pending' ELSE 'delivered' END
+FROM messages m JOIN (SELECT tenant_id, min(id) AS id FROM destinations GROUP BY tenant_id) first ON first.tenant_id = m.tenant_id
+WHERE m.id <= 300000;
 `
 
 // lookup is what a statement must narrow through an index: a table and
@@ -61,7 +69,8 @@ FROM messages ORDER BY idempotency_key;
 type lookup struct{ table, column string }
 
 // hotStatements are the statements every ingest request runs (single
-// messages, batches and packets, webhooks), with the lookups each makes.
+// messages, batches and packets, webhooks) and every delivery attempt,
+// with the lookups each makes.
 // A statement that only inserts (its conflict check is the unique index
 // itself) makes none and must read no table. docs/performance.md ("Plans")
 // lists them with these indexes.
@@ -90,6 +99,15 @@ var hotStatements = []struct {
 	{"AuditEventInsert", auditEventInsert, nil},
 	{"DeliveryCreateForMessages", deliveryCreateForMessages, []lookup{{"messages", "id"}, {"destinations", "tenant_id"}}},
 	{"DeliveryCreateForStored", deliveryCreateForStored, []lookup{{"messages", "fingerprint"}, {"destinations", "tenant_id"}}},
+	// Every attempt of a delivery runs these two.
+	{"DeliveryGetForAttempt", deliveryGetForAttempt, []lookup{
+		{"deliveries", "id"}, {"destinations", "id"}, {"destination_places", "destination_id"}, {"destination_places", "destination_id"},
+		{"deliveries", "id"}, {"messages", "id"}, {"message_types", "id"}, {"destinations", "id"},
+	}},
+	{"DeliveryRecord", deliveryRecord, []lookup{
+		{"deliveries", "id"}, {"deliveries", "id"}, {"destinations", "id"},
+		{"deliveries", "id"}, {"destinations", "id"}, {"destination_places", "destination_id"},
+	}},
 }
 
 // Every hot statement reads through the index of its lookup under

@@ -41,9 +41,10 @@ func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T)
 		return id
 	}
 	take := func(id int64) int32 {
-		place, err := q.DeliveryPlaceTake(ctx, db.DeliveryPlaceTakeParams{DeliveryID: id, TtlSeconds: 60})
+		d, err := q.DeliveryGetForAttempt(ctx, db.DeliveryGetForAttemptParams{ID: id, TtlSeconds: 60})
 		require.NoError(t, err)
-		return place
+		require.GreaterOrEqual(t, d.Place, int32(0), "a place is free")
+		return d.Place
 	}
 	record := func(id int64, status string, next *int64) (bool, error) {
 		code := int32(200)

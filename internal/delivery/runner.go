@@ -94,7 +94,7 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := newRunner(work, service, cfg, shutdown, log, observer, extra)
+	r, err := newRunner(work, pool, service, cfg, shutdown, log, observer, extra)
 	if err != nil {
 		work.Close()
 		return nil, err
@@ -102,11 +102,11 @@ func NewRunner(pool *pgxpool.Pool, cfg config.Delivery, shutdown time.Duration, 
 	return r, nil
 }
 
-func newRunner(work *pgxpool.Pool, service *Service, cfg config.Delivery, shutdown time.Duration, log *slog.Logger,
+func newRunner(work, durable *pgxpool.Pool, service *Service, cfg config.Delivery, shutdown time.Duration, log *slog.Logger,
 	observer Observer, extra []Queue,
 ) (*Runner, error) {
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, newWorker(work, cfg.Egress, cfg.Timeout, observer)); err != nil {
+	if err := river.AddWorkerSafely(workers, newWorker(work, durable, cfg.Egress, cfg.Timeout, observer)); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &replayWorker{service: service}); err != nil {

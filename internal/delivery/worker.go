@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,7 +53,10 @@ type Observer interface {
 // worker makes one attempt of a delivery per run of its job.
 type worker struct {
 	river.WorkerDefaults[Args]
+	// pool commits without waiting for the disk (workPool); durable is the
+	// pool it was made from, whose commits wait.
 	pool     *pgxpool.Pool
+	durable  *pgxpool.Pool
 	client   *http.Client
 	timeout  time.Duration
 	observer Observer
@@ -69,8 +71,8 @@ type worker struct {
 // about a tenth of the limit.
 func spareJobs(limit int32) int { return 1 + int(limit)/4 }
 
-func newWorker(pool *pgxpool.Pool, policy egress.Policy, timeout time.Duration, observer Observer) *worker {
-	return &worker{pool: pool, client: policy.HTTPClient(timeout), timeout: timeout, observer: observer}
+func newWorker(pool, durable *pgxpool.Pool, policy egress.Policy, timeout time.Duration, observer Observer) *worker {
+	return &worker{pool: pool, durable: durable, client: policy.HTTPClient(timeout), timeout: timeout, observer: observer}
 }
 
 // Timeout gives a job its HTTP timeout plus the time to record the attempt.
@@ -174,35 +176,17 @@ func (w *worker) giveBack(d db.DeliveryGetForAttemptRow) {
 // loadAndLease loads what an attempt of a delivery sends and takes one of
 // its destination's places, reporting false when all are taken (or the
 // delivery is no longer pending, or its destination paused), in one
-// transaction of one round trip. The place is held for longer than the
-// longest attempt (the job's timeout), so it is never lost to a slow
-// answer, and frees itself if this process dies.
+// statement. The place is held for longer than the longest attempt (the
+// job's timeout), so it is never lost to a slow answer, and frees itself
+// if this process dies.
 func (w *worker) loadAndLease(ctx context.Context, deliveryID int64) (db.DeliveryGetForAttemptRow, bool, error) {
-	var (
-		b                db.Batch
-		d                db.DeliveryGetForAttemptRow
-		place            int32
-		loadErr, takeErr error
-	)
-	queued := errors.Join(
-		db.Queue(ctx, &b, (*db.Queries).DeliveryGetForAttempt, deliveryID, &d, &loadErr),
-		db.Queue(ctx, &b, (*db.Queries).DeliveryPlaceTake, db.DeliveryPlaceTakeParams{
-			DeliveryID: deliveryID, TtlSeconds: w.Timeout(nil).Seconds(),
-		}, &place, &takeErr),
-	)
-	if queued != nil {
-		return d, false, queued
-	}
-	if err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool})); err != nil {
+	d, err := db.On(w.pool).DeliveryGetForAttempt(ctx, db.DeliveryGetForAttemptParams{
+		ID: deliveryID, TtlSeconds: w.Timeout(nil).Seconds(),
+	})
+	if err != nil {
 		return d, false, fmt.Errorf("load delivery %d and take a place: %w", deliveryID, err)
 	}
-	if loadErr != nil {
-		return d, false, fmt.Errorf("load delivery %d: %w", deliveryID, loadErr)
-	}
-	if takeErr != nil && !errors.Is(takeErr, db.ErrNotFound) {
-		return d, false, fmt.Errorf("take a place of destination %d: %w", d.DestinationID, takeErr)
-	}
-	return d, takeErr == nil, nil
+	return d, d.Place >= 0, nil
 }
 
 // record keeps an attempt's answer and hands the destination's place on
@@ -221,26 +205,17 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 	if next != nil {
 		params.NextDeliveryID = &next.deliveryID
 	}
-	var (
-		b         db.Batch
-		handedOn  bool
-		recordErr error
-	)
-	if err := db.Queue(ctx, &b, (*db.Queries).DeliveryRecord, params, &handedOn, &recordErr); err != nil {
-		return err
-	}
 	// The record waits for the disk, and the standby, although the work
 	// pool's commits do not: River completes the job after Work returns,
 	// and a completion made again after a crash or a failover, on a
 	// database that lost a record committed without waiting, would leave
 	// the delivery pending with no job to make it.
-	err := b.Send(ctx, db.On(db.OwnTransactions{Pool: w.pool, Durable: true}))
-	if errors.Is(recordErr, db.ErrNotFound) {
+	handedOn, err := db.On(w.durable).DeliveryRecord(ctx, params)
+	if errors.Is(err, db.ErrNotFound) {
 		// The attempt outlived its place's ttl and another took it: the
 		// record stands, and there was no place to hand on.
-		recordErr = nil
+		err = nil
 	}
-	err = cmp.Or(err, recordErr)
 	if next != nil {
 		next.handed <- err == nil && handedOn
 	}

@@ -18,17 +18,22 @@ const maxKeyLength = 255
 // CheckKey checks the form the idempotency_keys table accepts, both for
 // keys clients send and for webhook delivery ids used as keys.
 func CheckKey(key string) error {
+	var err *apperr.Error
 	if len(key) == 0 || len(key) > maxKeyLength {
-		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+		err = apperr.New(apperr.Invalid, "invalid-idempotency-key",
 			"Idempotency-Key must be 1 to %d characters long", maxKeyLength)
 	}
-	for i := 0; i < len(key); i++ {
+	for i := 0; err == nil && i < len(key); i++ {
 		if key[i] < 0x20 || key[i] > 0x7e {
-			return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+			err = apperr.New(apperr.Invalid, "invalid-idempotency-key",
 				"Idempotency-Key may hold printable ASCII characters only (byte %d is not)", i+1)
 		}
 	}
-	return nil
+	if err == nil {
+		return nil
+	}
+	err.IdempotencyKey = key
+	return err
 }
 
 // receiveWithKey stores m under its Idempotency-Key, or replays the answer
@@ -195,9 +200,11 @@ func replayAnswer(k keyID, n int, row db.IdempotencyKeyReplayRow, taken bool) (r
 		return Result{}, false, nil
 	}
 	if !row.SameRequest {
-		return Result{}, false, apperr.New(apperr.Unprocessable, "idempotency-key-reused",
+		reused := apperr.New(apperr.Unprocessable, "idempotency-key-reused",
 			"this Idempotency-Key was already used for a request with different content "+
 				"(message_type, docnum or payload); use a new key for a new message")
+		reused.IdempotencyKey = k.Key
+		return Result{}, false, reused
 	}
 	// Claim, store and complete commit together, and a message is never
 	// deleted, so a completed key always has its messages, one per message

@@ -53,3 +53,61 @@ func TestIntegrationSecretsMigrated(t *testing.T) {
 	require.NoError(t, rows.Err())
 	require.Equal(t, []row{{"00000000-0000-4000-8000-000000000001", "It's a Secret to Everybody", true}}, got)
 }
+
+// Open copies of one changed content, kept one per arrival before the
+// review queue counted arrivals, fold into the first of them, which counts
+// them all; other content and decided copies stay as they were.
+func TestRepeatedBlockedCopiesFolded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithGoMigrations(migrations.Go...))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 32)
+	require.NoError(t, err)
+
+	_, err = pool.Exec(ctx, `
+		INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
+		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
+		INSERT INTO message_types (tenant_id, code) VALUES (1, 'EVENT');
+		INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint)
+		VALUES (1, 1, 1, '{}', sha256('original'), 'receive-message');
+		WITH ev AS (
+			INSERT INTO audit_events (tenant_id, action, actor, details, created_at)
+			SELECT 1, 'message.duplicate_blocked', 'api', '{}', now() - (6 - g) * interval '1 minute'
+			FROM generate_series(1, 5) g
+			RETURNING id, created_at
+		)
+		INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
+		                            original_message_id, payload, content_hash, sender,
+		                            dismissed_at, dismissed_by, dismiss_reason)
+		SELECT 1, 1, 1, ev.id, ev.created_at, 1, '{}',
+		       CASE WHEN ev.id = 4 THEN sha256('other') ELSE sha256('changed') END, '{}',
+		       CASE WHEN ev.id = 5 THEN now() END, CASE WHEN ev.id = 5 THEN 1 END, CASE WHEN ev.id = 5 THEN 'seen' END
+		FROM ev`)
+	require.NoError(t, err)
+
+	_, err = schema.Migrate(ctx, pool)
+	require.NoError(t, err)
+	rows, err := pool.Query(ctx, `SELECT audit_event_id, copies, review_state,
+		last_seen_at = (SELECT created_at FROM audit_events WHERE id = 3)
+		FROM blocked_copies ORDER BY id`)
+	require.NoError(t, err)
+	type row struct {
+		event       int64
+		copies      int32
+		state       string
+		lastIsThird *bool
+	}
+	var got []row
+	for rows.Next() {
+		var r row
+		require.NoError(t, rows.Scan(&r.event, &r.copies, &r.state, &r.lastIsThird))
+		got = append(got, r)
+	}
+	require.NoError(t, rows.Err())
+	yes := true
+	require.Equal(t, []row{{1, 3, "open", &yes}, {4, 1, "open", nil}, {5, 1, "dismissed", nil}}, got)
+}

@@ -21,6 +21,8 @@ func TestBrowserReviewQueueDismiss(t *testing.T) {
 	t.Parallel()
 	site := newChangedCopySite(t)
 	require.Equal(t, http.StatusOK, site.post(t, rawEnvelope(t, "ORDERS05", "orders05_resent_same_docnum.json")).status)
+	// The changed copy resent: one item, arrived twice.
+	require.Equal(t, http.StatusOK, site.post(t, rawEnvelope(t, "ORDERS05", "orders05_changed_content_same_belnr.json")).status)
 	testfactory.Tenant(t, site.pool, &testfactory.TenantOpts{Slug: "globex", Name: "Globex"})
 	email := site.user(t, "admin@acme.example", auth.RoleAdmin, "acme")
 
@@ -39,6 +41,7 @@ func TestBrowserReviewQueueDismiss(t *testing.T) {
 	row := eval[[]string](t, b, `Array.from(document.querySelector('tr.copy').cells, c => c.innerText.replace(/\s+/g, ' ').trim())`)
 	require.Equal(t, []string{"production ORDERS05", fmt.Sprintf("copy %d 0000000000900178", site.copyID),
 		fmt.Sprintf("#%d 0000000000900101", site.original), "open"}, row[1:])
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d 2 arrivals, last \d{4}-`, row[0])
 	b.screenshot(t, "admin_review_open")
 	b.requireFitsWidth(t)
 
@@ -75,12 +78,12 @@ func TestBrowserReviewQueueDismiss(t *testing.T) {
 		chromedp.Navigate(site.url+"/admin/audit?action=message.duplicate_blocked"),
 		chromedp.WaitVisible(chromedp.CSS(`#filter-changed`)),
 	)
-	require.Equal(t, 2, eval[int](t, b, `document.querySelectorAll('tr.event').length`))
+	require.Equal(t, 3, eval[int](t, b, `document.querySelectorAll('tr.event').length`))
 	b.do(t,
 		chromedp.Click(chromedp.CSS(`#filter-changed`)),
 		chromedp.Click(chromedp.CSS(`#apply-filter`)),
 		chromedp.Poll[chromedp.Void](`location.search === "?action=message.duplicate_blocked&content=changed"`),
-		chromedp.Poll[chromedp.Void](`document.querySelectorAll('tr.event').length === 1`),
+		chromedp.Poll[chromedp.Void](`document.querySelectorAll('tr.event').length === 2`),
 	)
 	require.Equal(t, fmt.Sprintf("/admin/blocked/%d", site.copyID), eval[string](t, b, `document.querySelector('tr.event a.diff').getAttribute('href')`))
 	b.requireFitsWidth(t)

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -129,4 +130,48 @@ func TestOpenCountText(t *testing.T) {
 	for n, want := range map[int64]string{0: "", 1: "1", 99: "99", 100: "99+", 5000: "99+"} {
 		require.Equal(t, want, blocked.OpenCountText(n), "%d", n)
 	}
+}
+
+// A sender resending the same changed copy, many times at once, leaves one
+// open item to review that counts every arrival, while each arrival is
+// still an audit event; the queue and the copy's page say how many came.
+func TestResentChangedCopiesAreOneItem(t *testing.T) {
+	t.Parallel()
+	site := newChangedCopySite(t)
+	const resends = 16
+	body := rawEnvelope(t, "ORDERS05", "orders05_changed_content_same_belnr.json")
+	statuses := make([]int, resends)
+	var wg sync.WaitGroup
+	for i := range resends {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i] = site.post(t, body).status
+		}()
+	}
+	wg.Wait()
+	for _, status := range statuses {
+		require.Equal(t, http.StatusOK, status)
+	}
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM blocked_copies`))
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM blocked_copies
+		WHERE id = $1 AND copies = $2 AND last_seen_at > received_at`, site.copyID, resends+1))
+	require.Equal(t, resends+1, site.count(t, `SELECT count(*) FROM audit_events
+		WHERE action = 'message.duplicate_blocked' AND details->>'content' = 'changed'`))
+
+	c := site.client(t)
+	c.login(site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	queue := string(c.get("/admin/review").body)
+	require.Equal(t, 1, strings.Count(queue, `<tr class="copy"`))
+	require.Contains(t, queue, fmt.Sprintf(`<small class="arrivals">%d arrivals, last <time`, resends+1))
+	require.Contains(t, string(c.get(fmt.Sprintf("/admin/blocked/%d", site.copyID)).body),
+		fmt.Sprintf(`<span id="copy-arrivals">; arrived %d times, the last <time`, resends+1))
+
+	// Once dismissed, the same copy arriving again is one new open item.
+	require.Equal(t, http.StatusSeeOther, c.submit(fmt.Sprintf("/admin/blocked/%d/dismiss", site.copyID),
+		url.Values{"reason": {"repeat output"}}).status)
+	for range 2 {
+		require.Equal(t, http.StatusOK, site.post(t, body).status)
+	}
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM blocked_copies WHERE review_state = 'open' AND copies = 2 AND id <> $1`, site.copyID))
 }

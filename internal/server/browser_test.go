@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -76,6 +77,9 @@ func startBrowser() (context.Context, error) {
 // Every tab is a window of the width the admin pages are made to fit
 // without sideways scrolling.
 const viewportWidth, viewportHeight = 1280, 900
+
+// wideViewportWidth is the second width screenshots are taken at.
+const wideViewportWidth = 1440
 
 // browser is a tab of the shared Chromium driven by one test.
 type browser struct {
@@ -167,17 +171,24 @@ func eval[T any](t *testing.T, b *browser, expr string) T {
 }
 
 // screenshot saves the whole page, as wide as every test window, as
-// name.png in the directory EDIHUB_SCREENSHOTS names, for a person to look
-// at; without it, nothing is taken.
+// name.png, and as wide as wideViewportWidth, as name-1440.png, in the
+// directory EDIHUB_SCREENSHOTS names, for a person to look at; without it,
+// nothing is taken.
 func (b *browser) screenshot(t *testing.T, name string) {
 	t.Helper()
 	dir := os.Getenv("EDIHUB_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	require.NoError(t, err, "screenshot %s", name)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644))
+	shoot := func(width int64, file string) {
+		require.NoError(t, chromedp.Do(b.ctx, chromedp.EmulateViewport(width, viewportHeight)), "window of %d px", width)
+		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err, "screenshot %s", file)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, file), png, 0o644))
+	}
+	shoot(wideViewportWidth, fmt.Sprintf("%s-%d.png", name, wideViewportWidth))
+	// Last at the tests' own width, which the test goes on at.
+	shoot(viewportWidth, name+".png")
 }
 
 // requireFitsWidth fails the test when the page is wider than the window,

@@ -34,13 +34,19 @@ type problem struct {
 	// Acknowledgment is, for a refused X12 or EDIFACT interchange, the
 	// acknowledgment (TA1, CONTRL) that rejects it.
 	Acknowledgment string `json:"acknowledgment,omitempty"`
+	// Retryable and IdempotencyKey are the members idempot.dev's clients
+	// read: whether sending the same request again later may succeed, and
+	// the key an Idempotency-Key error is about.
+	Retryable      bool   `json:"retryable"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // itemProblem is why one item of a batch (0 for the first) was refused.
 type itemProblem struct {
-	Index  int    `json:"index"`
-	Type   string `json:"type"`
-	Detail string `json:"detail"`
+	Index          int    `json:"index"`
+	Type           string `json:"type"`
+	Detail         string `json:"detail"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 
 // requestInstancePrefix starts every problem's instance; the request id
@@ -159,18 +165,30 @@ func wantsPage(r *http.Request) bool {
 // problemOf maps an error to the answer a client gets: the one mapping of
 // error kinds to statuses. It has no side effects, so metrics can use it.
 func problemOf(err error) problem {
+	p := problemWithoutRetry(err)
+	// As idempot.dev defines the member: true on 503 and on a 409 for a
+	// key whose first request is in flight, false otherwise. edihub has no
+	// such 409 (the second request waits for the first and replays its
+	// answer); a throttled client (429) is told when to come back by
+	// Retry-After instead.
+	p.Retryable = p.Status == http.StatusServiceUnavailable
+	return p
+}
+
+func problemWithoutRetry(err error) problem {
 	var batch *ingest.BatchError
 	if errors.As(err, &batch) {
 		p := problem{Type: "invalid-batch", Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
 			Detail: fmt.Sprintf("%d of the batch's messages cannot be accepted, so none was stored", len(batch.Items))}
 		for _, item := range batch.Items {
-			p.Errors = append(p.Errors, itemProblem{Index: item.Index, Type: item.Err.Type, Detail: item.Err.Detail})
+			p.Errors = append(p.Errors, itemProblem{Index: item.Index, Type: item.Err.Type, Detail: item.Err.Detail,
+				IdempotencyKey: item.Err.IdempotencyKey})
 		}
 		return p
 	}
 	if ae, ok := apperr.As(err); ok {
 		status := statusOfKind[ae.Kind]
-		p := problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail}
+		p := problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail, IdempotencyKey: ae.IdempotencyKey}
 		var rejected *ingest.RejectedError
 		if errors.As(err, &rejected) {
 			p.Acknowledgment = string(rejected.Acknowledgment)

@@ -65,6 +65,12 @@ func TestReceiveErrors(t *testing.T) {
 			require.Equal(t, float64(tt.status), got["status"])
 			require.Contains(t, got["detail"], tt.detailIn)
 			require.Equal(t, "urn:edihub:request:"+resp.header.Get("X-Request-Id"), got["instance"])
+			require.Equal(t, false, got["retryable"], "the same request gets the same refusal")
+			if keys := tt.headers.Values("Idempotency-Key"); len(keys) == 1 && keys[0] != "" {
+				require.Equal(t, keys[0], got["idempotency_key"], "the refused key is named")
+			} else {
+				require.NotContains(t, got, "idempotency_key", "no single key to name")
+			}
 		})
 	}
 	require.Equal(t, 0, b.messages(t), "no failed request stores anything")
@@ -157,6 +163,7 @@ func TestDatabaseUnreachableIs503(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, resp.status, "%s", resp.body)
 	require.Equal(t, "5", resp.header.Get("Retry-After"))
 	require.Equal(t, "database-unavailable", resp.json(t)["type"])
+	require.Equal(t, true, resp.json(t)["retryable"])
 
 	require.Equal(t, http.StatusOK, do(t, http.MethodGet, srv.URL+"/healthz", nil, nil).status)
 	require.Equal(t, http.StatusServiceUnavailable, do(t, http.MethodGet, srv.URL+"/readyz", nil, nil).status)

@@ -267,15 +267,20 @@ const unsupportedDetail = "send a JSON envelope with 'Content-Type: application/
 
 // readJSONBody checks that the body is JSON and reads it.
 func (s *Server) readJSONBody(c echo.Context) ([]byte, error) {
-	media, err := mediaTypeOf(c.Request())
+	if err := requireJSON(c.Request()); err != nil {
+		return nil, err
+	}
+	return s.readBody(c, jsonBodyCost)
+}
+
+// requireJSON refuses a request whose Content-Type is not JSON.
+func requireJSON(r *http.Request) error {
+	media, err := mediaTypeOf(r)
 	if err == nil && (media.xml || media.edi || media.text) {
 		err = apperr.New(apperr.UnsupportedMediaType, "unsupported-media-type",
 			"send the body as JSON with 'Content-Type: application/json'")
 	}
-	if err != nil {
-		return nil, err
-	}
-	return s.readBody(c, jsonBodyCost)
+	return err
 }
 
 // What a body holds of the budget of bytes in process, as a multiple of

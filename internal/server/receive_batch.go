@@ -62,8 +62,10 @@ func batchItem(c echo.Context, who *sender.Typed, requestKey string, item envelo
 	}
 	if item.HasKey {
 		if requestKey != "" {
-			return ingest.Request{}, apperr.New(apperr.Invalid, "invalid-idempotency-key",
-				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well"), nil
+			both := apperr.New(apperr.Invalid, "invalid-idempotency-key",
+				"the Idempotency-Key header names the whole request; items may not carry idempotency_key as well")
+			both.IdempotencyKey = item.IdempotencyKey
+			return ingest.Request{}, both, nil
 		}
 		if err := ingest.CheckKey(item.IdempotencyKey); err != nil {
 			ae, _ := apperr.As(err)

@@ -97,7 +97,9 @@ func TestBatchItemIdempotencyKeys(t *testing.T) {
 
 	// A key reused for other content refuses the whole batch.
 	r := b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "orders05_resent_same_docnum.json"), orders}, "", "k-2"))
-	requireProblem(t, r, http.StatusUnprocessableEntity, "idempotency-key-reused")
+	p := requireProblem(t, r, http.StatusUnprocessableEntity, "idempotency-key-reused")
+	require.Equal(t, "k-2", p["idempotency_key"])
+	require.Equal(t, false, p["retryable"])
 	require.Equal(t, 3, b.messages(t))
 }
 
@@ -146,18 +148,20 @@ func TestBatchAllOrNothing(t *testing.T) {
 	var p struct {
 		Type   string
 		Errors []struct {
-			Index int
-			Type  string
+			Index          int
+			Type           string
+			IdempotencyKey string `json:"idempotency_key"`
 		}
 	}
 	require.NoError(t, json.Unmarshal(r.body, &p))
 	require.Equal(t, "invalid-batch", p.Type)
 	var got []string
 	for _, e := range p.Errors {
-		got = append(got, fmt.Sprintf("%d:%s", e.Index, e.Type))
+		got = append(got, fmt.Sprintf("%d:%s:%s", e.Index, e.Type, e.IdempotencyKey))
 	}
-	require.Equal(t, []string{"1:missing-field", "3:unknown-message-type", "4:invalid-payload",
-		"5:invalid-idempotency-key", "6:malformed-json", "7:invalid-idempotency-key"}, got)
+	require.Equal(t, []string{"1:missing-field:", "3:unknown-message-type:", "4:invalid-payload:",
+		"5:invalid-idempotency-key:bad\x01key", "6:malformed-json:", "7:invalid-idempotency-key:"}, got,
+		"an item's key is named when it is a string, the one that was refused")
 	require.Equal(t, 0, b.messages(t))
 }
 

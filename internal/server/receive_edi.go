@@ -36,8 +36,10 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	if key != "" {
 		// The interchange's control number is its sender's statement of
 		// identity; a second one could only disagree with it.
-		return apperr.New(apperr.Invalid, "invalid-idempotency-key",
+		refused := apperr.New(apperr.Invalid, "invalid-idempotency-key",
 			"an interchange is identified by its control number, per sender and receiver; send it without Idempotency-Key")
+		refused.IdempotencyKey = key
+		return refused
 	}
 	limits := edi.Limits{MaxMessages: s.cfg.MaxBatchMessages}
 	ic, err := edi.Parse(body, limits)
@@ -81,7 +83,7 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	var refused *ingest.BatchError
 	if errors.As(err, &refused) {
 		first := refused.Items[0]
-		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type,
+		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type, IdempotencyKey: first.Err.IdempotencyKey,
 			Detail: messageName(ic, ic.Messages[first.Index]) + ": " + first.Err.Detail}
 	}
 	if err != nil {

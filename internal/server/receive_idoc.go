@@ -81,7 +81,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 	if errors.As(err, &refused) {
 		// The first IDoc at fault is named; SAP shows one status text.
 		first := refused.Items[0]
-		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type,
+		return &apperr.Error{Kind: first.Err.Kind, Type: first.Err.Type, IdempotencyKey: first.Err.IdempotencyKey,
 			Detail: idocName(doc, doc.IDocs[first.Index]) + ": " + first.Err.Detail}
 	}
 	if err != nil {

@@ -219,6 +219,7 @@ func TestReceiveIdempotencyKeyReusedForOtherContent(t *testing.T) {
 		require.Equal(t, http.StatusUnprocessableEntity, resp.status, name)
 		require.Equal(t, "application/problem+json", resp.header.Get("Content-Type"))
 		require.Equal(t, "idempotency-key-reused", resp.json(t)["type"], name)
+		require.Equal(t, "k", resp.json(t)["idempotency_key"], name)
 	}
 	require.Equal(t, 1, b.messages(t))
 	require.Equal(t, 0, b.blockedEvents(t))

@@ -31,7 +31,11 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 			return err
 		}
 	}
-	body, err := s.readJSONBody(c)
+	// The body is read whatever its media type: its signature is checked
+	// first, so that a sender who cannot sign learns nothing more than 401
+	// about what edihub would take (a form-encoded body with a bad Shopify
+	// HMAC is 401, not 415).
+	body, err := s.readBody(c, jsonBodyCost)
 	if err != nil {
 		return err
 	}
@@ -39,8 +43,11 @@ func (s *Server) receiveWebhook(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	// Until here only the body's size and media type were checked; its
-	// content is interpreted only now that the sender is authenticated.
+	if err := requireJSON(c.Request()); err != nil {
+		return err
+	}
+	// Until here only the body's size was checked; its content is
+	// interpreted only now that the sender is authenticated.
 	env, err := envelope.ParseRaw(body)
 	if err != nil {
 		return err

@@ -299,6 +299,55 @@ func TestWebhookRejectsBadSignatures(t *testing.T) {
 	require.Equal(t, 0, b.count(t, `SELECT count(*) FROM idempotency_keys`))
 }
 
+// A delivery that does not prove its sender is 401 whatever its media type:
+// the signature is checked before the Content-Type, so that a form-encoded
+// body with a bad Shopify HMAC is not told 415. Signed correctly, the same
+// body is 415.
+func TestWebhookSignatureBeforeContentType(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, code := range []string{"GH_EVENT", "STRIPE_EVENT", "SW_EVENT", "SHOP_ORDER"} {
+		b.messageType(t, code, nil, nil)
+	}
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	form := []byte("id=evt_1&amount=100")
+	wrong := "another secret of enough length"
+	now := time.Now()
+	schemes := []struct {
+		name, scheme, code string
+		signed, badly      []string
+	}{
+		{"github", "github", "GH_EVENT", githubHeaders(githubSecret, form, "d1"), githubHeaders(wrong, form, "d1")},
+		{"stripe", "stripe", "STRIPE_EVENT", stripeHeaders(stripeSecret, form, now), stripeHeaders(wrong, form, now)},
+		{"shopify", "shopify", "SHOP_ORDER", shopifyHeaders(shopifySecret, form, "w1"), shopifyHeaders(wrong, form, "w1")},
+		{"standard webhooks", "standard-webhooks", "SW_EVENT",
+			standardWebhooksHeaders(t, swSecret, form, "msg_1", now),
+			standardWebhooksHeaders(t, "whsec_"+base64.StdEncoding.EncodeToString([]byte(wrong)), form, "msg_1", now)},
+	}
+	secrets := map[string]string{"github": githubSecret, "stripe": stripeSecret, "shopify": shopifySecret, "standard-webhooks": swSecret}
+	for _, s := range schemes {
+		id := b.integration(t, s.code, s.scheme, secrets[s.scheme])
+		for _, contentType := range []string{"application/x-www-form-urlencoded", "text/plain", ""} {
+			post := func(headers []string) response {
+				h := http.Header{}
+				if contentType != "" {
+					h.Set("Content-Type", contentType)
+				}
+				for i := 0; i+1 < len(headers); i += 2 {
+					h.Set(headers[i], headers[i+1])
+				}
+				return do(t, http.MethodPost, b.url+"/api/webhook/"+id, h, form)
+			}
+			p := requireProblem(t, post(s.badly), http.StatusUnauthorized, "invalid-signature")
+			require.Contains(t, p["detail"], "signature_mismatch", "%s %q", s.name, contentType)
+			p = requireProblem(t, post(nil), http.StatusUnauthorized, "invalid-signature")
+			require.Contains(t, p["detail"], "missing_header", "%s %q", s.name, contentType)
+			requireProblem(t, post(s.signed), http.StatusUnsupportedMediaType, "unsupported-media-type")
+		}
+	}
+	require.Equal(t, 0, b.messages(t))
+}
+
 // A bearer delivery without an Idempotency-Key is deduplicated by the
 // message type's paths, as on receive-message.
 func TestWebhookBearerFingerprint(t *testing.T) {

@@ -237,14 +237,27 @@ type Problem struct {
 	// Errors For `invalid-batch`, every item that cannot be accepted (index 0 is the first).
 	Errors *[]struct {
 		Detail string `json:"detail"`
-		Index  int    `json:"index"`
-		Type   string `json:"type"`
+
+		// IdempotencyKey The item's `idempotency_key` when the item's problem is about it.
+		IdempotencyKey *string `json:"idempotency_key,omitempty"`
+		Index          int     `json:"index"`
+		Type           string  `json:"type"`
 	} `json:"errors,omitempty"`
+
+	// IdempotencyKey On `invalid-idempotency-key` and `idempotency-key-reused`, the key the problem is about
+	// (absent when no single key could be read, such as with two Idempotency-Key headers).
+	IdempotencyKey *string `json:"idempotency_key,omitempty"`
 
 	// Instance Names the request, `urn:edihub:request:` and its X-Request-Id.
 	Instance *string `json:"instance,omitempty"`
-	Status   int     `json:"status"`
-	Title    string  `json:"title"`
+
+	// Retryable Whether the same request may succeed when sent again later: true on `503` (the database
+	// or a synchronous standby is unavailable, or the server is busy; `Retry-After` says when),
+	// false otherwise. A second request with an Idempotency-Key whose first request is still
+	// in flight waits for it and gets its answer, so edihub never answers `409` for it.
+	Retryable bool   `json:"retryable"`
+	Status    int    `json:"status"`
+	Title     string `json:"title"`
 
 	// Type A stable name of the kind of problem. The values known today are `malformed-json`,
 	// `malformed-xml`, `malformed-interchange`, `missing-field`, `invalid-field`, `invalid-payload`, `invalid-batch`,
