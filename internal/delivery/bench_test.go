@@ -270,5 +270,6 @@ func (r *intakeRun) report(b *testing.B, rc *receiver, destination int64, owedTo
 	b.ReportMetric(float64(behind), "behind")
 	b.ReportMetric(float64(lags[len(lags)/2].Microseconds())/1000, "p50-lag-ms")
 	b.ReportMetric(float64(lags[len(lags)*99/100].Microseconds())/1000, "p99-lag-ms")
+	b.ReportMetric(float64(lags[len(lags)-1].Microseconds())/1000, "max-lag-ms")
 	b.ReportMetric(0, "ns/op")
 }
