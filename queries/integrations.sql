@@ -1,7 +1,17 @@
 -- name: IntegrationInsert :one
-INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
-VALUES (@tenant_id, @environment_id, @message_type_id, @scheme)
+INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme, signature_tolerance_seconds)
+VALUES (@tenant_id, @environment_id, @message_type_id, @scheme, @signature_tolerance_seconds)
 RETURNING id;
+
+-- IntegrationToleranceSet changes the signature timestamp tolerance of an
+-- integration the scope holds, returning its tenant and the tolerance it
+-- had; no row when the scope holds no such integration.
+-- name: IntegrationToleranceSet :one
+UPDATE integrations i SET signature_tolerance_seconds = @signature_tolerance_seconds
+FROM integrations old
+WHERE i.id = @id AND old.id = i.id
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR i.tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING i.tenant_id, old.signature_tolerance_seconds AS before_seconds;
 
 -- name: IntegrationGet :one
 SELECT * FROM integrations WHERE id = @id;
@@ -37,7 +47,8 @@ WHERE i.id = @id;
 -- IntegrationList lists the integrations a signed-in user may see (NULL
 -- scope: all), with where their deliveries go.
 -- name: IntegrationList :many
-SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme, i.created_at
+SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme,
+       i.signature_tolerance_seconds, i.created_at
 FROM integrations i
 JOIN tenants t ON t.id = i.tenant_id
 JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id

@@ -18,8 +18,21 @@ type Integrations struct {
 	// Revoked is a secret just revoked, confirmed only if listed as revoked,
 	// so that a crafted link cannot make the page claim anything.
 	Revoked int64
-	Problem string
+	// ToleranceSet is an integration whose signature tolerance was just
+	// changed, confirmed only if listed, like Revoked.
+	ToleranceSet string
+	Problem      string
 }
+
+// ToleranceShown reports whether the page confirms a change of
+// ToleranceSet's tolerance: an integration listed whose scheme has one.
+func (v Integrations) ToleranceShown(in provision.Integration) bool {
+	return in.ID.String() == v.ToleranceSet && timestamped(in)
+}
+
+// timestamped reports whether in's senders sign the time of sending, which
+// is checked against the integration's tolerance.
+func timestamped(in provision.Integration) bool { return signature.Scheme(in.Scheme).Timestamped() }
 
 // RevokedShown reports whether the page confirms the revocation of Revoked.
 func (v Integrations) RevokedShown() bool {
@@ -53,3 +66,6 @@ func hasLiveSecret(in provision.Integration, now time.Time) bool {
 func ownSecret(in provision.Integration) bool {
 	return in.Scheme == string(signature.Stripe) || in.Scheme == string(signature.Shopify)
 }
+
+// toleranceSecondsMax is the longest signature tolerance the form accepts.
+var toleranceSecondsMax = int(signature.MaxTolerance / time.Second)

@@ -50,6 +50,7 @@ const (
 	Integrations          = "/integrations"
 	IntegrationSecrets    = "/integrations/:id/secrets"
 	IntegrationRevoke     = "/integrations/:id/secrets/:secret/revoke"
+	IntegrationTolerance  = "/integrations/:id/tolerance"
 	Retention             = "/retention"
 	Alerts                = "/alerts"
 	Alert                 = "/alerts/:id"

@@ -50,6 +50,9 @@ const (
 	// IntegrationSecretRevoked is secrets of an integration made to stop at
 	// once.
 	IntegrationSecretRevoked = "integration.secret_revoked"
+	// IntegrationToleranceChanged is an integration's signature timestamp
+	// tolerance changed.
+	IntegrationToleranceChanged = "integration.tolerance_changed"
 
 	DestinationCreated = "destination.created"
 	DestinationUpdated = "destination.updated"
@@ -75,7 +78,7 @@ var Actions = []string{
 	DuplicateBlocked, DuplicateReleased, DuplicateDismissed,
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
-	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked,
+	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked, IntegrationToleranceChanged,
 	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
 	ChannelCreated, ChannelUpdated, ChannelDeleted,
 	AlertOpened, AlertAcknowledged, AlertResolved,

@@ -219,6 +219,33 @@ func TestIntegrationCreate(t *testing.T) {
 	requireUsageError(t, run(t, url, nil, "", base...), "--scheme is required")
 }
 
+// An integration is created with the default signature tolerance, 5
+// minutes, or the one --tolerance gives, whole seconds from 1s to 1h.
+func TestIntegrationCreateTolerance(t *testing.T) {
+	t.Parallel()
+	url := migrated(t)
+	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "EVENT").err)
+	base := []string{"integration", "create", "--tenant", "acme", "--env", "production", "--message-type", "EVENT", "--scheme", "stripe",
+		"--secret", "whsec_test_stripe_0123456789abcdef"}
+	pool := pgtest.PoolFor(t, url)
+	tolerance := func(id string) int {
+		var seconds int
+		require.NoError(t, pool.QueryRow(t.Context(),
+			`SELECT signature_tolerance_seconds FROM integrations WHERE id = $1`, id).Scan(&seconds))
+		return seconds
+	}
+	r := run(t, url, nil, "", base...)
+	require.NoError(t, r.err)
+	require.Equal(t, 300, tolerance(r.lines()[0]))
+	r = run(t, url, nil, "", append(base, "--tolerance", "10s")...)
+	require.NoError(t, r.err)
+	require.Equal(t, 10, tolerance(r.lines()[0]))
+	for _, bad := range []string{"0s", "1500ms", "61m"} {
+		requireFailure(t, run(t, url, nil, "", append(base, "--tolerance", bad)...), "whole seconds from 1 to 3600")
+	}
+	requireUsageError(t, run(t, url, nil, "", append(base, "--tolerance", "soon")...), "--tolerance")
+}
+
 func TestDestinationCreate(t *testing.T) {
 	t.Parallel()
 	url := migrated(t)

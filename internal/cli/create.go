@@ -14,6 +14,7 @@ import (
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/notify"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/signature"
 )
 
 // action is a parsed command, ready to run against the database.
@@ -163,6 +164,8 @@ func integrationCreate(name string, args []string) (action, error) {
 	fs.StringVar(&spec.MessageTypeCode, "message-type", "", "message type code")
 	fs.StringVar(&spec.Scheme, "scheme", "", "signature scheme")
 	fs.StringVar(&spec.Secret, "secret", "", "the sender's secret, or for standard-webhooks a whpk_ public key (default: generate a secret)")
+	fs.DurationVar(&spec.Tolerance, "tolerance", signature.DefaultTolerance,
+		"how far a standard-webhooks or stripe signing time may be from edihub's clock, whole seconds from 1s to 1h")
 	if _, err := positionals(fs, args); err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ var commands = []command{
 	{"apikey rotate", "ID [--grace 24h]", "prints a new key of the same environment; the old one works for the grace period"},
 	{"message-type create", `--tenant SLUG CODE [--fields '["E1EDK01.BELNR"]'] [--window-hours N]`, "create a message type; prints its id"},
 	{"message-type list", "[--tenant SLUG]", "a table of the message types: tenant, code, duplicate window, key paths"},
-	{"integration create", "--tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S]", "create a webhook integration; prints its id and secret"},
+	{"integration create", "--tenant SLUG --env NAME --message-type CODE --scheme SCHEME [--secret S] [--tolerance 5m]", "create a webhook integration; prints its id and secret"},
 	{"integration list", "", "one secret a line: integration id, tenant, environment, message type, scheme, " +
 		"secret id, state, created, expires (\"-\" for an integration without secrets)"},
 	{"integration rotate", "ID [--grace 24h] [--secret S]", "prints a new secret; the current ones work for the grace period"},

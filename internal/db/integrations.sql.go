@@ -13,7 +13,7 @@ import (
 )
 
 const integrationGet = `-- name: IntegrationGet :one
-SELECT id, tenant_id, environment_id, message_type_id, scheme, created_at FROM integrations WHERE id = $1
+SELECT id, tenant_id, environment_id, message_type_id, scheme, created_at, signature_tolerance_seconds FROM integrations WHERE id = $1
 `
 
 func (q *Queries) IntegrationGet(ctx context.Context, id uuid.UUID) (Integration, error) {
@@ -26,12 +26,13 @@ func (q *Queries) IntegrationGet(ctx context.Context, id uuid.UUID) (Integration
 		&i.MessageTypeID,
 		&i.Scheme,
 		&i.CreatedAt,
+		&i.SignatureToleranceSeconds,
 	)
 	return i, err
 }
 
 const integrationGetWithMessageType = `-- name: IntegrationGetWithMessageType :one
-SELECT i.id, i.tenant_id, i.environment_id, i.message_type_id, i.scheme, i.created_at, mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at
+SELECT i.id, i.tenant_id, i.environment_id, i.message_type_id, i.scheme, i.created_at, i.signature_tolerance_seconds, mt.id, mt.tenant_id, mt.code, mt.duplicate_key_fields, mt.duplicate_window_hours, mt.version, mt.created_at, mt.updated_at
 FROM integrations i
 JOIN message_types mt ON mt.tenant_id = i.tenant_id AND mt.id = i.message_type_id
 WHERE i.id = $1
@@ -56,6 +57,7 @@ func (q *Queries) IntegrationGetWithMessageType(ctx context.Context, id uuid.UUI
 		&i.Integration.MessageTypeID,
 		&i.Integration.Scheme,
 		&i.Integration.CreatedAt,
+		&i.Integration.SignatureToleranceSeconds,
 		&i.MessageType.ID,
 		&i.MessageType.TenantID,
 		&i.MessageType.Code,
@@ -69,16 +71,17 @@ func (q *Queries) IntegrationGetWithMessageType(ctx context.Context, id uuid.UUI
 }
 
 const integrationInsert = `-- name: IntegrationInsert :one
-INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
-VALUES ($1, $2, $3, $4)
+INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme, signature_tolerance_seconds)
+VALUES ($1, $2, $3, $4, $5)
 RETURNING id
 `
 
 type IntegrationInsertParams struct {
-	TenantID      int64
-	EnvironmentID int64
-	MessageTypeID int64
-	Scheme        string
+	TenantID                  int64
+	EnvironmentID             int64
+	MessageTypeID             int64
+	Scheme                    string
+	SignatureToleranceSeconds int32
 }
 
 func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertParams) (uuid.UUID, error) {
@@ -87,6 +90,7 @@ func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertPa
 		arg.EnvironmentID,
 		arg.MessageTypeID,
 		arg.Scheme,
+		arg.SignatureToleranceSeconds,
 	)
 	var id uuid.UUID
 	err := row.Scan(&id)
@@ -94,7 +98,8 @@ func (q *Queries) IntegrationInsert(ctx context.Context, arg IntegrationInsertPa
 }
 
 const integrationList = `-- name: IntegrationList :many
-SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme, i.created_at
+SELECT i.id, t.slug AS tenant_slug, e.slug AS environment_slug, mt.code AS message_type_code, i.scheme,
+       i.signature_tolerance_seconds, i.created_at
 FROM integrations i
 JOIN tenants t ON t.id = i.tenant_id
 JOIN environments e ON e.tenant_id = i.tenant_id AND e.id = i.environment_id
@@ -104,12 +109,13 @@ ORDER BY t.slug, e.slug, mt.code, i.created_at
 `
 
 type IntegrationListRow struct {
-	ID              uuid.UUID
-	TenantSlug      string
-	EnvironmentSlug string
-	MessageTypeCode string
-	Scheme          string
-	CreatedAt       time.Time
+	ID                        uuid.UUID
+	TenantSlug                string
+	EnvironmentSlug           string
+	MessageTypeCode           string
+	Scheme                    string
+	SignatureToleranceSeconds int32
+	CreatedAt                 time.Time
 }
 
 // IntegrationList lists the integrations a signed-in user may see (NULL
@@ -129,6 +135,7 @@ func (q *Queries) IntegrationList(ctx context.Context, scopeTenantID *int64) ([]
 			&i.EnvironmentSlug,
 			&i.MessageTypeCode,
 			&i.Scheme,
+			&i.SignatureToleranceSeconds,
 			&i.CreatedAt,
 		); err != nil {
 			return nil, err
@@ -349,4 +356,33 @@ func (q *Queries) IntegrationSecretsExpire(ctx context.Context, arg IntegrationS
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const integrationToleranceSet = `-- name: IntegrationToleranceSet :one
+UPDATE integrations i SET signature_tolerance_seconds = $1
+FROM integrations old
+WHERE i.id = $2 AND old.id = i.id
+  AND ($3::bigint IS NULL OR i.tenant_id = $3)
+RETURNING i.tenant_id, old.signature_tolerance_seconds AS before_seconds
+`
+
+type IntegrationToleranceSetParams struct {
+	SignatureToleranceSeconds int32
+	ID                        uuid.UUID
+	ScopeTenantID             *int64
+}
+
+type IntegrationToleranceSetRow struct {
+	TenantID      int64
+	BeforeSeconds int32
+}
+
+// IntegrationToleranceSet changes the signature timestamp tolerance of an
+// integration the scope holds, returning its tenant and the tolerance it
+// had; no row when the scope holds no such integration.
+func (q *Queries) IntegrationToleranceSet(ctx context.Context, arg IntegrationToleranceSetParams) (IntegrationToleranceSetRow, error) {
+	row := q.db.QueryRow(ctx, integrationToleranceSet, arg.SignatureToleranceSeconds, arg.ID, arg.ScopeTenantID)
+	var i IntegrationToleranceSetRow
+	err := row.Scan(&i.TenantID, &i.BeforeSeconds)
+	return i, err
 }

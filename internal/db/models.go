@@ -167,12 +167,13 @@ type IntakeRefusal struct {
 }
 
 type Integration struct {
-	ID            uuid.UUID
-	TenantID      int64
-	EnvironmentID int64
-	MessageTypeID int64
-	Scheme        string
-	CreatedAt     time.Time
+	ID                        uuid.UUID
+	TenantID                  int64
+	EnvironmentID             int64
+	MessageTypeID             int64
+	Scheme                    string
+	CreatedAt                 time.Time
+	SignatureToleranceSeconds int32
 }
 
 type IntegrationSecret struct {

@@ -165,3 +165,42 @@ func (s *Service) RevokeIntegrationSecrets(ctx context.Context, by By, integrati
 			map[string]any{"integration_id": integrationID, "secret_ids": ids})
 	})
 }
+
+// checkTolerance refuses a signature timestamp tolerance an integration
+// cannot have.
+func checkTolerance(tolerance time.Duration) error {
+	if !signature.ValidTolerance(tolerance) {
+		return apperr.New(apperr.Invalid, "invalid-field",
+			"the signature tolerance must be whole seconds from %d to %d, not %s",
+			int(signature.MinTolerance/time.Second), int(signature.MaxTolerance/time.Second), tolerance)
+	}
+	return nil
+}
+
+// SetIntegrationTolerance changes how far a delivery's signing time may be
+// from edihub's clock for an integration by's scope holds; it applies from
+// the next delivery on. Schemes that sign no time keep it unused.
+func (s *Service) SetIntegrationTolerance(ctx context.Context, by By, integrationID string, tolerance time.Duration) error {
+	if err := checkTolerance(tolerance); err != nil {
+		return err
+	}
+	uid, err := uuid.Parse(integrationID)
+	if err != nil {
+		return notInScope("integration", integrationID)
+	}
+	seconds := int32(tolerance / time.Second)
+	return db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		row, err := q.IntegrationToleranceSet(ctx, db.IntegrationToleranceSetParams{
+			SignatureToleranceSeconds: seconds, ID: uid, ScopeTenantID: by.Scope.TenantFilter(),
+		})
+		if errors.Is(err, db.ErrNotFound) {
+			return notInScope("integration", integrationID)
+		}
+		if err != nil {
+			return fmt.Errorf("set tolerance of integration %s: %w", integrationID, err)
+		}
+		return auditevent.Record(ctx, q, by.Actor, &row.TenantID, auditevent.IntegrationToleranceChanged, map[string]any{
+			"integration_id": integrationID, "before_seconds": row.BeforeSeconds, "after_seconds": seconds,
+		})
+	})
+}

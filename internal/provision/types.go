@@ -3,6 +3,7 @@ package provision
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/auditevent"
@@ -90,6 +91,10 @@ type IntegrationSpec struct {
 	// Secret is the sender's own secret (Stripe and Shopify generate theirs);
 	// empty means generate one.
 	Secret string
+	// Tolerance is how far a timestamped scheme's signing time may be from
+	// edihub's clock (signature.DefaultTolerance unless the sender's
+	// practice differs).
+	Tolerance time.Duration
 }
 
 // CreateIntegration creates an integration and returns its id and secret.
@@ -103,6 +108,9 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 	if secret, err = integrationSecret(scheme, spec.Secret); err != nil {
 		return "", "", err
 	}
+	if err := checkTolerance(spec.Tolerance); err != nil {
+		return "", "", err
+	}
 	err = db.WithTx(ctx, s.pool, func(q *db.Queries) error {
 		t, e, err := tenantEnvironment(ctx, q, spec.TenantSlug, spec.EnvironmentSlug)
 		if err != nil {
@@ -114,6 +122,7 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 		}
 		uid, err := q.IntegrationInsert(ctx, db.IntegrationInsertParams{
 			TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme),
+			SignatureToleranceSeconds: int32(spec.Tolerance / time.Second),
 		})
 		if err != nil {
 			return fmt.Errorf("store integration: %w", err)
@@ -126,6 +135,7 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 		id = uid.String()
 		return audit(ctx, q, &t.ID, auditevent.IntegrationCreated, map[string]any{
 			"integration_id": id, "environment": e.Slug, "message_type": mt.Code, "scheme": string(scheme),
+			"signature_tolerance_seconds": int32(spec.Tolerance / time.Second),
 		})
 	})
 	if err != nil {

@@ -109,7 +109,8 @@ func (s *Service) Verify(ctx context.Context, in Integration, header http.Header
 		// integration refuses every delivery until it is given a new one.
 		return DeliveryKey{}, errNoCurrentSecret
 	}
-	signedID, err := signature.Verify(signature.Scheme(in.Scheme), secrets, header, body, now)
+	signedID, err := signature.VerifyWithin(signature.Scheme(in.Scheme), secrets, header, body, now,
+		time.Duration(in.SignatureToleranceSeconds)*time.Second)
 	var verr *signature.VerifyError
 	switch {
 	case errors.As(err, &verr):

@@ -4,12 +4,15 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/lefia/edihub/internal/adminpath"
+	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/signature"
 	"github.com/lefia/edihub/web"
 )
 
@@ -18,7 +21,7 @@ import (
 // the list bears it out.
 func (s *Server) adminIntegrations(c echo.Context) error {
 	revoked, _ := strconv.ParseInt(c.QueryParam("revoked"), 10, 64)
-	return s.renderIntegrations(c, http.StatusOK, web.Integrations{Revoked: revoked})
+	return s.renderIntegrations(c, http.StatusOK, web.Integrations{Revoked: revoked, ToleranceSet: c.QueryParam("tolerance")})
 }
 
 // adminNewIntegrationSecret gives an integration a new secret, shown once
@@ -54,6 +57,27 @@ func (s *Server) adminRevokeIntegrationSecret(c echo.Context) error {
 		})
 	}
 	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Integrations)+"?revoked="+url.QueryEscape(c.Param("secret")))
+}
+
+// adminSetIntegrationTolerance changes how far a delivery's signing time may
+// be from edihub's clock, then shows the list with the integration marked
+// (a reload does not post again).
+func (s *Server) adminSetIntegrationTolerance(c echo.Context) error {
+	id := c.Param("id")
+	_, err := s.changeBy(c, func(by provision.By) (string, error) {
+		seconds, err := strconv.Atoi(strings.TrimSpace(c.FormValue("tolerance_seconds")))
+		if err != nil {
+			return "", apperr.New(apperr.Invalid, "invalid-field", "give the signature tolerance in whole seconds, from %d to %d",
+				int(signature.MinTolerance/time.Second), int(signature.MaxTolerance/time.Second))
+		}
+		return "", s.provision.SetIntegrationTolerance(c.Request().Context(), by, id, time.Duration(seconds)*time.Second)
+	})
+	if err != nil {
+		return answerChange(err, func(status int, problem string) error {
+			return s.renderIntegrations(c, status, web.Integrations{Problem: problem})
+		})
+	}
+	return c.Redirect(http.StatusSeeOther, adminpath.Path(adminpath.Integrations)+"?tolerance="+url.QueryEscape(id)+"#integration-"+url.PathEscape(id))
 }
 
 func (s *Server) renderIntegrations(c echo.Context, status int, view web.Integrations) error {

@@ -62,3 +62,26 @@ func TestBrowserAdminManagesIntegrationSecrets(t *testing.T) {
 	require.NotContains(t, text, id)
 	require.Contains(t, text, globex)
 }
+
+// An admin sets a Stripe integration's signature tolerance in the browser;
+// the GitHub integration beside it has none.
+func TestBrowserAdminSetsIntegrationTolerance(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	stripe := site.integration(t, "ORDERS05", "stripe", stripeSecret)
+	github := site.integration(t, "ORDERS05", "github", githubSecret)
+	card := `#integration-` + stripe
+
+	b := newBrowser(t)
+	b.signIn(t, site.url, "/admin/integrations", site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	require.Equal(t, "300", eval[string](t, b, `document.querySelector('`+card+` input[name=tolerance_seconds]').value`))
+	require.Zero(t, eval[int](t, b, `document.querySelectorAll('#integration-`+github+` form.tolerance').length`))
+	b.do(t,
+		chromedp.SetValue(chromedp.CSS(card+` input[name=tolerance_seconds]`), "10"),
+		chromedp.Click(chromedp.CSS(card+` form.tolerance button`)),
+		chromedp.WaitVisible(chromedp.CSS(card+` .tolerance-saved`)),
+	)
+	require.Equal(t, "10", eval[string](t, b, `document.querySelector('`+card+` input[name=tolerance_seconds]').value`))
+	require.Equal(t, 10, site.count(t, `SELECT signature_tolerance_seconds FROM integrations WHERE id = $1`, stripe))
+	b.snapshot(t, "integrations-tolerance")
+}

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -126,4 +127,59 @@ func TestAdminIntegrationsKeepToScopeAndRole(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, forged.status, "no CSRF token, no change")
 	require.Equal(t, http.StatusCreated, site.delivers(t, acme, githubSecret, 2))
 	require.Zero(t, site.count(t, `SELECT count(*) FROM audit_events WHERE action LIKE 'integration.secret_%'`))
+}
+
+// An admin changes how far a delivery's signing time may be from edihub's
+// clock for an integration of a timestamped scheme; the next delivery is
+// checked against it. A scheme that signs no time has no such setting, a
+// viewer sees it without a form, another tenant's admin gets 404, and a
+// value out of bounds changes nothing.
+func TestAdminIntegrationToleranceOverHTTP(t *testing.T) {
+	t.Parallel()
+	site := newAdminSite(t)
+	stripe := site.integration(t, "ORDERS05", "stripe", stripeSecret)
+	github := site.integration(t, "ORDERS05", "github", githubSecret)
+	path := "/admin/integrations/" + stripe + "/tolerance"
+	n := 0
+	delivers := func(age time.Duration) int {
+		n++
+		body := fmt.Appendf(nil, `{"id":"evt_%d","IDOC":{"E1EDK01":{"BELNR":"%d"}}}`, n, n)
+		return site.webhook(t, stripe, body, stripeHeaders(stripeSecret, body, time.Now().Add(-age))...).status
+	}
+	require.Equal(t, http.StatusCreated, delivers(30*time.Second), "5 minutes by default")
+
+	admin := site.client(t)
+	admin.login(site.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))
+	page := string(admin.get("/admin/integrations").body)
+	require.Contains(t, page, `action="`+path+`"`)
+	require.Contains(t, page, `name="tolerance_seconds" value="300"`)
+	require.NotContains(t, page, "/admin/integrations/"+github+"/tolerance", "GitHub signs no time")
+
+	for _, bad := range []string{"0", "3601", "soon", "1.5", ""} {
+		r := admin.submit(path, url.Values{"tolerance_seconds": {bad}})
+		require.Equal(t, http.StatusBadRequest, r.status, bad)
+		require.Contains(t, string(r.body), `id="integration-problem"`, bad)
+	}
+	saved := admin.submit(path, url.Values{"tolerance_seconds": {"10"}})
+	require.Equal(t, http.StatusSeeOther, saved.status, "%s", saved.body)
+	page = string(admin.get(saved.header.Get("Location")).body)
+	require.Contains(t, page, `class="notice tolerance-saved"`)
+	require.Contains(t, page, `name="tolerance_seconds" value="10"`)
+	require.Equal(t, http.StatusUnauthorized, delivers(30*time.Second), "the next delivery is checked against 10 seconds")
+	require.Equal(t, http.StatusCreated, delivers(0))
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM audit_events WHERE action = 'integration.tolerance_changed'
+		AND details->>'integration_id' = $1 AND details->>'before_seconds' = '300' AND details->>'after_seconds' = '10'`, stripe))
+
+	viewer := site.client(t)
+	viewer.login(site.user(t, "viewer@acme.example", auth.RoleViewer, "acme"))
+	page = string(viewer.get("/admin/integrations").body)
+	require.Contains(t, page, "Signing time within 10 s of edihub")
+	require.NotContains(t, page, `name="tolerance_seconds"`)
+	require.Equal(t, http.StatusForbidden, viewer.submit(path, url.Values{"tolerance_seconds": {"60"}}).status)
+
+	other := site.client(t)
+	other.login(site.user(t, "admin@globex.example", auth.RoleAdmin, "globex"))
+	other.get("/admin/integrations")
+	require.Equal(t, http.StatusNotFound, other.submit(path, url.Values{"tolerance_seconds": {"60"}}).status)
+	require.Equal(t, 10, site.count(t, `SELECT signature_tolerance_seconds FROM integrations WHERE id = $1`, stripe), "refused changes changed nothing")
 }

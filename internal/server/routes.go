@@ -102,6 +102,7 @@ func (s *Server) routes() {
 	signedIn.GET(adminpath.Integrations, s.adminIntegrations)
 	signedIn.POST(adminpath.IntegrationSecrets, s.adminNewIntegrationSecret, requireAdmin)
 	signedIn.POST(adminpath.IntegrationRevoke, s.adminRevokeIntegrationSecret, requireAdmin)
+	signedIn.POST(adminpath.IntegrationTolerance, s.adminSetIntegrationTolerance, requireAdmin)
 }
 
 // requestLogger logs one line per request with slog. An ingest request's

@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -346,6 +347,53 @@ func TestWebhookSignatureBeforeContentType(t *testing.T) {
 		}
 	}
 	require.Equal(t, 0, b.messages(t))
+}
+
+// The timestamped schemes take their integration's tolerance: a signing
+// time at its edge, old or in the future, is accepted, a second past it is
+// refused; an integration created without one has 5 minutes.
+func TestWebhookToleranceIsTheIntegrations(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_767_225_600, 0)
+	b := setup(t, server.WithClock(func() time.Time { return now }))
+	b.messageType(t, "STRIPE_EVENT", nil, nil)
+	b.messageType(t, "SW_EVENT", nil, nil)
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	integration := func(code, scheme, secret string, tolerance time.Duration) string {
+		id, _ := testfactory.Integration(t, b.pool, testfactory.IntegrationOpts{
+			Tenant: b.tenant, MessageType: code, Scheme: scheme, Secret: secret, Tolerance: tolerance,
+		})
+		return id
+	}
+	stripe := integration("STRIPE_EVENT", "stripe", stripeSecret, 10*time.Second)
+	sw := integration("SW_EVENT", "standard-webhooks", swSecret, 10*time.Second)
+	swDefault := integration("SW_EVENT", "standard-webhooks", swSecret, 0)
+
+	n := 0
+	deliver := func(id string, offset time.Duration) response {
+		n++
+		body := fmt.Appendf(nil, `{"id":"evt_%d"}`, n)
+		headers := stripeHeaders(stripeSecret, body, now.Add(offset))
+		if id != stripe {
+			headers = standardWebhooksHeaders(t, swSecret, body, fmt.Sprintf("msg_%d", n), now.Add(offset))
+		}
+		return b.webhook(t, id, body, headers...)
+	}
+	for _, tt := range []struct {
+		integration string
+		edge        time.Duration
+	}{{stripe, 10 * time.Second}, {sw, 10 * time.Second}, {swDefault, 5 * time.Minute}} {
+		for _, offset := range []time.Duration{-tt.edge, tt.edge} {
+			r := deliver(tt.integration, offset)
+			require.Equal(t, http.StatusCreated, r.status, "signed %s from now: %s", offset, r.body)
+		}
+		for _, offset := range []time.Duration{-tt.edge - time.Second, tt.edge + time.Second} {
+			p := requireProblem(t, deliver(tt.integration, offset), http.StatusUnauthorized, "invalid-signature")
+			require.Contains(t, p["detail"], "timestamp_out_of_tolerance")
+			require.Contains(t, p["detail"], tt.edge.String()+" tolerance")
+		}
+	}
+	require.Equal(t, 6, b.messages(t))
 }
 
 // A bearer delivery without an Idempotency-Key is deduplicated by the

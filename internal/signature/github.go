@@ -11,7 +11,7 @@ import (
 const githubSignatureHeader = "X-Hub-Signature-256"
 
 // verifyGitHub checks the HMAC of the body alone (see verifyBodyHMAC).
-func verifyGitHub(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
+func verifyGitHub(keys []key, header http.Header, body []byte, _ time.Time, _ time.Duration) (string, error) {
 	return verifyBodyHMAC(keys, header, body, githubSignatureHeader, parseGitHubSignature)
 }
 

@@ -9,7 +9,7 @@ import (
 const shopifySignatureHeader = "X-Shopify-Hmac-SHA256"
 
 // verifyShopify checks the HMAC of the body alone (see verifyBodyHMAC).
-func verifyShopify(keys []key, header http.Header, body []byte, _ time.Time) (string, error) {
+func verifyShopify(keys []key, header http.Header, body []byte, _ time.Time, _ time.Duration) (string, error) {
 	return verifyBodyHMAC(keys, header, body, shopifySignatureHeader, parseShopifySignature)
 }
 

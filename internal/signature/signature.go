@@ -35,8 +35,22 @@ const (
 // schemes keeps the valid names in the order error messages and forms should list them.
 var schemes = []Scheme{StandardWebhooks, GitHub, Stripe, Shopify, Bearer}
 
-// Tolerance is the allowed clock skew for timestamped schemes (5 minutes, SPEC.md).
-const Tolerance = 5 * time.Minute
+// DefaultTolerance is the allowed clock skew for timestamped schemes (5 minutes, SPEC.md) unless
+// an integration sets its own.
+const DefaultTolerance = 5 * time.Minute
+
+// MinTolerance and MaxTolerance bound an integration's tolerance: stripe-go's own test sets 10
+// seconds, and past an hour a captured delivery stays replayable for longer than any clock is off.
+const (
+	MinTolerance = time.Second
+	MaxTolerance = time.Hour
+)
+
+// ValidTolerance reports whether d may be an integration's tolerance: whole seconds from
+// MinTolerance to MaxTolerance.
+func ValidTolerance(d time.Duration) bool {
+	return d >= MinTolerance && d <= MaxTolerance && d%time.Second == 0
+}
 
 // ErrUnknownScheme is wrapped by every error about a scheme name this package does not know.
 var ErrUnknownScheme = errors.New("signature: unknown scheme")
@@ -44,6 +58,10 @@ var ErrUnknownScheme = errors.New("signature: unknown scheme")
 // ErrNotHMAC is returned when an HMAC operation is asked of the bearer scheme, whose requests carry
 // an API key that the server checks instead of a signature.
 var ErrNotHMAC = errors.New("signature: bearer is not an HMAC scheme; the server's API-key check verifies it")
+
+// Timestamped reports whether the scheme signs the time of sending, which Verify checks against a
+// tolerance; GitHub and Shopify sign none, and bearer nothing at all.
+func (s Scheme) Timestamped() bool { return s == StandardWebhooks || s == Stripe }
 
 // Schemes returns every valid scheme, for example to offer them in a form.
 func Schemes() []Scheme {
@@ -67,8 +85,9 @@ func unknownScheme(s string) error {
 	return fmt.Errorf("%w %q (valid schemes: %s)", ErrUnknownScheme, s, strings.Join(names, ", "))
 }
 
-// verifier checks one scheme's headers against body with the integration's already parsed keys.
-type verifier func(keys []key, header http.Header, body []byte, now time.Time) (signedID string, err error)
+// verifier checks one scheme's headers against body with the integration's already parsed keys;
+// a timestamped scheme accepts a signing time within tolerance of now.
+type verifier func(keys []key, header http.Header, body []byte, now time.Time, tolerance time.Duration) (signedID string, err error)
 
 // verifiers holds the HMAC schemes. Bearer is deliberately absent: it has no signature to check.
 var verifiers = map[Scheme]verifier{
@@ -98,14 +117,24 @@ func requireHMAC(scheme Scheme) error {
 // is not an HMAC scheme.
 //
 // A sender's failure is a *VerifyError. The secrets are validated on every call, as ValidateSecret
-// does, because an empty key would let anyone forge a signature.
+// does, because an empty key would let anyone forge a signature. The timestamped schemes accept a
+// signing time within DefaultTolerance of now.
 func Verify(scheme Scheme, secrets []string, header http.Header, body []byte, now time.Time) (signedID string, err error) {
+	return VerifyWithin(scheme, secrets, header, body, now, DefaultTolerance)
+}
+
+// VerifyWithin is Verify with the integration's own tolerance for the timestamped schemes
+// (Standard Webhooks, Stripe); GitHub and Shopify sign no time.
+func VerifyWithin(scheme Scheme, secrets []string, header http.Header, body []byte, now time.Time, tolerance time.Duration) (signedID string, err error) {
 	if err := requireHMAC(scheme); err != nil {
 		return "", err
+	}
+	if !ValidTolerance(tolerance) {
+		return "", fmt.Errorf("signature: tolerance %s is not whole seconds from %s to %s", tolerance, MinTolerance, MaxTolerance)
 	}
 	keys, err := parseKeys(scheme, secrets)
 	if err != nil {
 		return "", err
 	}
-	return verifiers[scheme](keys, header, body, now)
+	return verifiers[scheme](keys, header, body, now, tolerance)
 }

@@ -23,7 +23,7 @@ const (
 // whsec_ secret or an ed25519 signature (v1a) under a whpk_ public key. The id and the timestamp
 // are both signed, so a captured request can neither be replayed late nor passed off as another
 // delivery.
-func verifyStandardWebhooks(keys []key, header http.Header, body []byte, now time.Time) (string, error) {
+func verifyStandardWebhooks(keys []key, header http.Header, body []byte, now time.Time, tolerance time.Duration) (string, error) {
 	id, err := requiredHeader(header, swIDHeader)
 	if err != nil {
 		return "", err
@@ -44,7 +44,7 @@ func verifyStandardWebhooks(keys []key, header http.Header, body []byte, now tim
 	if err != nil {
 		return "", err
 	}
-	if err := checkTimestamp(swTimestampHeader, signedAt, now); err != nil {
+	if err := checkTimestamp(swTimestampHeader, signedAt, now, tolerance); err != nil {
 		return "", err
 	}
 	if matchHMAC(keys, parsed.macs, []byte(id), dot, []byte(timestamp), dot, body) ||

@@ -23,7 +23,7 @@ type stripeSignature struct {
 
 // verifyStripe checks the HMAC of "t.body" and returns the event id from the body. The secret's
 // text, "whsec_" prefix included, is the key, as in Stripe's own libraries.
-func verifyStripe(keys []key, header http.Header, body []byte, now time.Time) (string, error) {
+func verifyStripe(keys []key, header http.Header, body []byte, now time.Time, tolerance time.Duration) (string, error) {
 	value, err := requiredHeader(header, stripeSignatureHeader)
 	if err != nil {
 		return "", err
@@ -32,7 +32,7 @@ func verifyStripe(keys []key, header http.Header, body []byte, now time.Time) (s
 	if err != nil {
 		return "", err
 	}
-	if err := checkTimestamp(stripeSignatureHeader, parsed.signedAt, now); err != nil {
+	if err := checkTimestamp(stripeSignatureHeader, parsed.signedAt, now, tolerance); err != nil {
 		return "", err
 	}
 	if !matchHMAC(keys, parsed.macs, []byte(parsed.timestamp), dot, body) {

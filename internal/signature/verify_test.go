@@ -226,11 +226,11 @@ func rejectionCases(s testSender) []verifyCase {
 	if s.timestampHeader != "" {
 		cases = append(cases,
 			verifyCase{
-				name: "stale timestamp", signedAt: testNow.Add(-Tolerance - time.Minute),
+				name: "stale timestamp", signedAt: testNow.Add(-DefaultTolerance - time.Minute),
 				wantCheck: CheckTimestamp, wantHeader: s.timestampHeader,
 			},
 			verifyCase{
-				name: "future timestamp", signedAt: testNow.Add(Tolerance + time.Minute),
+				name: "future timestamp", signedAt: testNow.Add(DefaultTolerance + time.Minute),
 				wantCheck: CheckTimestamp, wantHeader: s.timestampHeader,
 			},
 		)
@@ -283,4 +283,38 @@ func TestVerifyHeaderNamesAreCaseInsensitive(t *testing.T) {
 	id, err := Verify(GitHub, []string{s.secret}, req.Header, body, testNow)
 	require.NoError(t, err)
 	require.Empty(t, id, "GitHub signs no delivery id")
+}
+
+// A timestamped scheme takes the integration's tolerance: a signing time
+// exactly at its edge, in either direction, verifies; a second past it does
+// not. The schemes without a timestamp ignore it.
+func TestVerifyWithinTolerance(t *testing.T) {
+	t.Parallel()
+	const tolerance = 10 * time.Second
+	for _, s := range testSenders() {
+		for _, offset := range []time.Duration{-tolerance, tolerance, -tolerance - time.Second, tolerance + time.Second} {
+			signedAt := testNow.Add(offset)
+			_, err := VerifyWithin(s.scheme, []string{s.secret}, s.headers(s.secret, s.body, signedAt), s.body, testNow, tolerance)
+			if s.timestampHeader == "" || offset.Abs() <= tolerance {
+				require.NoError(t, err, "%s signed %s from now", s.scheme, offset)
+				continue
+			}
+			requireVerifyError(t, err, CheckTimestamp, s.timestampHeader, s.signature(s.secret, s.body, signedAt), s.secret)
+			require.ErrorContains(t, err, "10s tolerance", "%s signed %s from now", s.scheme, offset)
+		}
+	}
+}
+
+func TestVerifyWithinRefusesAToleranceOutOfBounds(t *testing.T) {
+	t.Parallel()
+	s := stripeSender()
+	header := s.headers(s.secret, s.body, testNow)
+	for _, tolerance := range []time.Duration{0, -time.Second, 1500 * time.Millisecond, MaxTolerance + time.Second} {
+		_, err := VerifyWithin(s.scheme, []string{s.secret}, header, s.body, testNow, tolerance)
+		var verr *VerifyError
+		require.Error(t, err, "%s", tolerance)
+		require.NotErrorAs(t, err, &verr, "an integration's misconfiguration, not the sender's failure")
+	}
+	_, err := VerifyWithin(s.scheme, []string{s.secret}, header, s.body, testNow, MaxTolerance)
+	require.NoError(t, err)
 }

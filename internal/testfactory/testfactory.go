@@ -6,8 +6,10 @@
 package testfactory
 
 import (
+	"cmp"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -16,6 +18,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/egress"
 	"github.com/lefia/edihub/internal/provision"
+	"github.com/lefia/edihub/internal/signature"
 )
 
 // Defaults of the records: tenant acme with its production environment.
@@ -120,6 +123,9 @@ type IntegrationOpts struct {
 	MessageType string // default MessageTypeCode
 	Scheme      string // required: standard-webhooks, github, stripe, shopify or bearer
 	Secret      string // default a generated one
+	// Tolerance is the signature timestamp tolerance, default
+	// signature.DefaultTolerance.
+	Tolerance time.Duration
 }
 
 // Integration creates an integration and returns its id and secret.
@@ -128,6 +134,7 @@ func Integration(tb testing.TB, pool *pgxpool.Pool, opts IntegrationOpts) (id, s
 	id, secret, err := provision.New(pool).CreateIntegration(context.Background(), provision.IntegrationSpec{
 		TenantSlug: or(opts.Tenant, TenantSlug), EnvironmentSlug: or(opts.Environment, EnvironmentSlug),
 		MessageTypeCode: or(opts.MessageType, MessageTypeCode), Scheme: opts.Scheme, Secret: opts.Secret,
+		Tolerance: cmp.Or(opts.Tolerance, signature.DefaultTolerance),
 	})
 	require.NoError(tb, err)
 	return id, secret
