@@ -111,7 +111,7 @@ verify: generate ## regenerate, then fail on any diff, unformatted code or vet f
 	go mod tidy -diff
 
 .PHONY: vendor
-vendor: ## refresh web/static/vendor (Pico CSS, htmx) from the versions in package.json; needs npm
+vendor: ## refresh web/static/vendor (Pico CSS, htmx, Redoc) from the versions in package.json; needs npm
 	@scripts/vendor.sh
 
 .PHONY: stop-db

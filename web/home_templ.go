@@ -41,14 +41,14 @@ func Home() templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>POST /api/edi-hub/receive-messages</code>: a batch of messages with an API key</li><li><code>POST /api/webhook/&#123;integrationId&#125;</code>: a webhook sender's events, checked against the integration's signature scheme</li><li><a href=\"/api/openapi.yaml\"><code>GET /api/openapi.yaml</code></a>: the OpenAPI document of these endpoints</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li><li><a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<h1>edihub</h1><p>This server receives EDI messages and webhooks and stores each business document exactly once, answering retransmissions with the original result.</p><h2>Endpoints</h2><ul><li><code>POST /api/edi-hub/receive-message</code>: messages with an API key</li><li><code>POST /api/edi-hub/receive-messages</code>: a batch of messages with an API key</li><li><code>POST /api/webhook/&#123;integrationId&#125;</code>: a webhook sender's events, checked against the integration's signature scheme</li><li><a href=\"/api/openapi.yaml\"><code>GET /api/openapi.yaml</code></a>: the OpenAPI document of these endpoints</li><li><a href=\"/api/docs\"><code>GET /api/docs</code></a>: the same, as a reference to read</li><li><code>GET /healthz</code>: the process is up</li><li><code>GET /readyz</code>: the database is reachable and migrated</li><li><a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var3 string
 			templ_7745c5c3_Var3, templ_7745c5c3_Err = templruntime.NewAttributeExpression(adminURL(adminpath.Dashboard)).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `home.templ`, Line: 21, Col: 46}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `home.templ`, Line: 22, Col: 46}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var3)
 			if templ_7745c5c3_Err != nil {
@@ -61,7 +61,7 @@ func Home() templ.Component {
 			var templ_7745c5c3_Var4 string
 			templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(adminpath.Prefix)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `home.templ`, Line: 21, Col: 73}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `home.templ`, Line: 22, Col: 73}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 			if templ_7745c5c3_Err != nil {

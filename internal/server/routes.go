@@ -37,6 +37,7 @@ func (s *Server) routes() {
 	api.POST("/edi-hub/receive-messages", s.receiveMessages, s.observeIngest(ingest.EndpointReceiveMessages), s.requireSynchronousStandby)
 	api.POST("/webhook/:integrationId", s.receiveWebhook, s.observeIngest(ingest.EndpointWebhook), s.requireSynchronousStandby)
 	api.GET("/openapi.yaml", s.openAPIDocument)
+	api.GET("/docs", s.apiDocs)
 	// Any other method on an intake path answers 405 with Allow: POST,
 	// rather than the 404 of the group's catch-all, so that a connection
 	// test (SAP's SM59 sends a GET) proves that the path reaches edihub.
