@@ -28,9 +28,10 @@ WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sq
 RETURNING id, tenant_id, paused;
 
 -- DestinationFindByURL finds an environment's destination with a URL, so
--- that the demo creates its destination once.
+-- that the demo creates its destination once, and its signing secret, which
+-- the demo hands to its receiver.
 -- name: DestinationFindByURL :one
-SELECT id FROM destinations WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url
+SELECT id, secret FROM destinations WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url
 ORDER BY id LIMIT 1;
 
 -- DestinationListForAdmin lists the destinations a signed-in user may see

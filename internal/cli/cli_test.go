@@ -21,6 +21,7 @@ import (
 	"github.com/lefia/edihub/internal/cli"
 	"github.com/lefia/edihub/internal/password"
 	"github.com/lefia/edihub/internal/pgtest"
+	"github.com/lefia/edihub/internal/signature"
 )
 
 // result is what one command printed and returned.
@@ -365,9 +366,14 @@ func TestDemoThenServe(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	// The demo's destination: serve's workers hand the message on to it.
-	delivered := make(chan http.Header, 10)
+	type delivery struct {
+		header http.Header
+		body   []byte
+	}
+	delivered := make(chan delivery, 10)
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		delivered <- r.Header.Clone()
+		body, _ := io.ReadAll(r.Body)
+		delivered <- delivery{r.Header.Clone(), body}
 	}))
 	t.Cleanup(receiver.Close)
 	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
@@ -378,6 +384,7 @@ func TestDemoThenServe(t *testing.T) {
 	require.Contains(t, first.stdout, "destination_id=")
 	values := second.values(t)
 	require.Equal(t, first.values(t)["destination_id"], values["destination_id"], "the destination is created once")
+	require.Equal(t, first.values(t)["destination_secret"], values["destination_secret"], "with one secret")
 	require.Equal(t, "acme", values["tenant"])
 	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
 	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
@@ -416,9 +423,10 @@ func TestDemoThenServe(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusCreated, resp.StatusCode)
 	select {
-	case h := <-delivered:
-		require.Equal(t, "ORDERS05", h.Get("Edihub-Message-Type"))
-		require.NotEmpty(t, h.Get("webhook-signature"))
+	case d := <-delivered:
+		require.Equal(t, "ORDERS05", d.header.Get("Edihub-Message-Type"))
+		_, err := signature.Verify(signature.StandardWebhooks, []string{values["destination_secret"]}, d.header, d.body, time.Now())
+		require.NoError(t, err, "the delivery is signed with the secret the demo printed, for its receiver to check")
 	case <-time.After(20 * time.Second):
 		t.Fatal("the message was not delivered")
 	}

@@ -55,7 +55,9 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		"admin_password_status=" + string(d.AdminPasswordStatus),
 	}
 	if d.DestinationID != 0 {
-		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10))
+		// The receiver checks each delivery's signature with the secret
+		// (edihub-receiver -secret, or EDIHUB_RECEIVER_SECRET).
+		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10), "destination_secret="+d.DestinationSecret)
 	}
 	if *secretsFile != "" {
 		if err := writeDemoSecrets(*secretsFile, lines); err != nil {

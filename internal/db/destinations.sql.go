@@ -49,7 +49,7 @@ func (q *Queries) DestinationCountOfTenant(ctx context.Context, tenantID int64) 
 }
 
 const destinationFindByURL = `-- name: DestinationFindByURL :one
-SELECT id FROM destinations WHERE tenant_id = $1 AND environment_id = $2 AND url = $3
+SELECT id, secret FROM destinations WHERE tenant_id = $1 AND environment_id = $2 AND url = $3
 ORDER BY id LIMIT 1
 `
 
@@ -59,13 +59,19 @@ type DestinationFindByURLParams struct {
 	Url           string
 }
 
+type DestinationFindByURLRow struct {
+	ID     int64
+	Secret string
+}
+
 // DestinationFindByURL finds an environment's destination with a URL, so
-// that the demo creates its destination once.
-func (q *Queries) DestinationFindByURL(ctx context.Context, arg DestinationFindByURLParams) (int64, error) {
+// that the demo creates its destination once, and its signing secret, which
+// the demo hands to its receiver.
+func (q *Queries) DestinationFindByURL(ctx context.Context, arg DestinationFindByURLParams) (DestinationFindByURLRow, error) {
 	row := q.db.QueryRow(ctx, destinationFindByURL, arg.TenantID, arg.EnvironmentID, arg.Url)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i DestinationFindByURLRow
+	err := row.Scan(&i.ID, &i.Secret)
+	return i, err
 }
 
 const destinationGetForWorkers = `-- name: DestinationGetForWorkers :one

@@ -44,8 +44,11 @@ type Demo struct {
 	// (older keys stay valid); the password is kept, new for a new admin,
 	// or replaced, when the admin's earlier password stops working.
 	APIKeyStatus, AdminPasswordStatus SecretStatus
-	// DestinationID is the demo's destination, when a receiver URL was given.
-	DestinationID int64
+	// DestinationID is the demo's destination, when a receiver URL was given,
+	// and DestinationSecret the secret its deliveries are signed with, for
+	// the receiver to check them.
+	DestinationID     int64
+	DestinationSecret string
 }
 
 // DemoSecrets are the demo's API key and admin password, which an earlier
@@ -105,7 +108,7 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 		if receiverURL == "" {
 			return nil
 		}
-		demo.DestinationID, err = ensureDestination(ctx, q, t, prod, receiverURL, policy)
+		demo.DestinationID, demo.DestinationSecret, err = ensureDestination(ctx, q, t, prod, receiverURL, policy)
 		return err
 	})
 	return demo, err
@@ -137,30 +140,30 @@ func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept
 }
 
 // ensureDestination creates a destination for every type at url unless
-// the environment has one there.
-func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, raw string, policy egress.Policy) (int64, error) {
+// the environment has one there, and returns it with its signing secret.
+func ensureDestination(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, raw string, policy egress.Policy) (int64, string, error) {
 	url, err := egress.NormalizeURL(raw)
 	if err != nil {
-		return 0, invalidURL("demo receiver", raw, err)
+		return 0, "", invalidURL("demo receiver", raw, err)
 	}
-	id, err := q.DestinationFindByURL(ctx, db.DestinationFindByURLParams{TenantID: t.ID, EnvironmentID: e.ID, Url: url})
+	found, err := q.DestinationFindByURL(ctx, db.DestinationFindByURLParams{TenantID: t.ID, EnvironmentID: e.ID, Url: url})
 	if err == nil || !errors.Is(err, db.ErrNotFound) {
-		return id, err
+		return found.ID, found.Secret, err
 	}
 	if _, err := policy.CheckURL(ctx, net.DefaultResolver, url); err != nil {
-		return 0, invalidURL("demo receiver", raw, err)
+		return 0, "", invalidURL("demo receiver", raw, err)
 	}
 	secret, err := signature.GenerateSecret(signature.StandardWebhooks)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	id, err = q.DestinationInsert(ctx, db.DestinationInsertParams{
+	id, err := q.DestinationInsert(ctx, db.DestinationInsertParams{
 		TenantID: t.ID, EnvironmentID: e.ID, Url: url, MessageTypeIds: []int64{}, Secret: secret, MaxConcurrency: DefaultMaxConcurrency,
 	})
 	if err != nil {
-		return 0, fmt.Errorf("create demo destination: %w", err)
+		return 0, "", fmt.Errorf("create demo destination: %w", err)
 	}
-	return id, nil
+	return id, secret, nil
 }
 
 func ensureTenant(ctx context.Context, q *db.Queries, slug, name string) (db.Tenant, error) {
