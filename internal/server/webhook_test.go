@@ -256,17 +256,25 @@ func TestWebhookBearer(t *testing.T) {
 	require.Equal(t, 1, b.messages(t))
 }
 
-func TestWebhookRejectsBadSignatures(t *testing.T) {
-	t.Parallel()
-	b := setup(t)
+// swSecret is the tests' Standard Webhooks secret.
+var swSecret = "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+// signedIntegrations creates one integration of each signing scheme, each
+// for a message type of its own, with the tests' secrets, and returns
+// their ids.
+func (b *testBundle) signedIntegrations(t *testing.T) (github, stripe, sw, shopify string) {
+	t.Helper()
 	for _, code := range []string{"GH_EVENT", "STRIPE_EVENT", "SW_EVENT", "SHOP_ORDER"} {
 		b.messageType(t, code, nil, nil)
 	}
-	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
-	github := b.integration(t, "GH_EVENT", "github", githubSecret)
-	stripe := b.integration(t, "STRIPE_EVENT", "stripe", stripeSecret)
-	sw := b.integration(t, "SW_EVENT", "standard-webhooks", swSecret)
-	shopify := b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+	return b.integration(t, "GH_EVENT", "github", githubSecret), b.integration(t, "STRIPE_EVENT", "stripe", stripeSecret),
+		b.integration(t, "SW_EVENT", "standard-webhooks", swSecret), b.integration(t, "SHOP_ORDER", "shopify", shopifySecret)
+}
+
+func TestWebhookRejectsBadSignatures(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	github, stripe, sw, shopify := b.signedIntegrations(t)
 	body := []byte(`{"id":"evt_1","amount":100}`)
 	tampered := []byte(`{"id":"evt_1","amount":999}`)
 	stale := time.Now().Add(-10 * time.Minute)
@@ -307,27 +315,21 @@ func TestWebhookRejectsBadSignatures(t *testing.T) {
 func TestWebhookSignatureBeforeContentType(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	for _, code := range []string{"GH_EVENT", "STRIPE_EVENT", "SW_EVENT", "SHOP_ORDER"} {
-		b.messageType(t, code, nil, nil)
-	}
-	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	github, stripe, sw, shopify := b.signedIntegrations(t)
 	form := []byte("id=evt_1&amount=100")
 	wrong := "another secret of enough length"
 	now := time.Now()
 	schemes := []struct {
-		name, scheme, code string
-		signed, badly      []string
+		name, id      string
+		signed, badly []string
 	}{
-		{"github", "github", "GH_EVENT", githubHeaders(githubSecret, form, "d1"), githubHeaders(wrong, form, "d1")},
-		{"stripe", "stripe", "STRIPE_EVENT", stripeHeaders(stripeSecret, form, now), stripeHeaders(wrong, form, now)},
-		{"shopify", "shopify", "SHOP_ORDER", shopifyHeaders(shopifySecret, form, "w1"), shopifyHeaders(wrong, form, "w1")},
-		{"standard webhooks", "standard-webhooks", "SW_EVENT",
-			standardWebhooksHeaders(t, swSecret, form, "msg_1", now),
+		{"github", github, githubHeaders(githubSecret, form, "d1"), githubHeaders(wrong, form, "d1")},
+		{"stripe", stripe, stripeHeaders(stripeSecret, form, now), stripeHeaders(wrong, form, now)},
+		{"shopify", shopify, shopifyHeaders(shopifySecret, form, "w1"), shopifyHeaders(wrong, form, "w1")},
+		{"standard webhooks", sw, standardWebhooksHeaders(t, swSecret, form, "msg_1", now),
 			standardWebhooksHeaders(t, "whsec_"+base64.StdEncoding.EncodeToString([]byte(wrong)), form, "msg_1", now)},
 	}
-	secrets := map[string]string{"github": githubSecret, "stripe": stripeSecret, "shopify": shopifySecret, "standard-webhooks": swSecret}
 	for _, s := range schemes {
-		id := b.integration(t, s.code, s.scheme, secrets[s.scheme])
 		for _, contentType := range []string{"application/x-www-form-urlencoded", "text/plain", ""} {
 			post := func(headers []string) response {
 				h := http.Header{}
@@ -337,7 +339,7 @@ func TestWebhookSignatureBeforeContentType(t *testing.T) {
 				for i := 0; i+1 < len(headers); i += 2 {
 					h.Set(headers[i], headers[i+1])
 				}
-				return do(t, http.MethodPost, b.url+"/api/webhook/"+id, h, form)
+				return do(t, http.MethodPost, b.url+"/api/webhook/"+s.id, h, form)
 			}
 			p := requireProblem(t, post(s.badly), http.StatusUnauthorized, "invalid-signature")
 			require.Contains(t, p["detail"], "signature_mismatch", "%s %q", s.name, contentType)
@@ -358,7 +360,6 @@ func TestWebhookToleranceIsTheIntegrations(t *testing.T) {
 	b := setup(t, server.WithClock(func() time.Time { return now }))
 	b.messageType(t, "STRIPE_EVENT", nil, nil)
 	b.messageType(t, "SW_EVENT", nil, nil)
-	swSecret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	integration := func(code, scheme, secret string, tolerance time.Duration) string {
 		id, _ := testfactory.Integration(t, b.pool, testfactory.IntegrationOpts{
 			Tenant: b.tenant, MessageType: code, Scheme: scheme, Secret: secret, Tolerance: tolerance,
