@@ -214,3 +214,30 @@ func variablesListed(doc []byte) []string {
 	}
 	return names
 }
+
+// deployedSettings is the settings file deploy/systemd's unit reads.
+const deployedSettings = "deploy/systemd/edihub.env"
+
+// The deployed settings name only variables edihub reads: a misspelt or
+// retired name there would be silently ignored on every machine set up
+// from it.
+func TestDeployedSettingsAreVariablesEdihubReads(t *testing.T) {
+	t.Parallel()
+	root := filepath.Join("..", "..")
+	read, err := variablesRead(root)
+	require.NoError(t, err)
+	settings, err := os.ReadFile(filepath.Join(root, deployedSettings))
+	require.NoError(t, err)
+	var names []string
+	for line := range strings.Lines(string(settings)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, _, ok := strings.Cut(line, "=")
+		require.True(t, ok, "%s: %q is not NAME=value", deployedSettings, line)
+		names = append(names, name)
+		assert.Contains(t, read, name, "%s sets %s, which edihub does not read", deployedSettings, name)
+	}
+	require.Contains(t, names, "DATABASE_URL", "the settings were read")
+}
