@@ -13,7 +13,7 @@ FROM unnest(@message_ids::bigint[]) AS ids (id)
 CROSS JOIN LATERAL (
     SELECT m.tenant_id, m.environment_id, m.id, m.message_type_id FROM messages m WHERE m.id = ids.id OFFSET 0
 ) m
-JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
+JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id AND d.deleted_at IS NULL
 WHERE cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids)
 ORDER BY m.id, d.id
 ON CONFLICT (message_id, destination_id) DO NOTHING
@@ -50,7 +50,7 @@ CROSS JOIN LATERAL (
 ) m
 CROSS JOIN LATERAL (
     SELECT d.id FROM destinations d
-    WHERE d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
+    WHERE d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id AND d.deleted_at IS NULL
       AND (cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids))
     OFFSET 0
 ) d
@@ -128,8 +128,11 @@ WITH attempt AS (
     SELECT id, attempts + 1, @started_at::timestamptz, @duration_ms, sqlc.narg(response_status), @error, @response_snippet
     FROM deliveries WHERE id = @delivery_id
 ), recorded AS (
+    -- A delivery cancelled during its attempt (its destination deleted)
+    -- stays cancelled, unless the attempt delivered it after all.
     UPDATE deliveries
-    SET status = @status::text, attempts = attempts + 1, last_attempt_at = @started_at::timestamptz,
+    SET status = CASE WHEN status = 'cancelled' AND @status::text <> 'delivered' THEN status ELSE @status::text END,
+        attempts = attempts + 1, last_attempt_at = @started_at::timestamptz,
         delivered_at = CASE WHEN @status::text = 'delivered' THEN now() END
     WHERE deliveries.id = @delivery_id
 ), outcome AS (
@@ -306,3 +309,10 @@ ORDER BY ids.id;
 -- name: DeliveryStatusOf :one
 SELECT status FROM deliveries
 WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id)::bigint);
+
+-- DeliveryCancelOfDestination cancels the deliveries a destination still
+-- owes, pending or failed, when it is deleted, along the partial indexes
+-- of either status, and counts them.
+-- name: DeliveryCancelOfDestination :execrows
+UPDATE deliveries SET status = 'cancelled'
+WHERE destination_id = @destination_id AND status IN ('pending', 'failed');

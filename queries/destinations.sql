@@ -10,12 +10,12 @@ RETURNING id;
 -- name: DestinationListForWorkers :many
 SELECT d.id, d.paused, d.max_concurrency,
        EXISTS (SELECT 1 FROM deliveries dl WHERE dl.destination_id = d.id AND dl.status = 'pending') AS has_pending
-FROM destinations d ORDER BY d.id;
+FROM destinations d WHERE d.deleted_at IS NULL ORDER BY d.id;
 
 -- DestinationGetForWorkers is DestinationListForWorkers for one destination
 -- whose queue was just given a job.
 -- name: DestinationGetForWorkers :one
-SELECT id, paused, max_concurrency FROM destinations WHERE id = @id;
+SELECT id, paused, max_concurrency FROM destinations WHERE id = @id AND deleted_at IS NULL;
 
 -- DestinationSetPaused pauses or resumes a destination within the signed-in
 -- user's scope (NULL: a global user); it returns no row outside the scope.
@@ -24,19 +24,21 @@ SELECT id, paused, max_concurrency FROM destinations WHERE id = @id;
 -- name: DestinationSetPaused :one
 UPDATE destinations SET paused = @paused, updated_at = now(), auto_paused_at = NULL,
     resumed_at = CASE WHEN @paused THEN resumed_at ELSE now() END
-WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
+WHERE id = @id AND deleted_at IS NULL AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING id, tenant_id, paused;
 
 -- DestinationFindByURL finds an environment's destination with a URL, so
 -- that the demo creates its destination once, and its signing secret, which
 -- the demo hands to its receiver.
 -- name: DestinationFindByURL :one
-SELECT id, secret FROM destinations WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url
+SELECT id, secret FROM destinations
+WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND url = @url AND deleted_at IS NULL
 ORDER BY id LIMIT 1;
 
 -- DestinationListForAdmin lists the destinations a signed-in user may see
 -- (scope_tenant_id NULL: a global user), or the one with id, with the codes
--- of the message types each takes (none: every type).
+-- of the message types each takes (none: every type). A deleted one is not
+-- listed.
 -- name: DestinationListForAdmin :many
 SELECT d.id, d.url, d.paused, d.auto_paused_at, d.max_concurrency, d.created_at, d.updated_at,
        t.slug AS tenant_slug, e.slug AS environment_slug,
@@ -47,6 +49,7 @@ JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
 WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR d.tenant_id = sqlc.narg(scope_tenant_id))
   AND (sqlc.narg(id)::bigint IS NULL OR d.id = sqlc.narg(id))
+  AND d.deleted_at IS NULL
 ORDER BY t.slug, e.slug, d.id;
 
 -- DestinationUpdate changes where a destination sends, what it takes and
@@ -56,14 +59,14 @@ ORDER BY t.slug, e.slug, d.id;
 -- name: DestinationUpdate :one
 UPDATE destinations
 SET url = @url, message_type_ids = @message_type_ids::bigint[], max_concurrency = @max_concurrency, updated_at = now()
-WHERE id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
+WHERE id = @id AND deleted_at IS NULL AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
 RETURNING id;
 
 
 -- DestinationCountOfTenant counts a tenant's destinations, under
 -- TenantLock to bound them.
 -- name: DestinationCountOfTenant :one
-SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id;
+SELECT count(*) FROM destinations WHERE tenant_id = @tenant_id AND deleted_at IS NULL;
 
 -- DestinationListFailing lists the destinations whose every attempt has
 -- failed since failing_before or earlier, and those with failed
@@ -81,7 +84,7 @@ FROM destinations d
 JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
 LEFT JOIN failed f ON f.destination_id = d.id
-WHERE d.failing_since <= @failing_before::timestamptz OR f.failed IS NOT NULL
+WHERE (d.failing_since <= @failing_before::timestamptz OR f.failed IS NOT NULL) AND d.deleted_at IS NULL
 ORDER BY d.id;
 
 -- DestinationListToAutoPause lists the destinations, not paused, whose
@@ -89,7 +92,7 @@ ORDER BY d.id;
 -- admin resumed since then.
 -- name: DestinationListToAutoPause :many
 SELECT id FROM destinations
-WHERE NOT paused AND failing_since <= @failing_before::timestamptz AND (resumed_at IS NULL OR resumed_at <= @failing_before::timestamptz)
+WHERE NOT paused AND deleted_at IS NULL AND failing_since <= @failing_before::timestamptz AND (resumed_at IS NULL OR resumed_at <= @failing_before::timestamptz)
 ORDER BY id;
 
 -- DestinationAutoPause pauses a destination for DESTINATION_AUTO_PAUSE_AFTER;
@@ -107,5 +110,14 @@ SELECT d.id, d.tenant_id, d.url, d.failing_since, d.auto_paused_at::timestamptz 
 FROM destinations d
 JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
-WHERE d.paused AND d.auto_paused_at IS NOT NULL
+WHERE d.paused AND d.auto_paused_at IS NOT NULL AND d.deleted_at IS NULL
 ORDER BY d.id;
+
+-- DestinationDelete marks a destination of the scope deleted (migration
+-- 034); no row outside the scope or when it is deleted already. Its
+-- message types and URL stay, for the history of its deliveries.
+-- name: DestinationDelete :one
+UPDATE destinations SET deleted_at = now(), updated_at = now()
+WHERE id = @id AND deleted_at IS NULL
+  AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR tenant_id = sqlc.narg(scope_tenant_id))
+RETURNING id, tenant_id, url;

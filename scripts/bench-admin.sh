@@ -64,7 +64,7 @@ if [ "$filled" != "$messages $recent $audit_events" ] || [ -n "${BENCH_ADMIN_REF
   # port, paused, so the server never delivers to them.
   export DESTINATION_ALLOWED_CIDRS=127.0.0.0/8
   for tenant in $(psql_db -d "$db" -c "SELECT slug FROM tenants ORDER BY slug"); do
-    bin/edihub apikey create --tenant "$tenant" --env production >/dev/null
+    bin/edihub apikey create --tenant "$tenant" --env production --name bench >/dev/null
     bin/edihub integration create --tenant "$tenant" --env production --message-type SHOP_ORDER --scheme github >/dev/null
     bin/edihub destination create --tenant "$tenant" --env production --url "http://127.0.0.1:9/$tenant" >/dev/null
   done

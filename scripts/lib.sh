@@ -57,7 +57,7 @@ bench_tenant() {
   bin/edihub migrate 2>/dev/null
   bin/edihub tenant create bench >/dev/null
   bin/edihub env create --tenant bench production >/dev/null
-  api_key="$(bin/edihub apikey create --tenant bench --env production | head -n 1)"
+  api_key="$(bin/edihub apikey create --tenant bench --env production --name bench | head -n 1)"
   mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
   read -r tenant_id env_id < <(psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qtA -F ' ' -c \
     "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")

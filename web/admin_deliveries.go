@@ -28,6 +28,15 @@ type Destinations struct {
 	Backlogs map[int64]delivery.Backlog
 	// Saved is the destination just changed, 0 for none.
 	Saved int64
+	// Deleted is the destination just deleted, nil for none.
+	Deleted *DeletedDestination
+}
+
+// DeletedDestination is what the list says of a destination just deleted.
+type DeletedDestination struct {
+	ID int64
+	// Cancelled counts the deliveries it still owed, now cancelled.
+	Cancelled int64
 }
 
 // DestinationForm creates a destination (ID 0) or edits one, as shown
@@ -199,4 +208,23 @@ func destinationFormAction(id int64) templ.SafeURL {
 		return adminURL(adminpath.Destinations)
 	}
 	return destinationURL(id)
+}
+
+// attemptsText says after how many attempts a delivery's last answer came.
+func attemptsText(n int32) string {
+	if n == 1 {
+		return "after 1 attempt"
+	}
+	return "after " + strconv.Itoa(int(n)) + " attempts"
+}
+
+// nextText says how soon a pending delivery's next attempt is due, as a
+// wait rather than a time, which is short and means the same in every
+// zone; its title gives the time.
+func nextText(at time.Time) string {
+	wait := time.Until(at)
+	if wait < time.Second {
+		return "next: due now"
+	}
+	return "next in " + ageText(wait)
 }

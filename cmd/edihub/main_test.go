@@ -123,7 +123,7 @@ func TestCLIChangesReachARunningServer(t *testing.T) {
 	}
 	cli("tenant", "create", "acme")
 	cli("env", "create", "--tenant", "acme", "production")
-	key := strings.Split(cli("apikey", "create", "--tenant", "acme", "--env", "production"), "\n")[0]
+	key := strings.Split(cli("apikey", "create", "--tenant", "acme", "--env", "production", "--name", "smoke test"), "\n")[0]
 	cli("message-type", "create", "--tenant", "acme", "ORDERS05")
 	_, addr := startServe(t, url, "API_KEY_CACHE_TTL=1h")
 

@@ -58,12 +58,18 @@ const (
 	DestinationUpdated = "destination.updated"
 	DestinationPaused  = "destination.paused"
 	DestinationResumed = "destination.resumed"
+	// DestinationDeleted is a destination deleted by an admin, with the
+	// deliveries it still owed cancelled.
+	DestinationDeleted = "destination.deleted"
 	ChannelCreated     = "channel.created"
 	ChannelUpdated     = "channel.updated"
 	ChannelDeleted     = "channel.deleted"
 	// DeliveriesRetried is failed deliveries queued for a new round of
 	// attempts by an admin, one event per batch queued.
 	DeliveriesRetried = "delivery.retried"
+	// DeliveryRetriedNow is a pending delivery's next attempt brought
+	// forward to now by an admin.
+	DeliveryRetriedNow = "delivery.retried_now"
 
 	// AlertOpened, AlertAcknowledged and AlertResolved are an alert's
 	// changes of state; their details are AlertDetails.
@@ -79,7 +85,8 @@ var Actions = []string{
 	LoginFailed, LoggedIn, LoggedOut,
 	UserCreated, UserDisabled, UserEnabled, UserPasswordReset, TenantCreated, EnvironmentCreated, APIKeyCreated, APIKeyRevoked, APIKeyRotated,
 	MessageTypeCreated, MessageTypeUpdated, IntegrationCreated, IntegrationSecretAdded, IntegrationSecretRevoked, IntegrationToleranceChanged,
-	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DeliveriesRetried,
+	DestinationCreated, DestinationUpdated, DestinationPaused, DestinationResumed, DestinationDeleted,
+	DeliveriesRetried, DeliveryRetriedNow,
 	ChannelCreated, ChannelUpdated, ChannelDeleted,
 	AlertOpened, AlertAcknowledged, AlertResolved,
 }

@@ -134,7 +134,7 @@ func TestEnvCreate(t *testing.T) {
 func TestAPIKeyCreate(t *testing.T) {
 	t.Parallel()
 	url := migrated(t)
-	r := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production")
+	r := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production", "--name", "SAP PI")
 	require.NoError(t, r.err)
 	key := r.lines()[0]
 	require.True(t, strings.HasPrefix(key, "edh_"))
@@ -149,8 +149,10 @@ func TestAPIKeyCreate(t *testing.T) {
 		`SELECT count(*) FROM api_keys WHERE key_prefix = $1`, key).Scan(&leaked))
 	require.Zero(t, leaked)
 
-	requireFailure(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "staging"), `environment "staging" does not exist`)
-	requireUsageError(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme"), "--env is required")
+	requireFailure(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "staging", "--name", "SAP PI"), `environment "staging" does not exist`)
+	requireUsageError(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--name", "SAP PI"), "--env is required")
+	requireUsageError(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production"), "--name is required")
+	requireFailure(t, run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production", "--name", " "), "give the key a name")
 }
 
 func TestMessageTypeCreate(t *testing.T) {
@@ -539,7 +541,7 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	require.Equal(t, "kept", fourth["api_key_status"])
 	live(fourth["admin_password"], third["api_key"])
 
-	sandbox := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "sandbox")
+	sandbox := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "sandbox", "--name", "SAP PI sandbox")
 	require.NoError(t, sandbox.err)
 	sandboxKey := sandbox.lines()[0]
 	require.NoError(t, os.WriteFile(file, []byte("api_key="+sandboxKey+"\nadmin_password=unknown\n"), 0o600))
@@ -572,7 +574,7 @@ func TestWorker(t *testing.T) {
 	require.NoError(t, run(t, url, nil, "", "message-type", "create", "--tenant", "acme", "ORDERS05").err)
 	require.NoError(t, run(t, url, vars, "", "destination", "create", "--tenant", "acme", "--env", "production",
 		"--url", receiver.URL).err)
-	key := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production")
+	key := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production", "--name", "SAP PI")
 	require.NoError(t, key.err)
 
 	// A message stored by the API of another process (here: in-process).

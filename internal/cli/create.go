@@ -113,14 +113,15 @@ func apikeyCreate(name string, args []string) (action, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	tenant := fs.String("tenant", "", "tenant slug")
 	envName := fs.String("env", "", "environment name")
+	keyName := fs.String("name", "", "what the key is for, shown in the keys list (e.g. \"SAP PI production\")")
 	if _, err := positionals(fs, args); err != nil {
 		return nil, err
 	}
-	if err := required(fs, "tenant", "env"); err != nil {
+	if err := required(fs, "tenant", "env", "name"); err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context, s *provision.Service) ([]string, error) {
-		key, err := s.CreateAPIKey(ctx, provision.ByCLI, *tenant, *envName)
+		key, err := s.CreateAPIKey(ctx, provision.ByCLI, *tenant, *envName, *keyName)
 		return []string{key}, err
 	}, nil
 }

@@ -71,7 +71,7 @@ func apikeyList(name string, args []string) (action, error) {
 		for i, k := range keys {
 			lines[i] = strings.Join([]string{
 				strconv.FormatInt(k.ID, 10), k.TenantSlug, k.EnvironmentSlug, k.KeyPrefix,
-				provision.APIKeyState(k, now), timeText(&k.CreatedAt), timeText(k.RevokedAt),
+				provision.APIKeyState(k, now), timeText(&k.CreatedAt), timeText(k.RevokedAt), timeText(k.LastUsedAt), k.Name,
 			}, "\t")
 		}
 		return lines, nil

@@ -15,8 +15,8 @@ func TestAPIKeyListRevokeRotate(t *testing.T) {
 	ctx := context.Background()
 	url := migrated(t)
 	pool := pgtest.PoolFor(t, url)
-	first := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production").lines()[0]
-	second := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production").lines()[0]
+	first := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production", "--name", "SAP PI").lines()[0]
+	second := run(t, url, nil, "", "apikey", "create", "--tenant", "acme", "--env", "production", "--name", "SAP PI").lines()[0]
 
 	r := run(t, url, nil, "", "apikey", "list")
 	require.NoError(t, r.err)
@@ -24,10 +24,11 @@ func TestAPIKeyListRevokeRotate(t *testing.T) {
 	byPrefix := map[string][]string{}
 	for _, line := range r.lines() {
 		fields := strings.Split(line, "\t")
-		require.Len(t, fields, 7, line)
+		require.Len(t, fields, 9, line)
 		byPrefix[fields[3]] = fields
 		require.Equal(t, []string{"acme", "production", "active"}, []string{fields[1], fields[2], fields[4]})
 		require.Equal(t, "-", fields[6])
+		require.Equal(t, []string{"-", "SAP PI"}, fields[7:], "not used yet; its name")
 	}
 	firstID := byPrefix[first[:10]][0]
 	secondID := byPrefix[second[:10]][0]

@@ -50,7 +50,7 @@ func TestMistakeShowsTheCommandsUsage(t *testing.T) {
 	}{
 		{[]string{"tenant", "create"}, "usage: edihub tenant create SLUG", "tenant create: want 1 argument(s) (SLUG), got 0"},
 		{[]string{"env", "list", "--bogus"}, "usage: edihub env list [--tenant SLUG]", "env list: flag provided but not defined: -bogus"},
-		{[]string{"apikey", "create", "--tenant", "acme"}, "usage: edihub apikey create --tenant SLUG --env NAME", "--env is required"},
+		{[]string{"apikey", "create", "--tenant", "acme"}, "usage: edihub apikey create --tenant SLUG --env NAME --name KEYNAME", "--env is required"},
 		{[]string{"delivery", "retry"}, "usage: edihub delivery retry", "give one delivery id"},
 		{[]string{"serve", "now"}, "usage: edihub serve", `serve: takes no arguments (it is configured through environment variables), got "now"`},
 		{[]string{"tenant", "delete"}, "  tenant list", `tenant: unknown subcommand "delete"`},

@@ -11,8 +11,13 @@ import (
 )
 
 const aPIKeyGetByHash = `-- name: APIKeyGetByHash :one
-SELECT id, tenant_id, environment_id FROM api_keys
-WHERE key_hash = $1 AND (revoked_at IS NULL OR revoked_at > now())
+WITH used AS (
+    UPDATE api_keys u SET last_used_at = now()
+    WHERE u.key_hash = $1 AND (u.revoked_at IS NULL OR u.revoked_at > now())
+      AND (u.last_used_at IS NULL OR u.last_used_at < now() - interval '1 minute')
+)
+SELECT k.id, k.tenant_id, k.environment_id FROM api_keys k
+WHERE k.key_hash = $1 AND (k.revoked_at IS NULL OR k.revoked_at > now())
 `
 
 type APIKeyGetByHashRow struct {
@@ -24,7 +29,7 @@ type APIKeyGetByHashRow struct {
 // APIKeyGetByHash finds a live key: one not revoked, or revoked at a time
 // still to come (a rotated key during its grace period). The lookup is by
 // SHA-256 of the presented key, so response timing reveals nothing about a
-// stored key's bytes.
+// stored key's bytes. It marks the key used (see APIKeyGetWithMessageTypes).
 func (q *Queries) APIKeyGetByHash(ctx context.Context, keyHash []byte) (APIKeyGetByHashRow, error) {
 	row := q.db.QueryRow(ctx, aPIKeyGetByHash, keyHash)
 	var i APIKeyGetByHashRow
@@ -33,6 +38,11 @@ func (q *Queries) APIKeyGetByHash(ctx context.Context, keyHash []byte) (APIKeyGe
 }
 
 const aPIKeyGetWithMessageTypes = `-- name: APIKeyGetWithMessageTypes :many
+WITH used AS (
+    UPDATE api_keys u SET last_used_at = now()
+    WHERE u.key_hash = $1 AND (u.revoked_at IS NULL OR u.revoked_at > now())
+      AND (u.last_used_at IS NULL OR u.last_used_at < now() - interval '1 minute')
+)
 SELECT k.id, k.tenant_id, k.environment_id, k.revoked_at,
        mt.id AS message_type_id, mt.code AS message_type_code,
        mt.duplicate_key_fields, mt.duplicate_window_hours
@@ -58,6 +68,13 @@ type APIKeyGetWithMessageTypesRow struct {
 // it reads the body that names the type, so fetching a tenant's few types
 // with its key saves a round trip; package sender keeps the answer for a
 // few seconds (API_KEY_CACHE_TTL), never past the key's revoked_at.
+// The same statement marks the key used, so that the keys page tells a
+// key in use from a forgotten one: last_used_at is written only when it
+// is a minute old or more, so that a key's requests do not each write its
+// row (and wait on each other's lock); otherwise the update is a probe of
+// the key_hash index in the lookup's own round trip. With the cache, the
+// lookup runs once per key and process every API_KEY_CACHE_TTL, so
+// last_used_at lags by up to a minute plus that.
 func (q *Queries) APIKeyGetWithMessageTypes(ctx context.Context, keyHash []byte) ([]APIKeyGetWithMessageTypesRow, error) {
 	rows, err := q.db.Query(ctx, aPIKeyGetWithMessageTypes, keyHash)
 	if err != nil {
@@ -88,8 +105,8 @@ func (q *Queries) APIKeyGetWithMessageTypes(ctx context.Context, keyHash []byte)
 }
 
 const aPIKeyInsert = `-- name: APIKeyInsert :one
-INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix)
-VALUES ($1, $2, $3, $4)
+INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix, name)
+VALUES ($1, $2, $3, $4, $5)
 RETURNING id
 `
 
@@ -98,6 +115,7 @@ type APIKeyInsertParams struct {
 	EnvironmentID int64
 	KeyHash       []byte
 	KeyPrefix     string
+	Name          string
 }
 
 func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (int64, error) {
@@ -106,6 +124,7 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (int
 		arg.EnvironmentID,
 		arg.KeyHash,
 		arg.KeyPrefix,
+		arg.Name,
 	)
 	var id int64
 	err := row.Scan(&id)
@@ -113,7 +132,8 @@ func (q *Queries) APIKeyInsert(ctx context.Context, arg APIKeyInsertParams) (int
 }
 
 const aPIKeyList = `-- name: APIKeyList :many
-SELECT k.id, t.slug AS tenant_slug, e.slug AS environment_slug, k.key_prefix, k.created_at, k.revoked_at
+SELECT k.id, k.name, t.slug AS tenant_slug, e.slug AS environment_slug, k.key_prefix, k.created_at, k.revoked_at,
+       k.last_used_at
 FROM api_keys k
 JOIN tenants t ON t.id = k.tenant_id
 JOIN environments e ON e.tenant_id = k.tenant_id AND e.id = k.environment_id
@@ -123,11 +143,13 @@ ORDER BY t.slug, e.slug, k.id DESC
 
 type APIKeyListRow struct {
 	ID              int64
+	Name            string
 	TenantSlug      string
 	EnvironmentSlug string
 	KeyPrefix       string
 	CreatedAt       time.Time
 	RevokedAt       *time.Time
+	LastUsedAt      *time.Time
 }
 
 // APIKeyList lists the keys a signed-in user may see (NULL scope: all),
@@ -143,11 +165,13 @@ func (q *Queries) APIKeyList(ctx context.Context, scopeTenantID *int64) ([]APIKe
 		var i APIKeyListRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Name,
 			&i.TenantSlug,
 			&i.EnvironmentSlug,
 			&i.KeyPrefix,
 			&i.CreatedAt,
 			&i.RevokedAt,
+			&i.LastUsedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -217,7 +241,7 @@ UPDATE api_keys k SET revoked_at = LEAST(coalesce(k.revoked_at, 'infinity'), $1:
 FROM api_keys before
 WHERE k.id = $2 AND before.id = k.id
   AND ($3::bigint IS NULL OR k.tenant_id = $3)
-RETURNING k.tenant_id, k.environment_id, k.key_prefix, before.revoked_at AS revoked_before
+RETURNING k.tenant_id, k.environment_id, k.key_prefix, k.name, before.revoked_at AS revoked_before
 `
 
 type APIKeyRevokeParams struct {
@@ -230,6 +254,7 @@ type APIKeyRevokeRow struct {
 	TenantID      int64
 	EnvironmentID int64
 	KeyPrefix     string
+	Name          string
 	RevokedBefore *time.Time
 }
 
@@ -249,6 +274,7 @@ func (q *Queries) APIKeyRevoke(ctx context.Context, arg APIKeyRevokeParams) ([]A
 			&i.TenantID,
 			&i.EnvironmentID,
 			&i.KeyPrefix,
+			&i.Name,
 			&i.RevokedBefore,
 		); err != nil {
 			return nil, err

@@ -161,6 +161,22 @@ func (q *Queries) DeliveryBacklogOfDestinations(ctx context.Context, arg Deliver
 	return items, nil
 }
 
+const deliveryCancelOfDestination = `-- name: DeliveryCancelOfDestination :execrows
+UPDATE deliveries SET status = 'cancelled'
+WHERE destination_id = $1 AND status IN ('pending', 'failed')
+`
+
+// DeliveryCancelOfDestination cancels the deliveries a destination still
+// owes, pending or failed, when it is deleted, along the partial indexes
+// of either status, and counts them.
+func (q *Queries) DeliveryCancelOfDestination(ctx context.Context, destinationID int64) (int64, error) {
+	result, err := q.db.Exec(ctx, deliveryCancelOfDestination, destinationID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const deliveryCreateForMessages = `-- name: DeliveryCreateForMessages :many
 INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
 SELECT m.tenant_id, m.environment_id, m.id, d.id, m.message_type_id
@@ -168,7 +184,7 @@ FROM unnest($1::bigint[]) AS ids (id)
 CROSS JOIN LATERAL (
     SELECT m.tenant_id, m.environment_id, m.id, m.message_type_id FROM messages m WHERE m.id = ids.id OFFSET 0
 ) m
-JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
+JOIN destinations d ON d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id AND d.deleted_at IS NULL
 WHERE cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids)
 ORDER BY m.id, d.id
 ON CONFLICT (message_id, destination_id) DO NOTHING
@@ -224,7 +240,7 @@ CROSS JOIN LATERAL (
 ) m
 CROSS JOIN LATERAL (
     SELECT d.id FROM destinations d
-    WHERE d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id
+    WHERE d.tenant_id = m.tenant_id AND d.environment_id = m.environment_id AND d.deleted_at IS NULL
       AND (cardinality(d.message_type_ids) = 0 OR m.message_type_id = ANY(d.message_type_ids))
     OFFSET 0
 ) d
@@ -616,8 +632,11 @@ WITH attempt AS (
     SELECT id, attempts + 1, $5::timestamptz, $6, $7, $8, $9
     FROM deliveries WHERE id = $3
 ), recorded AS (
+    -- A delivery cancelled during its attempt (its destination deleted)
+    -- stays cancelled, unless the attempt delivered it after all.
     UPDATE deliveries
-    SET status = $10::text, attempts = attempts + 1, last_attempt_at = $5::timestamptz,
+    SET status = CASE WHEN status = 'cancelled' AND $10::text <> 'delivered' THEN status ELSE $10::text END,
+        attempts = attempts + 1, last_attempt_at = $5::timestamptz,
         delivered_at = CASE WHEN $10::text = 'delivered' THEN now() END
     WHERE deliveries.id = $3
 ), outcome AS (

@@ -36,7 +36,7 @@ func (q *Queries) DestinationAutoPause(ctx context.Context, arg DestinationAutoP
 }
 
 const destinationCountOfTenant = `-- name: DestinationCountOfTenant :one
-SELECT count(*) FROM destinations WHERE tenant_id = $1
+SELECT count(*) FROM destinations WHERE tenant_id = $1 AND deleted_at IS NULL
 `
 
 // DestinationCountOfTenant counts a tenant's destinations, under
@@ -48,8 +48,37 @@ func (q *Queries) DestinationCountOfTenant(ctx context.Context, tenantID int64) 
 	return count, err
 }
 
+const destinationDelete = `-- name: DestinationDelete :one
+UPDATE destinations SET deleted_at = now(), updated_at = now()
+WHERE id = $1 AND deleted_at IS NULL
+  AND ($2::bigint IS NULL OR tenant_id = $2)
+RETURNING id, tenant_id, url
+`
+
+type DestinationDeleteParams struct {
+	ID            int64
+	ScopeTenantID *int64
+}
+
+type DestinationDeleteRow struct {
+	ID       int64
+	TenantID int64
+	Url      string
+}
+
+// DestinationDelete marks a destination of the scope deleted (migration
+// 034); no row outside the scope or when it is deleted already. Its
+// message types and URL stay, for the history of its deliveries.
+func (q *Queries) DestinationDelete(ctx context.Context, arg DestinationDeleteParams) (DestinationDeleteRow, error) {
+	row := q.db.QueryRow(ctx, destinationDelete, arg.ID, arg.ScopeTenantID)
+	var i DestinationDeleteRow
+	err := row.Scan(&i.ID, &i.TenantID, &i.Url)
+	return i, err
+}
+
 const destinationFindByURL = `-- name: DestinationFindByURL :one
-SELECT id, secret FROM destinations WHERE tenant_id = $1 AND environment_id = $2 AND url = $3
+SELECT id, secret FROM destinations
+WHERE tenant_id = $1 AND environment_id = $2 AND url = $3 AND deleted_at IS NULL
 ORDER BY id LIMIT 1
 `
 
@@ -75,7 +104,7 @@ func (q *Queries) DestinationFindByURL(ctx context.Context, arg DestinationFindB
 }
 
 const destinationGetForWorkers = `-- name: DestinationGetForWorkers :one
-SELECT id, paused, max_concurrency FROM destinations WHERE id = $1
+SELECT id, paused, max_concurrency FROM destinations WHERE id = $1 AND deleted_at IS NULL
 `
 
 type DestinationGetForWorkersRow struct {
@@ -128,7 +157,7 @@ SELECT d.id, d.tenant_id, d.url, d.failing_since, d.auto_paused_at::timestamptz 
 FROM destinations d
 JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
-WHERE d.paused AND d.auto_paused_at IS NOT NULL
+WHERE d.paused AND d.auto_paused_at IS NOT NULL AND d.deleted_at IS NULL
 ORDER BY d.id
 `
 
@@ -184,7 +213,7 @@ FROM destinations d
 JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
 LEFT JOIN failed f ON f.destination_id = d.id
-WHERE d.failing_since <= $1::timestamptz OR f.failed IS NOT NULL
+WHERE (d.failing_since <= $1::timestamptz OR f.failed IS NOT NULL) AND d.deleted_at IS NULL
 ORDER BY d.id
 `
 
@@ -240,6 +269,7 @@ JOIN tenants t ON t.id = d.tenant_id
 JOIN environments e ON e.tenant_id = d.tenant_id AND e.id = d.environment_id
 WHERE ($1::bigint IS NULL OR d.tenant_id = $1)
   AND ($2::bigint IS NULL OR d.id = $2)
+  AND d.deleted_at IS NULL
 ORDER BY t.slug, e.slug, d.id
 `
 
@@ -263,7 +293,8 @@ type DestinationListForAdminRow struct {
 
 // DestinationListForAdmin lists the destinations a signed-in user may see
 // (scope_tenant_id NULL: a global user), or the one with id, with the codes
-// of the message types each takes (none: every type).
+// of the message types each takes (none: every type). A deleted one is not
+// listed.
 func (q *Queries) DestinationListForAdmin(ctx context.Context, arg DestinationListForAdminParams) ([]DestinationListForAdminRow, error) {
 	rows, err := q.db.Query(ctx, destinationListForAdmin, arg.ScopeTenantID, arg.ID)
 	if err != nil {
@@ -298,7 +329,7 @@ func (q *Queries) DestinationListForAdmin(ctx context.Context, arg DestinationLi
 const destinationListForWorkers = `-- name: DestinationListForWorkers :many
 SELECT d.id, d.paused, d.max_concurrency,
        EXISTS (SELECT 1 FROM deliveries dl WHERE dl.destination_id = d.id AND dl.status = 'pending') AS has_pending
-FROM destinations d ORDER BY d.id
+FROM destinations d WHERE d.deleted_at IS NULL ORDER BY d.id
 `
 
 type DestinationListForWorkersRow struct {
@@ -339,7 +370,7 @@ func (q *Queries) DestinationListForWorkers(ctx context.Context) ([]DestinationL
 
 const destinationListToAutoPause = `-- name: DestinationListToAutoPause :many
 SELECT id FROM destinations
-WHERE NOT paused AND failing_since <= $1::timestamptz AND (resumed_at IS NULL OR resumed_at <= $1::timestamptz)
+WHERE NOT paused AND deleted_at IS NULL AND failing_since <= $1::timestamptz AND (resumed_at IS NULL OR resumed_at <= $1::timestamptz)
 ORDER BY id
 `
 
@@ -369,7 +400,7 @@ func (q *Queries) DestinationListToAutoPause(ctx context.Context, failingBefore 
 const destinationSetPaused = `-- name: DestinationSetPaused :one
 UPDATE destinations SET paused = $1, updated_at = now(), auto_paused_at = NULL,
     resumed_at = CASE WHEN $1 THEN resumed_at ELSE now() END
-WHERE id = $2 AND ($3::bigint IS NULL OR tenant_id = $3)
+WHERE id = $2 AND deleted_at IS NULL AND ($3::bigint IS NULL OR tenant_id = $3)
 RETURNING id, tenant_id, paused
 `
 
@@ -399,7 +430,7 @@ func (q *Queries) DestinationSetPaused(ctx context.Context, arg DestinationSetPa
 const destinationUpdate = `-- name: DestinationUpdate :one
 UPDATE destinations
 SET url = $1, message_type_ids = $2::bigint[], max_concurrency = $3, updated_at = now()
-WHERE id = $4 AND ($5::bigint IS NULL OR tenant_id = $5)
+WHERE id = $4 AND deleted_at IS NULL AND ($5::bigint IS NULL OR tenant_id = $5)
 RETURNING id
 `
 

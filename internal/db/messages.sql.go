@@ -1186,7 +1186,7 @@ WITH input AS (
     FROM stored s
     CROSS JOIN LATERAL (
         SELECT d.id FROM destinations d
-        WHERE d.tenant_id = s.tenant_id AND d.environment_id = s.environment_id
+        WHERE d.tenant_id = s.tenant_id AND d.environment_id = s.environment_id AND d.deleted_at IS NULL
           AND (cardinality(d.message_type_ids) = 0 OR s.message_type_id = ANY(d.message_type_ids))
         OFFSET 0
     ) d

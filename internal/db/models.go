@@ -34,6 +34,8 @@ type ApiKey struct {
 	KeyPrefix     string
 	CreatedAt     time.Time
 	RevokedAt     *time.Time
+	Name          string
+	LastUsedAt    *time.Time
 }
 
 type AuditEvent struct {
@@ -130,6 +132,7 @@ type Destination struct {
 	FailingSince   *time.Time
 	AutoPausedAt   *time.Time
 	ResumedAt      *time.Time
+	DeletedAt      *time.Time
 }
 
 type DestinationPlace struct {

@@ -62,4 +62,7 @@ const (
 	StatusPending   = "pending"
 	StatusDelivered = "delivered"
 	StatusFailed    = "failed"
+	// StatusCancelled is a delivery that will not be made: its destination
+	// was deleted while it was pending or failed.
+	StatusCancelled = "cancelled"
 )

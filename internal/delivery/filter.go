@@ -25,7 +25,7 @@ type Match struct {
 // URL, so that a filtered page can be shared and the back button works.
 // Empty fields match anything.
 type Filter struct {
-	Status      string // pending, delivered or failed
+	Status      string // pending, delivered, failed or cancelled
 	Destination string // a destination id
 	MessageType string // a message type code
 	adminlist.Window
@@ -43,7 +43,7 @@ var list = adminlist.NewList(adminpath.Path(adminpath.Deliveries), []adminlist.P
 
 // Statuses lists the statuses a delivery can have, in the order the page's
 // filter offers them.
-var Statuses = []string{StatusPending, StatusDelivered, StatusFailed}
+var Statuses = []string{StatusPending, StatusDelivered, StatusFailed, StatusCancelled}
 
 // FilterFromQuery reads a filter from a URL query.
 func FilterFromQuery(q url.Values) Filter { return list.Read(q) }

@@ -32,6 +32,8 @@ type Listed struct {
 	// none or there was no attempt yet; LastError says what went wrong.
 	LastAnswer *int32
 	LastError  string
+	// Next is when a pending delivery's next attempt is due.
+	Next *NextAttempt
 }
 
 // Page is one page of the deliveries page.
@@ -84,6 +86,9 @@ func (s *Service) ListUpTo(ctx context.Context, scope auth.Scope, f Filter, size
 		if r.Docnum != nil {
 			page.Deliveries[i].Docnum = *r.Docnum
 		}
+	}
+	if err := s.nextAttempts(ctx, page.Deliveries); err != nil {
+		return Page{}, err
 	}
 	return page, nil
 }

@@ -94,10 +94,14 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return err
 	}
-	if d.Status == StatusDelivered {
+	switch d.Status {
+	case StatusDelivered:
 		// An admin's retry can queue a job for a delivery that another job
 		// has made meanwhile: there is nothing left to do.
 		return nil
+	case StatusCancelled:
+		// Its destination was deleted while this job ran or was fetched.
+		return river.JobCancel(fmt.Errorf("delivery %d was cancelled: its destination was deleted", d.ID))
 	}
 	a := w.attempt(ctx, d)
 	status := StatusPending
@@ -121,7 +125,8 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 }
 
 // loadWithPlace loads what an attempt of the job's delivery sends, with a
-// place of its destination taken, unless the delivery is delivered. When
+// place of its destination taken, unless the delivery is delivered or
+// cancelled. When
 // every place is taken, it waits up to leaseRecheck for an attempt of this
 // process to hand its place on; past that, or when the destination is
 // paused, it returns a snooze for River. Waiting uses up no attempt.
@@ -132,7 +137,7 @@ func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.De
 	for {
 		d, leased, err := w.loadAndLease(ctx, job.Args.DeliveryID)
 		switch {
-		case err != nil, leased, d.Status == StatusDelivered:
+		case err != nil, leased, d.Status == StatusDelivered, d.Status == StatusCancelled:
 			return d, err
 		case d.Paused:
 			return d, river.JobSnooze(pausedRecheck)

@@ -478,3 +478,40 @@ func upOrDown(up *atomic.Bool) func(*http.Request) int {
 		return http.StatusBadGateway
 	}
 }
+
+// Deleting a destination while an attempt to it hangs cancels that
+// delivery and the waiting ones: the attempt is stopped, nothing is
+// retried, no later job sends anything, and every delivery says cancelled.
+func TestDeletingADestinationCancelsItsDeliveriesInFlight(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release := make(chan struct{})
+	hanging := newReceiver(t, func(r *http.Request) int {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		return http.StatusServiceUnavailable
+	})
+	t.Cleanup(func() { close(release) })
+	id := b.limitedDestination(t, hanging.srv.URL, 1)
+	for i := range 3 {
+		b.receive(t, "production", "ORDERS05", strconv.Itoa(i))
+	}
+	b.cfg.Timeout = time.Minute
+	b.run(t)
+	require.Eventually(t, func() bool { return hanging.total() == 1 }, 10*time.Second, 10*time.Millisecond, "one attempt hangs")
+
+	cancelled, err := b.deliveries.DeleteDestination(context.Background(), "test", auth.GlobalScope(), id)
+	require.NoError(t, err)
+	require.Equal(t, int64(3), cancelled)
+	require.Eventually(t, func() bool {
+		return b.count(t, `SELECT count(*) FROM river_job WHERE queue = $1 AND state <> 'cancelled'`, delivery.QueueName(id)) == 0
+	}, 10*time.Second, 20*time.Millisecond, "the running job is cancelled too, not retried")
+	time.Sleep(time.Second)
+	require.Equal(t, 1, hanging.total(), "nothing more is sent")
+	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM deliveries WHERE destination_id = $1 AND status = 'cancelled'`, id))
+
+	_, err = b.deliveries.DeleteDestination(context.Background(), "test", auth.GlobalScope(), id)
+	require.ErrorContains(t, err, "does not exist", "deleted once")
+}

@@ -3,7 +3,10 @@ package provision
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/lefia/edihub/internal/apikey"
 	"github.com/lefia/edihub/internal/apperr"
@@ -46,9 +49,30 @@ func (s *Service) APIKeys(ctx context.Context, scope auth.Scope) ([]APIKey, erro
 	return keys, nil
 }
 
-// CreateAPIKey creates a key for a tenant's environment and returns its
-// secret, which is not stored and cannot be shown again.
-func (s *Service) CreateAPIKey(ctx context.Context, by By, tenantSlug, envSlug string) (string, error) {
+// MaxAPIKeyName bounds an API key's name (api_keys_name_length).
+const MaxAPIKeyName = 100
+
+// apiKeyName is name as a key keeps it, or why it cannot be one: a key's
+// name tells it from the environment's other keys on the keys page.
+func apiKeyName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	if n := utf8.RuneCountInString(name); n == 0 || n > MaxAPIKeyName {
+		return "", apperr.New(apperr.Invalid, "invalid-field",
+			"give the key a name of 1 to %d characters that says who sends with it, e.g. SAP PI production", MaxAPIKeyName)
+	}
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return "", apperr.New(apperr.Invalid, "invalid-field", "a key's name is one line of text, without control characters")
+	}
+	return name, nil
+}
+
+// CreateAPIKey creates a key named name for a tenant's environment and
+// returns its secret, which is not stored and cannot be shown again.
+func (s *Service) CreateAPIKey(ctx context.Context, by By, tenantSlug, envSlug, name string) (string, error) {
+	name, err := apiKeyName(name)
+	if err != nil {
+		return "", err
+	}
 	key, err := apikey.Generate()
 	if err != nil {
 		return "", err
@@ -62,13 +86,13 @@ func (s *Service) CreateAPIKey(ctx context.Context, by By, tenantSlug, envSlug s
 			return apperr.New(apperr.Forbidden, "forbidden", "you can create API keys in your own tenant only")
 		}
 		id, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
-			TenantID: t.ID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
+			TenantID: t.ID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix, Name: name,
 		})
 		if err != nil {
 			return fmt.Errorf("store api key: %w", err)
 		}
 		return auditevent.Record(ctx, q, by.Actor, &t.ID, auditevent.APIKeyCreated,
-			map[string]any{"api_key_id": id, "environment": envSlug, "prefix": key.Prefix})
+			map[string]any{"api_key_id": id, "environment": envSlug, "prefix": key.Prefix, "name": name})
 	})
 	if err != nil {
 		return "", err
@@ -98,7 +122,8 @@ func (s *Service) RevokeAPIKey(ctx context.Context, by By, id int64) error {
 
 // RotateAPIKey gives the key with id a successor in the same environment
 // and lets the old key work for grace more (none: it stops at once), so
-// that a sender switches keys without a refused request. It returns the new
+// that a sender switches keys without a refused request. The successor
+// takes the old key's name: the same sender uses it. It returns the new
 // key's secret, to be shown once.
 func (s *Service) RotateAPIKey(ctx context.Context, by By, id int64, grace time.Duration) (string, error) {
 	if grace < 0 || grace > MaxGrace {
@@ -123,6 +148,7 @@ func (s *Service) RotateAPIKey(ctx context.Context, by By, id int64, grace time.
 		}
 		newID, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
 			TenantID: old.TenantID, EnvironmentID: old.EnvironmentID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
+			Name: old.Name,
 		})
 		if err != nil {
 			return fmt.Errorf("store api key: %w", err)

@@ -132,7 +132,7 @@ func ensureDemoAPIKey(ctx context.Context, q *db.Queries, e db.Environment, kept
 		return "", "", err
 	}
 	if _, err := q.APIKeyInsert(ctx, db.APIKeyInsertParams{
-		TenantID: e.TenantID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix,
+		TenantID: e.TenantID, EnvironmentID: e.ID, KeyHash: key.Hash[:], KeyPrefix: key.Prefix, Name: "demo sender",
 	}); err != nil {
 		return "", "", fmt.Errorf("store demo api key: %w", err)
 	}

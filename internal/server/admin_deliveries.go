@@ -67,6 +67,20 @@ func (s *Server) adminRetryDelivery(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, formBack(c.FormValue("back"), adminpath.Deliveries, delivery.FilterFromQuery, adminpath.Message))
 }
 
+// adminRetryDeliveryNow brings a pending delivery's next attempt forward to
+// now and returns to the page the admin asked on.
+func (s *Server) adminRetryDeliveryNow(c echo.Context) error {
+	id, err := idParam(c, "delivery")
+	if err != nil {
+		return err
+	}
+	u := currentUser(c)
+	if err := s.deliveries.RetryNow(c.Request().Context(), u.Actor(), u.Scope(), id); err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, formBack(c.FormValue("back"), adminpath.Deliveries, delivery.FilterFromQuery, adminpath.Message))
+}
+
 // adminRetryDeliveries starts a bulk replay of every failed delivery that
 // matches the filter the form carries, and sends the admin to the filtered
 // page, which follows the replay until it says how many it queued.

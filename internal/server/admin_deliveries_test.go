@@ -43,16 +43,20 @@ func TestTenantAdminsNeverSeeOrChangeAnotherTenantsDeliveries(t *testing.T) {
 		"/admin/destinations/" + other:             {"url": {"https://93.184.215.14/stolen"}, "max_concurrency": {"1"}},
 		"/admin/destinations/" + other + "/pause":  {},
 		"/admin/destinations/" + other + "/resume": {},
+		"/admin/destinations/" + other + "/delete": {},
 	} {
 		resp := c.submit(path, form)
 		require.Equal(t, http.StatusNotFound, resp.status, "%s: %s", path, resp.body)
 	}
-	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND url = $2 AND NOT paused AND max_concurrency = 4`,
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND url = $2 AND NOT paused AND max_concurrency = 4 AND deleted_at IS NULL`,
 		site.globexDest, site.globexURL), "globex's destination is unchanged")
 
 	resp := c.submit(fmt.Sprintf("/admin/deliveries/%d/retry", site.globexDelivery), url.Values{})
 	require.Equal(t, http.StatusConflict, resp.status, "%s", resp.body)
 	require.Contains(t, string(resp.body), "is not a failed delivery you can retry")
+	resp = c.submit(fmt.Sprintf("/admin/deliveries/%d/retry-now", site.globexDelivery), url.Values{})
+	require.Equal(t, http.StatusNotFound, resp.status, "%s", resp.body)
+	require.Equal(t, http.StatusNotFound, c.get("/admin/destinations/"+other+"/delete").status)
 
 	// A bulk replay of every failed delivery, the admin's filter naming
 	// globex's destination or none, queues acme's only.
@@ -122,17 +126,19 @@ func TestDeliveryFormsNeedTheCSRFToken(t *testing.T) {
 func changingForms(site *deliverySite) map[string]url.Values {
 	dest := strconv.FormatInt(site.acmeDest, 10)
 	return map[string]url.Values{
-		"/admin/destinations":                                          {"place": {"acme/production"}, "url": {"https://93.184.215.14/new"}, "max_concurrency": {"4"}},
-		"/admin/destinations/" + dest:                                  {"url": {"https://93.184.215.14/changed"}, "max_concurrency": {"2"}},
-		"/admin/destinations/" + dest + "/pause":                       {},
-		"/admin/deliveries/retry":                                      {"status": {"failed"}},
-		fmt.Sprintf("/admin/deliveries/%d/retry", site.globexDelivery): {},
+		"/admin/destinations":                                              {"place": {"acme/production"}, "url": {"https://93.184.215.14/new"}, "max_concurrency": {"4"}},
+		"/admin/destinations/" + dest:                                      {"url": {"https://93.184.215.14/changed"}, "max_concurrency": {"2"}},
+		"/admin/destinations/" + dest + "/pause":                           {},
+		"/admin/deliveries/retry":                                          {"status": {"failed"}},
+		fmt.Sprintf("/admin/deliveries/%d/retry", site.globexDelivery):     {},
+		fmt.Sprintf("/admin/deliveries/%d/retry-now", site.globexDelivery): {},
+		"/admin/destinations/" + dest + "/delete":                          {},
 	}
 }
 
 func requireNothingChanged(t *testing.T, site *deliverySite) {
 	t.Helper()
-	require.Equal(t, 2, site.count(t, `SELECT count(*) FROM destinations WHERE NOT paused AND url LIKE 'http://127.0.0.1:%'`))
+	require.Equal(t, 2, site.count(t, `SELECT count(*) FROM destinations WHERE NOT paused AND deleted_at IS NULL AND url LIKE 'http://127.0.0.1:%'`))
 	require.Equal(t, 4, site.count(t, `SELECT count(*) FROM deliveries WHERE status = 'failed'`))
 	require.Zero(t, site.count(t, `SELECT count(*) FROM river_job WHERE kind = 'delivery_replay'`))
 }

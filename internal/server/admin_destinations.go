@@ -19,7 +19,8 @@ import (
 // queue: deliveries waiting, the oldest one's wait, deliveries per second.
 // ?saved=<id>
 // adds the notice a save or a pause redirects with; it shows only for a
-// destination on the list.
+// destination on the list. ?deleted=<id>&cancelled=<n> is the notice a
+// deletion redirects with.
 func (s *Server) adminDestinations(c echo.Context) error {
 	list, err := s.provision.Destinations(c.Request().Context(), currentUser(c).Scope())
 	if err != nil {
@@ -34,6 +35,10 @@ func (s *Server) adminDestinations(c echo.Context) error {
 		return err
 	}
 	v := web.Destinations{List: list, Backlogs: backlogs}
+	if deleted, err := strconv.ParseInt(c.QueryParam("deleted"), 10, 64); err == nil {
+		cancelled, _ := strconv.ParseInt(c.QueryParam("cancelled"), 10, 64)
+		v.Deleted = &web.DeletedDestination{ID: deleted, Cancelled: cancelled}
+	}
 	for _, d := range list {
 		if c.QueryParam("saved") == strconv.FormatInt(d.ID, 10) {
 			v.Saved = d.ID
@@ -171,6 +176,40 @@ func (s *Server) setPaused(c echo.Context, paused bool) error {
 		return err
 	}
 	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?saved=%d", adminpath.Path(adminpath.Destinations), id))
+}
+
+// adminConfirmDeleteDestination asks an admin to confirm that a destination
+// goes, saying how many deliveries that cancels.
+func (s *Server) adminConfirmDeleteDestination(c echo.Context) error {
+	id, err := idParam(c, "destination")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	d, err := s.provision.Destination(ctx, currentUser(c).Scope(), id)
+	if err != nil {
+		return err
+	}
+	backlogs, err := s.deliveries.Backlogs(ctx, []int64{id})
+	if err != nil {
+		return err
+	}
+	return render(c, http.StatusOK, web.AdminDestinationDelete(page(c, fmt.Sprintf("Delete destination %d", id), web.SectionDestinations), d, backlogs[id]))
+}
+
+// adminDeleteDestination deletes a destination, cancelling what it still
+// owed, and returns to the list, which says so.
+func (s *Server) adminDeleteDestination(c echo.Context) error {
+	id, err := idParam(c, "destination")
+	if err != nil {
+		return err
+	}
+	u := currentUser(c)
+	cancelled, err := s.deliveries.DeleteDestination(c.Request().Context(), u.Actor(), u.Scope(), id)
+	if err != nil {
+		return err
+	}
+	return c.Redirect(http.StatusSeeOther, fmt.Sprintf("%s?deleted=%d&cancelled=%d", adminpath.Path(adminpath.Destinations), id, cancelled))
 }
 
 // destinationForm reads the fields the create and edit forms share.

@@ -28,7 +28,7 @@ func (s *Server) adminAPIKeys(c echo.Context) error {
 func (s *Server) adminCreateAPIKey(c echo.Context) error {
 	tenant, env, _ := strings.Cut(c.FormValue("environment"), "/")
 	key, err := s.changeBy(c, func(by provision.By) (string, error) {
-		return s.provision.CreateAPIKey(c.Request().Context(), by, tenant, env)
+		return s.provision.CreateAPIKey(c.Request().Context(), by, tenant, env, c.FormValue("name"))
 	})
 	return s.answerAPIKeys(c, err, web.APIKeys{NewKey: key, NewKeyWhere: tenant + " / " + env})
 }

@@ -35,12 +35,21 @@ func TestBrowserAdminManagesAPIKeys(t *testing.T) {
 	b.do(t, chromedp.EmulateViewport(1280, 800))
 	require.Equal(t, 1, eval[int](t, b, `document.querySelectorAll('tr.key-row').length`))
 	b.do(t,
+		chromedp.SendKeys(chromedp.CSS(`#create-key-name`), "SAP PI production, second system"),
 		chromedp.Click(chromedp.CSS(`#create-key-submit`)),
 		chromedp.WaitVisible(chromedp.CSS(`#new-key-secret`)),
 	)
 	created := eval[string](t, b, `document.querySelector('#new-key-secret').textContent`)
 	require.True(t, strings.HasPrefix(created, "edh_"), created)
 	require.Equal(t, 2, eval[int](t, b, `document.querySelectorAll('tr.key-row').length`))
+	// The two active keys are told apart by name and by use.
+	require.Equal(t, []string{"SAP PI production, second system", "test sender"},
+		eval[[]string](t, b, `[...document.querySelectorAll('tr.key-row td.name')].map(c => c.firstChild.textContent.trim())`))
+	used := eval[[]string](t, b, `[...document.querySelectorAll('tr.key-row td.last-used')].map(c => c.textContent.trim())`)
+	require.Equal(t, "never", used[0])
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d`, used[1], "the site's key has sent")
+	// Every row's buttons show whole, the last one too.
+	require.Empty(t, eval[[]string](t, b, `[...document.querySelectorAll('tr.key-row button')].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth).map(e => e.textContent)`))
 	b.snapshot(t, "api-keys-created")
 
 	row := fmt.Sprintf(`#key-%d`, acmeKey)

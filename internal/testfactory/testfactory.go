@@ -100,6 +100,7 @@ func MessageType(tb testing.TB, pool *pgxpool.Pool, opts *MessageTypeOpts) db.Me
 type APIKeyOpts struct {
 	Tenant      string // default TenantSlug
 	Environment string // default EnvironmentSlug
+	Name        string // default "test sender"
 }
 
 // APIKey creates an API key in an existing environment and returns its
@@ -110,7 +111,7 @@ func APIKey(tb testing.TB, pool *pgxpool.Pool, opts *APIKeyOpts) string {
 		opts = &APIKeyOpts{}
 	}
 	key, err := provision.New(pool).CreateAPIKey(context.Background(), provision.ByCLI,
-		or(opts.Tenant, TenantSlug), or(opts.Environment, EnvironmentSlug))
+		or(opts.Tenant, TenantSlug), or(opts.Environment, EnvironmentSlug), or(opts.Name, "test sender"))
 	require.NoError(tb, err)
 	return key
 }
