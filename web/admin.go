@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -178,7 +179,7 @@ func claimText(m messageview.Message, released bool) string {
 	case m.Fingerprint == "":
 		return "The message has no fingerprint and is not deduplicated."
 	case m.IdempotencyKey != "":
-		return "Not claimed: the message arrived with an Idempotency-Key."
+		return "Not claimed: the message's key replaces the fingerprint check."
 	case released:
 		return "Not claimed: the message was accepted from a blocked copy, and the original keeps matching retransmissions."
 	case m.HoldsFingerprint:
@@ -232,4 +233,24 @@ func cutText(v messageview.PayloadView) string {
 		text += fmt.Sprintf(" %d key values further on are not marked; they are listed under Business key.", v.HiddenMarks)
 	}
 	return text
+}
+
+// keyOrigin says where a message's key came from: edihub derives it from
+// the content for webhook schemes that sign no delivery id (github,
+// shopify: "sha256:" and the content hash), a webhook's signed delivery id
+// is it on the others, and a bearer sender sends it as Idempotency-Key.
+func keyOrigin(m messageview.Message) string {
+	switch {
+	case m.IntegrationID != "" && strings.HasPrefix(m.IdempotencyKey, "sha256:"):
+		return "The key was derived by edihub from the message's content, since the webhook signs no delivery id"
+	case m.IntegrationID != "":
+		return "The key is the webhook's signed delivery id"
+	}
+	return "The message arrived with an Idempotency-Key"
+}
+
+// pathParts splits a key path after each dot, where a page may break it
+// over lines, so that no segment name breaks inside.
+func pathParts(path string) []string {
+	return strings.SplitAfter(path, ".")
 }

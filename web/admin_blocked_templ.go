@@ -173,7 +173,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = localTime(c.Dismissed.At).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = utcTime(c.Dismissed.At).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -184,7 +184,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 				var templ_7745c5c3_Var10 string
 				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs(c.Dismissed.Reason)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_blocked.templ`, Line: 32, Col: 111}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_blocked.templ`, Line: 32, Col: 109}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
 				if templ_7745c5c3_Err != nil {
@@ -243,7 +243,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = localTime(c.Released.At).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = utcTime(c.Released.At).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -254,7 +254,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 				var templ_7745c5c3_Var14 string
 				templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(c.Released.Reason)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_blocked.templ`, Line: 38, Col: 82}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `admin_blocked.templ`, Line: 38, Col: 80}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 				if templ_7745c5c3_Err != nil {
@@ -282,7 +282,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = localTime(c.ReceivedAt).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = utcTime(c.ReceivedAt).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -304,7 +304,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = localTime(c.Arrivals.Last).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = utcTime(c.Arrivals.Last).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -437,7 +437,7 @@ func AdminBlocked(p Page, c blocked.Copy, form ReleaseForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = localTime(c.Original.ReceivedAt).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = utcTime(c.Original.ReceivedAt).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

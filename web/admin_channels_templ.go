@@ -104,7 +104,7 @@ func AdminChannels(p Page, v Channels) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"overflow-auto\"><table class=\"striped channels\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Name</th><th scope=\"col\">Alerts of</th><th scope=\"col\">Kind</th><th scope=\"col\">Sends to</th><th scope=\"col\">Created</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "<div class=\"overflow-auto\"><table class=\"striped channels\"><thead><tr><th scope=\"col\">#</th><th scope=\"col\">Name</th><th scope=\"col\">Alerts of</th><th scope=\"col\">Kind</th><th scope=\"col\">Sends to</th><th scope=\"col\">Created, UTC</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -204,7 +204,7 @@ func AdminChannels(p Page, v Channels) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = localTime(ch.Created).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = cellTime(ch.Created).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -867,7 +867,7 @@ func AdminChannel(p Page, v ChannelView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<div class=\"overflow-auto\"><table class=\"striped notifications\"><thead><tr><th scope=\"col\">Queued</th><th scope=\"col\">Event</th><th scope=\"col\">Title</th><th scope=\"col\">Status</th><th scope=\"col\">Attempts</th><th scope=\"col\">Last answer</th><th scope=\"col\">Last error</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "<div class=\"overflow-auto\"><table class=\"striped notifications\"><thead><tr><th scope=\"col\">Queued, UTC</th><th scope=\"col\">Event</th><th scope=\"col\">Title</th><th scope=\"col\">Status</th><th scope=\"col\">Attempts</th><th scope=\"col\">Last answer</th><th scope=\"col\">Last error</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -902,7 +902,7 @@ func AdminChannel(p Page, v ChannelView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = localTime(n.Created).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = cellTime(n.Created).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

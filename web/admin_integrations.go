@@ -11,6 +11,9 @@ import (
 type Integrations struct {
 	List []provision.Integration
 	Now  time.Time // what the secrets' states are judged against
+	// WebhookBase is the address senders reach edihub at (PUBLIC_URL, or
+	// the request's own), which each integration's webhook URL begins with.
+	WebhookBase string
 	// NewSecret is a secret just given to the integration NewSecretFor,
 	// shown in this answer only.
 	NewSecret    string
@@ -69,3 +72,8 @@ func ownSecret(in provision.Integration) bool {
 
 // toleranceSecondsMax is the longest signature tolerance the form accepts.
 var toleranceSecondsMax = int(signature.MaxTolerance / time.Second)
+
+// WebhookURL is the address a sender posts an integration's webhooks to.
+func (v Integrations) WebhookURL(in provision.Integration) string {
+	return v.WebhookBase + "/api/webhook/" + in.ID.String()
+}

@@ -179,7 +179,7 @@ func AdminRetention(p Page, o retention.Overview) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = localTime(s.FinishedAt).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = utcTime(s.FinishedAt).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

@@ -100,7 +100,7 @@ func AdminTypeEditor(p Page, ed typeeditor.Editor) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = localTime(ed.Type.UpdatedAt).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = utcTime(ed.Type.UpdatedAt).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -57,8 +57,9 @@ func TestBrowserAuditTableFitsAndLinks(t *testing.T) {
 	require.Contains(t, eval[string](t, b, `document.querySelector('`+signIn+` td.details').textContent`), "admin@acme.example")
 	require.NotContains(t, eval[string](t, b, `document.querySelector('`+signIn+`').textContent`), "{")
 
-	// Times are the viewer's, with UTC on hover; the time filters say what they take.
-	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$`, eval[string](t, b, `document.querySelector('tr.event time').title`))
+	// Times are in UTC, as the column says and the time filters take.
+	require.Regexp(t, `^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`, eval[string](t, b, `document.querySelector('tr.event time').textContent`))
+	require.Equal(t, "Time, UTC", eval[string](t, b, `document.querySelector('table.events th').textContent`))
 	require.Equal(t, "YYYY-MM-DD or YYYY-MM-DD HH:MM, UTC", eval[string](t, b, `document.querySelector('#from-help').textContent`))
 	require.Zero(t, b.dialogs.Load())
 }

@@ -41,8 +41,8 @@ func TestBrowserAdminFollowsADuplicateToItsOriginal(t *testing.T) {
 	require.Regexp(t, `^acme / production\s+ORDERS05$`, row[2])
 	require.Regexp(t, `^fingerprint\s*[0-9a-f]{12}…$`, row[3])
 	require.Equal(t, "identical", row[4])
-	require.Regexp(t, `^0000000000900101\s+receive-message from 127.0.0.1$`, row[5], "the blocked copy's docnum and source")
-	require.Regexp(t, fmt.Sprintf(`^#%d\s*0000000000900101$`, site.original), row[6])
+	require.Regexp(t, `^copy 0000000000900101\s+receive-message from 127.0.0.1$`, row[5], "the blocked copy's docnum and source")
+	require.Regexp(t, fmt.Sprintf(`^original #%d\s*0000000000900101$`, site.original), row[6])
 
 	// The row leads to the original message, its key values marked.
 	link := fmt.Sprintf(`a.original[href="/admin/messages/%d"]`, site.original)

@@ -86,5 +86,15 @@ func (s *Server) renderIntegrations(c echo.Context, status int, view web.Integra
 		return err
 	}
 	view.Now = time.Now()
+	view.WebhookBase = s.publicBase(c)
 	return render(c, status, web.AdminIntegrations(page(c, "Integrations", web.SectionIntegrations), view))
+}
+
+// publicBase is the address senders reach edihub at: PUBLIC_URL when it is
+// set, else the scheme and host this request came to.
+func (s *Server) publicBase(c echo.Context) string {
+	if s.cfg.Notify.PublicURL != "" {
+		return s.cfg.Notify.PublicURL
+	}
+	return c.Scheme() + "://" + c.Request().Host
 }

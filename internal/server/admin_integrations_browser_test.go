@@ -31,6 +31,8 @@ func TestBrowserAdminManagesIntegrationSecrets(t *testing.T) {
 	require.Equal(t, "Integrations", eval[string](t, b, `document.querySelector('nav [aria-current=page]').textContent`))
 	require.Equal(t, 1, eval[int](t, b, `new Set([...document.querySelectorAll('nav.sections li')].map(li => li.offsetTop)).size`),
 		"the sections fit one line at 1280 px")
+	require.Equal(t, site.url+"/api/webhook/"+id, eval[string](t, b, `document.querySelector('#webhook-url-`+id+`').textContent`),
+		"the page gives the address to configure in the sender")
 	b.snapshot(t, "integrations")
 
 	b.do(t,
@@ -54,6 +56,17 @@ func TestBrowserAdminManagesIntegrationSecrets(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, site.delivers(t, id, githubSecret, 3), "revoked, the old secret stops at once")
 	require.Equal(t, http.StatusCreated, site.delivers(t, id, secret, 4))
 	b.snapshot(t, "integrations-revoked")
+
+	// A GitHub delivery's page says edihub derived its key itself.
+	var message int64
+	require.NoError(t, site.pool.QueryRow(t.Context(), `SELECT max(id) FROM messages WHERE integration_id = $1`, id).Scan(&message))
+	b.do(t,
+		chromedp.Navigate(fmt.Sprintf("%s/admin/messages/%d", site.url, message)),
+		chromedp.WaitVisible(chromedp.CSS(`#key-origin`)),
+	)
+	require.Equal(t, "The key was derived by edihub from the message's content, since the webhook signs no delivery id. The key replaces the fingerprint check: the fingerprint is shown but was never claimed.",
+		eval[string](t, b, `document.querySelector('#key-origin').textContent`))
+	b.snapshot(t, "message-github-key")
 
 	other := newBrowser(t)
 	other.signIn(t, site.url, "/admin/integrations", site.user(t, "admin@globex.example", auth.RoleAdmin, "globex"))

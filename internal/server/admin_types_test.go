@@ -69,7 +69,7 @@ func TestMessageTypesViewerReadsOnly(t *testing.T) {
 	require.Equal(t, 1, strings.Count(page, `<tr class="type"`), "only the tenant's own type")
 	require.Contains(t, page, `<td class="received">1</td>`)
 	require.Contains(t, page, `<a href="/admin/audit?action=message.duplicate_blocked&amp;message_type=ORDERS05&amp;tenant=acme">1</a>`)
-	require.Contains(t, page, `<code>*.IDOC.E1EDK01.BELNR</code>`)
+	require.Contains(t, page, `<code>*.<wbr>IDOC.<wbr>E1EDK01.<wbr>BELNR<wbr></code>`, "the path breaks after a dot only")
 	require.Contains(t, page, `168 h (the default)`)
 	require.NotContains(t, page, `<th scope="col">Tenant</th>`)
 	require.NotContains(t, page, `id="new-type"`)
