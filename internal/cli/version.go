@@ -7,14 +7,15 @@ import (
 
 // Version is edihub's version when a release build sets it with
 // -ldflags "-X github.com/lefia/edihub/internal/cli.Version=1.4.0"; without
-// it, `edihub --version` says the module's version from the build info,
-// "devel" for a build in a checkout.
+// it, `edihub --version` says the module's version from the build info:
+// the pseudo-version Go derives from the commit, or "devel" when the build
+// recorded none (-buildvcs=false, go run).
 var Version = ""
 
 // versionLine is what `edihub --version` prints: the version, then what Go
 // recorded of the build: the commit and its time, whether the checkout had
 // changes not committed, and Go's version, e.g.
-// "edihub devel (commit 0123456789ab, 2026-12-04T14:00:00Z, modified; go1.24.1)".
+// "edihub v0.0.0-20261204151154-af3091934dc2 (commit af3091934dc2, 2026-12-04T15:11:54Z; go1.26.8)".
 func versionLine() string {
 	version := Version
 	var details []string
