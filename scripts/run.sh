@@ -2,24 +2,36 @@
 # `make run`: starts edihub with the demo loaded, saying what it does at
 # each step. It first checks that nothing listens on LISTEN_ADDR and
 # RECEIVER_ADDR, so that a second `make run` changes nothing of a running
-# one. The database is, in order: DATABASE_URL when set; the local
-# PostgreSQL on 127.0.0.1:5432 (database edihub, created if missing);
-# otherwise a project-local cluster under .data/, made with the installed
-# PostgreSQL binaries and started on port 54329. Missing PostgreSQL
-# binaries are installed first, as for `make test` (scripts/prerequisites.sh).
-# The demo's API key and admin login are kept in .data/demo/secrets, so
-# every run prints the same ones while they work.
+# one. edihub listens on the loopback address (127.0.0.1:8080) unless
+# LISTEN_ADDR says otherwise: the banner prints an admin password. The
+# database is, in order: DATABASE_URL when set; the local PostgreSQL on
+# 127.0.0.1:5432; otherwise a project-local cluster under .data/, made with
+# the installed PostgreSQL binaries and started on port 54329. On either,
+# the database is this checkout's own, named after it (edihub_<directory>_
+# <hash of its path>), created if missing and marked as this checkout's
+# (COMMENT ON DATABASE), so that two checkouts' demos never share one.
+# Missing PostgreSQL binaries are installed first, as for `make test`
+# (scripts/prerequisites.sh). The demo's API key and admin login are kept
+# in .data/demo/secrets, so every run prints the same ones while they work;
+# a database another checkout's make run made is refused, and the admin
+# password of a database no make run marked is never reset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
 export PATH="$PATH:/usr/local/go/bin"
 
-addr="${LISTEN_ADDR:-:8080}"
+export LISTEN_ADDR="${LISTEN_ADDR:-127.0.0.1:8080}"
+addr="$LISTEN_ADDR"
 receiver_addr="${RECEIVER_ADDR:-127.0.0.1:8099}"
 local_port="${EDIHUB_LOCAL_PG_PORT:-5432}"
 data_port=54329
 data_dir="$PWD/.data/postgres"
+# Each database keeps its demo's secrets apart: this checkout's own in
+# .data/demo/secrets, one that DATABASE_URL names in a file of its own.
 secrets=.data/demo/secrets
+if [ -n "${DATABASE_URL:-}" ]; then
+  secrets=".data/demo/secrets-$(printf %s "$DATABASE_URL" | sha256sum | cut -c 1-12)"
+fi
 
 say() { echo "make run: $*"; }
 fail() {
@@ -53,7 +65,23 @@ redacted() { sed -E 's#(//[^:/@]*):[^@/]*@#\1:…@#; s#\?.*##' <<<"$1"; }
 value() { sed -n "s/^$1=//p" <<<"$2"; }
 
 host="$(dial_host "$addr")" port="${addr##*:}"
-url="http://localhost:$port"
+case "${addr%:*}" in
+"" | 0.0.0.0 | "[::]")
+  url="http://localhost:$port"
+  listen_note="on every network interface (LISTEN_ADDR=$addr)"
+  ;;
+*)
+  url="http://${addr%:*}:$port"
+  listen_note="on $addr only (LISTEN_ADDR=:$port make run listens on every interface)"
+  ;;
+esac
+
+# The checkout's own database: its directory's name, made fit for a
+# database name, and a hash of its path, which tells apart two checkouts
+# of the same name.
+db_name="$(basename "$PWD" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9\n' '_' | cut -c 1-30)"
+db_name="edihub_${db_name}_$(printf %s "$PWD" | sha256sum | cut -c 1-6)"
+checkout_mark="edihub make run: $PWD"
 
 # A running edihub keeps its database and its login: this run stops here.
 if listening "$host" "$port"; then
@@ -98,11 +126,41 @@ start_local_cluster() {
 
 ensure_database() { # host port
   local exists
-  exists="$(psql -h "$1" -p "$2" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'edihub'")"
+  exists="$(psql -X -h "$1" -p "$2" -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$db_name'")"
   if [ "$exists" != 1 ]; then
-    say "creating the database edihub"
-    psql -h "$1" -p "$2" -U postgres -d postgres -qc "CREATE DATABASE edihub" >/dev/null
+    say "creating the database $db_name, this checkout's own"
+    psql -X -h "$1" -p "$2" -U postgres -d postgres -qc "CREATE DATABASE $db_name" >/dev/null
+    psql -X -h "$1" -p "$2" -U postgres -d postgres -q -v mark="$checkout_mark" >/dev/null <<SQL
+COMMENT ON DATABASE $db_name IS :'mark';
+SQL
   fi
+}
+
+# db_owner prints the checkout whose make run made the database
+# DATABASE_URL names, or nothing for a database no make run marked (or
+# without psql to ask).
+db_owner() {
+  command -v psql >/dev/null || return 0
+  psql -X "$DATABASE_URL" -tAc "SELECT shobj_description(oid, 'pg_database') FROM pg_database
+    WHERE datname = current_database()" 2>/dev/null | sed -n 's/^edihub make run: //p'
+}
+
+# claim_database marks the database DATABASE_URL names as this checkout's,
+# if its role may.
+claim_database() {
+  psql -X "$DATABASE_URL" -q -v mark="$checkout_mark" >/dev/null 2>&1 <<'SQL' || true
+SELECT format('COMMENT ON DATABASE %I IS %L', current_database(), :'mark') \gexec
+SQL
+}
+
+# plural prints "1 tenant", "2 tenants"; "10001 messages" means more than
+# 10000 (edihub demo counts no further).
+plural() { # count noun
+  case "$1" in
+  1) echo "1 $2" ;;
+  10001) echo "more than 10000 $2s" ;;
+  *) echo "$1 $2s" ;;
+  esac
 }
 
 if [ -n "${DATABASE_URL:-}" ]; then
@@ -110,7 +168,7 @@ if [ -n "${DATABASE_URL:-}" ]; then
 else
   scripts/prerequisites.sh postgresql
   if pg_isready -q -h 127.0.0.1 -p "$local_port"; then
-    say "database: the local PostgreSQL on 127.0.0.1:$local_port, database edihub"
+    say "database: the local PostgreSQL on 127.0.0.1:$local_port, database $db_name (this checkout's own)"
     db_port=$local_port
   else
     say "database: none answers on 127.0.0.1:$local_port; using a project-local cluster in .data/postgres"
@@ -118,7 +176,11 @@ else
     db_port=$data_port
   fi
   ensure_database 127.0.0.1 "$db_port"
-  export DATABASE_URL="postgres://postgres@127.0.0.1:$db_port/edihub?sslmode=disable"
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$db_port/$db_name?sslmode=disable"
+fi
+owner="$(db_owner)"
+if [ -n "$owner" ] && [ "$owner" != "$PWD" ]; then
+  fail "the database $(redacted "$DATABASE_URL") is the demo database of the checkout $owner (its make run made it, and its demo and login are that checkout's); this run stops, changing nothing of it. Run make run in $owner, or leave DATABASE_URL unset to use this checkout's own database ($db_name)."
 fi
 
 # The background processes stop with this script: the ticker below, the
@@ -165,26 +227,67 @@ if [ -r "$secrets" ]; then
 else
   say "loading the demo (tenant acme); its API key and login are kept in $secrets for the next runs"
 fi
-demo="$(bin/edihub demo --destination "http://$receiver_addr/edi" --secrets "$secrets")"
+# Only this checkout's database may have its admin's password reset: in
+# any other the admin may be another run's.
+reset=()
+[ "$owner" = "$PWD" ] && reset=(--reset-password)
+demo="$(bin/edihub demo --destination "http://$receiver_addr/edi" --secrets "$secrets" "${reset[@]}")"
 case "$(value api_key_status "$demo")" in
 kept) key_note="kept from the last run" ;;
 *) key_note="new" ;;
 esac
+admin_hint=""
+admin_login="sign in as $(value admin_email "$demo") / $(value admin_password "$demo")"
 case "$(value admin_password_status "$demo")" in
-kept) password_note="kept from the last run" ;;
-replaced) password_note="new: this admin's earlier password no longer works" ;;
-*) password_note="new" ;;
+kept) admin_login+="; kept from the last run" ;;
+replaced) admin_login+="; new: this admin's earlier password no longer works" ;;
+unknown)
+  admin_login="$(value admin_email "$demo"): another run set its password, unknown here; it stays as it is"
+  admin_hint="
+                To sign in, print a new one (the other run's then stops working), with this DATABASE_URL:
+                bin/edihub user reset-password $(value admin_id "$demo")"
+  ;;
+*) admin_login+="; new" ;;
 esac
+if [ -z "$owner" ] && [ "$(value admin_password_status "$demo")" = new ]; then
+  claim_database # the demo's login is this checkout's from now on
+fi
+
+found_counts=("$(value found_tenants "$demo")" "$(value found_messages "$demo")"
+  "$(value found_api_keys "$demo")" "$(value found_destinations "$demo")")
+if [ "${found_counts[*]}" = "0 0 0 0" ]; then
+  found="nothing: a new database"
+else
+  found="$(plural "${found_counts[0]}" tenant), $(plural "${found_counts[1]}" message), $(plural "${found_counts[2]}" "live API key") and $(plural "${found_counts[3]}" destination)"
+  if [ "$owner" = "$PWD" ]; then
+    found+=", left by this checkout's earlier runs"
+  fi
+  found+="; kept as they are"
+fi
+others=""
+while read -r id other_url; do
+  [ -n "$id" ] || continue
+  others+="
+  Also delivers to: $other_url (destination $id, an earlier run's receiver, which this run does not start:
+                its deliveries fail and are retried; pause or delete it at $url/admin/destinations)"
+done <<<"$(value other_destination "$demo")"
+duplicate_note=""
+if [ "${found_counts[1]}" != 0 ]; then
+  duplicate_note="
+(This database holds messages already: if an earlier run posted the sample, even the first answer is the duplicate.)"
+fi
 
 cat <<MSG
 
-edihub is running at $url  (database: $(redacted "$DATABASE_URL"))
+edihub is running at $url, listening $listen_note
+  Database:     $(redacted "$DATABASE_URL")
+  Found there:  $found$others
   API key:      $(value api_key "$demo")  ($key_note)
-  Admin:        $url/admin  (sign in as $(value admin_email "$demo") / $(value admin_password "$demo"); $password_note)
+  Admin:        $url/admin  ($admin_login)$admin_hint
   OpenAPI:      $url/api/openapi.yaml
 The key and the login are kept in $secrets: the next make run prints the same ones.
 
-Post the sample SAP order (run it twice: the second answer is the duplicate):
+Post the sample SAP order (run it twice: the second answer is the duplicate):$duplicate_note
   curl -i -X POST $url/api/edi-hub/receive-message \\
     -H "Authorization: Bearer $(value api_key "$demo")" -H "Content-Type: application/json" \\
     --data @docs/samples/receive_message_envelope.json

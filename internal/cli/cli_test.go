@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -389,7 +390,8 @@ func TestDemoThenServe(t *testing.T) {
 	require.Equal(t, first.values(t)["destination_secret"], values["destination_secret"], "with one secret")
 	require.Equal(t, "acme", values["tenant"])
 	require.True(t, strings.HasPrefix(values["api_key"], "edh_"))
-	require.NotEqual(t, first.stdout, second.stdout, "each run hands out a new key and password")
+	require.NotEqual(t, first.values(t)["api_key"], values["api_key"], "without --secrets each run hands out a new key")
+	require.Equal(t, "unknown", values["admin_password_status"], "and leaves an admin whose password it was not given alone")
 
 	metricsAddr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -473,16 +475,19 @@ func TestDemoThenServe(t *testing.T) {
 
 // With --secrets, the demo prints the same key and login on every run while
 // they work, so that the login `make run` printed before keeps working; a
-// key revoked or a password changed since is replaced, and said to be new.
+// key revoked since is replaced, and said to be new. A password changed
+// since is left alone, since the database may be another run's, unless
+// --reset-password says it is the caller's. The demo says what the database
+// held before it.
 func TestDemoKeepsItsSecrets(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
 	pool := pgtest.PoolFor(t, url)
 	ctx := context.Background()
 	file := filepath.Join(t.TempDir(), "demo", "secrets")
-	demo := func() map[string]string {
+	demo := func(flags ...string) map[string]string {
 		t.Helper()
-		r := run(t, url, nil, "", "demo", "--secrets", file)
+		r := run(t, url, nil, "", append([]string{"demo", "--secrets", file}, flags...)...)
 		require.NoError(t, r.err)
 		saved, err := os.ReadFile(file)
 		require.NoError(t, err)
@@ -506,6 +511,9 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	}
 
 	first := demo()
+	require.Equal(t, map[string]string{"found_tenants": "0", "found_messages": "0", "found_api_keys": "0", "found_destinations": "0"},
+		map[string]string{"found_tenants": first["found_tenants"], "found_messages": first["found_messages"],
+			"found_api_keys": first["found_api_keys"], "found_destinations": first["found_destinations"]}, "an empty database")
 	require.Equal(t, "new", first["api_key_status"])
 	require.Equal(t, "new", first["admin_password_status"])
 	live(first["admin_password"], first["api_key"])
@@ -517,6 +525,9 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	require.Equal(t, os.FileMode(0o700), info.Mode().Perm())
 
 	second := demo()
+	require.Equal(t, "1", second["found_tenants"])
+	require.Equal(t, "1", second["found_api_keys"])
+	require.Equal(t, first["admin_id"], second["admin_id"])
 	require.Equal(t, first["api_key"], second["api_key"])
 	require.Equal(t, first["admin_password"], second["admin_password"])
 	require.Equal(t, "kept", second["api_key_status"])
@@ -535,7 +546,11 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `UPDATE users SET password_hash = $1`, changed)
 	require.NoError(t, err)
-	fourth := demo()
+	unknown := demo()
+	require.Equal(t, "unknown", unknown["admin_password_status"], "another run's login is left alone")
+	require.Empty(t, unknown["admin_password"])
+	live("changed in the meantime", third["api_key"])
+	fourth := demo("--reset-password")
 	require.NotEqual(t, first["admin_password"], fourth["admin_password"])
 	require.Equal(t, "replaced", fourth["admin_password_status"])
 	require.Equal(t, "kept", fourth["api_key_status"])
@@ -545,10 +560,30 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	require.NoError(t, sandbox.err)
 	sandboxKey := sandbox.lines()[0]
 	require.NoError(t, os.WriteFile(file, []byte("api_key="+sandboxKey+"\nadmin_password=unknown\n"), 0o600))
-	fifth := demo()
+	fifth := demo("--reset-password")
 	require.Equal(t, "new", fifth["api_key_status"], "the demo's key is one of its production environment")
 	require.Equal(t, "replaced", fifth["admin_password_status"])
 	live(fifth["admin_password"], third["api_key"], sandboxKey, fifth["api_key"])
+}
+
+// A demo whose receiver moved names the destinations an earlier run left,
+// which deliver where nothing listens now, and counts what it found.
+func TestDemoSaysWhatItFound(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	loopback := map[string]string{"DESTINATION_ALLOWED_CIDRS": "127.0.0.0/8"}
+	first := run(t, url, loopback, "", "demo", "--destination", "http://127.0.0.1:8099/edi")
+	require.NoError(t, first.err)
+	require.NotContains(t, first.stdout, "other_destination=")
+	store(t, url, "acme", "4711")
+
+	moved := run(t, url, loopback, "", "demo", "--destination", "http://127.0.0.1:8098/edi")
+	require.NoError(t, moved.err)
+	values := moved.values(t)
+	require.Equal(t, "other_destination="+first.values(t)["destination_id"]+" http://127.0.0.1:8099/edi",
+		moved.lines()[slices.IndexFunc(moved.lines(), func(l string) bool { return strings.HasPrefix(l, "other_destination=") })])
+	require.Equal(t, []string{"1", "1", "1", "1"},
+		[]string{values["found_tenants"], values["found_messages"], values["found_api_keys"], values["found_destinations"]})
 }
 
 // freeAddr returns a loopback address with a port nothing listens on.

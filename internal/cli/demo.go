@@ -21,18 +21,25 @@ import (
 // the secrets of the run that wrote FILE while they still work, and writes
 // the lines it prints to FILE, readable by its owner only: `make run`
 // prints the same login on every run, and a login written down earlier
-// keeps working.
+// keeps working. An admin whose password FILE does not hold keeps it, since
+// it may be another run's, unless --reset-password says this database is
+// the caller's own. It also prints what the database held before (found_*)
+// and the production environment's destinations other than --destination
+// (other_destination=ID URL).
 func demo(ctx context.Context, env Env, cfg config.Config, args []string) error {
 	flags := flag.NewFlagSet("demo", flag.ContinueOnError)
 	receiver := flags.String("destination", "", "URL of a receiver the demo's production environment delivers to (e.g. edihub-receiver's)")
 	secretsFile := flags.String("secrets", "", "file holding the secrets of an earlier run, to keep; rewritten with this run's output")
+	req := provision.DemoRequest{}
+	flags.BoolVar(&req.ResetPassword, "reset-password", false,
+		"give an existing demo admin whose password the secrets file does not hold a new one (default: leave its login alone)")
 	if _, err := positionals(flags, args); err != nil {
 		return err
 	}
-	var keep provision.DemoSecrets
+	req.ReceiverURL = *receiver
 	if *secretsFile != "" {
 		var err error
-		if keep, err = readDemoSecrets(*secretsFile); err != nil {
+		if req.Keep, err = readDemoSecrets(*secretsFile); err != nil {
 			return err
 		}
 	}
@@ -41,7 +48,7 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		return err
 	}
 	defer pool.Close()
-	d, err := provision.New(pool).Demo(ctx, *receiver, cfg.Delivery.Egress, keep)
+	d, err := provision.New(pool).Demo(ctx, req, cfg.Delivery.Egress)
 	if err != nil {
 		return err
 	}
@@ -50,6 +57,7 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		"environment=" + d.Environment,
 		"api_key=" + d.APIKey,
 		"admin_email=" + d.AdminEmail,
+		"admin_id=" + strconv.FormatInt(d.AdminID, 10),
 		"admin_password=" + d.AdminPassword,
 		"api_key_status=" + string(d.APIKeyStatus),
 		"admin_password_status=" + string(d.AdminPasswordStatus),
@@ -59,6 +67,15 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		// (edihub-receiver -secret, or EDIHUB_RECEIVER_SECRET).
 		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10), "destination_secret="+d.DestinationSecret)
 	}
+	for _, other := range d.OtherDestinations {
+		lines = append(lines, fmt.Sprintf("other_destination=%d %s", other.ID, other.URL))
+	}
+	lines = append(lines,
+		"found_tenants="+strconv.FormatInt(d.Found.Tenants, 10),
+		"found_messages="+strconv.FormatInt(d.Found.Messages, 10),
+		"found_api_keys="+strconv.FormatInt(d.Found.ApiKeys, 10),
+		"found_destinations="+strconv.FormatInt(d.Found.Destinations, 10),
+	)
 	if *secretsFile != "" {
 		if err := writeDemoSecrets(*secretsFile, lines); err != nil {
 			return err

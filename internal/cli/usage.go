@@ -50,7 +50,7 @@ var commands = []command{
 	{"delivery list", "[--tenant SLUG] [--status pending|delivered|failed] [--destination ID] [--message-type CODE] [--limit N]",
 		"a table of the newest deliveries, newest first"},
 	{"delivery retry", "ID | --all-failed [--destination ID]", "queue failed deliveries again; prints how many"},
-	{"demo", "[--destination URL] [--secrets FILE]", "create a demo tenant, API key and admin login (and a destination at URL); " +
+	{"demo", "[--destination URL] [--secrets FILE] [--reset-password]", "create a demo tenant, API key and admin login (and a destination at URL); " +
 		"keeps the key and login saved in FILE while they work, and saves them there"},
 }
 

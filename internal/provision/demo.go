@@ -34,21 +34,43 @@ var demoTypes = []MessageTypeSpec{
 	{Code: "SHOP_ORDER", Fields: []string{"id"}},
 }
 
+// DemoRequest is what the demo is loaded with.
+type DemoRequest struct {
+	// ReceiverURL, when given, is where the production environment
+	// delivers to.
+	ReceiverURL string
+	// Keep holds the secrets an earlier run printed, kept while they work.
+	Keep DemoSecrets
+	// ResetPassword lets the demo give an existing admin whose password is
+	// not Keep's a new one; without it that admin's login stays as it is,
+	// since it may be another run's.
+	ResetPassword bool
+}
+
 // Demo is what a user needs to try edihub right away.
 type Demo struct {
 	Tenant      string
 	Environment string
 	AdminEmail  string
+	// AdminID is the demo admin's user id, for `edihub user reset-password`.
+	AdminID int64
 	DemoSecrets
 	// What became of the secrets given to keep: an API key is kept or new
 	// (older keys stay valid); the password is kept, new for a new admin,
-	// or replaced, when the admin's earlier password stops working.
+	// replaced, when the admin's earlier password stops working, or
+	// unknown, when an admin whose password was not given keeps it.
 	APIKeyStatus, AdminPasswordStatus SecretStatus
 	// DestinationID is the demo's destination, when a receiver URL was given,
 	// and DestinationSecret the secret its deliveries are signed with, for
 	// the receiver to check them.
 	DestinationID     int64
 	DestinationSecret string
+	// OtherDestinations are the production environment's destinations
+	// other than the receiver's, left by earlier runs: their deliveries go
+	// where this run starts nothing.
+	OtherDestinations []Destination
+	// Found is what the database held before the demo was loaded.
+	Found db.DemoFoundRow
 }
 
 // DemoSecrets are the demo's API key and admin password, which an earlier
@@ -65,6 +87,7 @@ const (
 	SecretKept     SecretStatus = "kept"
 	SecretNew      SecretStatus = "new"
 	SecretReplaced SecretStatus = "replaced"
+	SecretUnknown  SecretStatus = "unknown"
 )
 
 // Demo creates the demo tenant, its environments, message types and a global
@@ -72,12 +95,17 @@ const (
 // safe. Stored secrets are hashes and cannot be shown twice, so the caller
 // passes the secrets an earlier run printed: each one that still works (the
 // key is live in the demo's environment, the password is the admin's) is
-// kept, so that a login written down earlier keeps working; any other is
-// replaced by a new one. With a receiverURL (allowed by policy), the
-// production environment also gets a destination there, created once.
-func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Policy, keep DemoSecrets) (Demo, error) {
+// kept, so that a login written down earlier keeps working; any other key
+// is replaced by a new one, and the password only with ResetPassword. With
+// a ReceiverURL (allowed by policy), the production environment also gets
+// a destination there, created once.
+func (s *Service) Demo(ctx context.Context, req DemoRequest, policy egress.Policy) (Demo, error) {
 	demo := Demo{Tenant: DemoTenant, Environment: DemoEnvironment, AdminEmail: DemoAdminEmail}
 	err := db.WithTx(ctx, s.pool, func(q *db.Queries) error {
+		var err error
+		if demo.Found, err = q.DemoFound(ctx); err != nil {
+			return fmt.Errorf("count what the database holds: %w", err)
+		}
 		t, err := ensureTenant(ctx, q, DemoTenant, "ACME Corporation")
 		if err != nil {
 			return err
@@ -97,21 +125,41 @@ func (s *Service) Demo(ctx context.Context, receiverURL string, policy egress.Po
 				return err
 			}
 		}
-		demo.APIKey, demo.APIKeyStatus, err = ensureDemoAPIKey(ctx, q, prod, keep.APIKey)
+		demo.APIKey, demo.APIKeyStatus, err = ensureDemoAPIKey(ctx, q, prod, req.Keep.APIKey)
 		if err != nil {
 			return err
 		}
-		demo.AdminPassword, demo.AdminPasswordStatus, err = ensureAdmin(ctx, q, keep.AdminPassword)
+		demo.AdminID, demo.AdminPassword, demo.AdminPasswordStatus, err = ensureAdmin(ctx, q, req.Keep.AdminPassword, req.ResetPassword)
 		if err != nil {
 			return err
 		}
-		if receiverURL == "" {
+		if req.ReceiverURL == "" {
 			return nil
 		}
-		demo.DestinationID, demo.DestinationSecret, err = ensureDestination(ctx, q, t, prod, receiverURL, policy)
+		demo.DestinationID, demo.DestinationSecret, err = ensureDestination(ctx, q, t, prod, req.ReceiverURL, policy)
+		if err != nil {
+			return err
+		}
+		demo.OtherDestinations, err = otherDestinations(ctx, q, t, prod, demo.DestinationID)
 		return err
 	})
 	return demo, err
+}
+
+// otherDestinations lists the destinations of t's environment e but the
+// one with id keep.
+func otherDestinations(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, keep int64) ([]Destination, error) {
+	rows, err := q.DestinationListForAdmin(ctx, db.DestinationListForAdminParams{ScopeTenantID: &t.ID})
+	if err != nil {
+		return nil, fmt.Errorf("list the demo's destinations: %w", err)
+	}
+	var others []Destination
+	for _, r := range rows {
+		if r.EnvironmentSlug == e.Slug && r.ID != keep {
+			others = append(others, Destination{ID: r.ID, Tenant: r.TenantSlug, Environment: r.EnvironmentSlug, URL: r.Url})
+		}
+	}
+	return others, nil
 }
 
 // ensureDemoAPIKey returns kept when it is a live key of e; otherwise a new
@@ -201,32 +249,38 @@ func ensureMessageType(ctx context.Context, q *db.Queries, t db.Tenant, spec Mes
 	return nil
 }
 
-// ensureAdmin returns kept when it is the demo admin's password; otherwise
-// it gives the admin, created if missing, a new password and returns it.
-func ensureAdmin(ctx context.Context, q *db.Queries, kept string) (string, SecretStatus, error) {
+// ensureAdmin returns the demo admin's id and kept when it is the admin's
+// password. Otherwise it creates the admin with a new password, or with
+// reset gives the existing admin a new one, and returns it; without reset
+// an existing admin keeps a password nobody gave (SecretUnknown).
+func ensureAdmin(ctx context.Context, q *db.Queries, kept string, reset bool) (int64, string, SecretStatus, error) {
 	u, err := q.UserGetByEmail(ctx, DemoAdminEmail)
 	if err != nil && !errors.Is(err, db.ErrNotFound) {
-		return "", "", fmt.Errorf("load demo admin: %w", err)
+		return 0, "", "", fmt.Errorf("load demo admin: %w", err)
 	}
 	exists := err == nil
-	if exists && kept != "" && password.Check(kept, u.PasswordHash) == nil {
-		return kept, SecretKept, nil
+	switch {
+	case exists && kept != "" && password.Check(kept, u.PasswordHash) == nil:
+		return u.ID, kept, SecretKept, nil
+	case exists && !reset:
+		return u.ID, "", SecretUnknown, nil
 	}
 	pw, err := randomPassword()
 	if err != nil {
-		return "", "", err
+		return 0, "", "", err
 	}
 	if exists {
-		return pw, SecretReplaced, setPassword(ctx, q, u.ID, pw)
+		return u.ID, pw, SecretReplaced, setPassword(ctx, q, u.ID, pw)
 	}
 	hash, err := hashPassword(pw)
 	if err != nil {
-		return "", "", err
+		return 0, "", "", err
 	}
-	if _, err := q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin}); err != nil {
-		return "", "", fmt.Errorf("create demo admin: %w", err)
+	id, err := q.UserInsert(ctx, db.UserInsertParams{Email: DemoAdminEmail, PasswordHash: hash, Role: auth.RoleAdmin})
+	if err != nil {
+		return 0, "", "", fmt.Errorf("create demo admin: %w", err)
 	}
-	return pw, SecretNew, nil
+	return id, pw, SecretNew, nil
 }
 
 // randomPassword returns 24 characters from 144 random bits.
