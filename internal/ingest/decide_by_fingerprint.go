@@ -193,7 +193,7 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks db.Messag
 // one, a message decided again) keeps MessageStoreOrBlock, the same
 // decision for one row (storeOrBlockOne): the set-based statement's extra
 // steps (the arrays, the repeats, the event ids) cost one message more
-// than they save (docs/performance.md, "After: one statement per batch or
+// than they save (docs/performance.md, "One statement per batch or
 // packet"). Nor does it take a lock: a transaction that claims one
 // fingerprint holds no claim another could wait for while it waits, so it
 // cannot deadlock.
