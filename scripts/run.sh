@@ -287,10 +287,13 @@ edihub is running at $url, listening $listen_note
   OpenAPI:      $url/api/openapi.yaml
 The key and the login are kept in $secrets: the next make run prints the same ones.
 
-Post the sample SAP order (run it twice: the second answer is the duplicate):$duplicate_note
-  curl -i -X POST $url/api/edi-hub/receive-message \\
-    -H "Authorization: Bearer $(value api_key "$demo")" -H "Content-Type: application/json" \\
-    --data @docs/samples/receive_message_envelope.json
+Post the sample SAP order as SAP's XML HTTP port does (HTTP Basic, the API key as
+the password), twice: the second answer is the duplicate.$duplicate_note
+  export EDIHUB_API_KEY=$(value api_key "$demo")
+  curl -i -u "sap:\$EDIHUB_API_KEY" -H "Content-Type: application/x-sap.idoc" \\
+    --data-binary @docs/samples/orders05.xml $url/api/edi-hub/receive-message
+docs/samples/README.md lists more samples (an invoice, a packet, a resend, a changed
+copy, X12 and EDIFACT) and the answer each gets.
 
 Each new message is delivered to the demo's destination, edihub-receiver on
 http://$receiver_addr/edi, which prints a "delivery" line below for it.

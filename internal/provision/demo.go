@@ -32,6 +32,13 @@ var demoTypes = []MessageTypeSpec{
 	{Code: "ORDERS05", Fields: messagetype.IDocORDERS05Paths},
 	{Code: "INVOIC02", Fields: messagetype.IDocINVOIC02Paths},
 	{Code: "SHOP_ORDER", Fields: []string{"id"}},
+	// The X12 and EDIFACT samples of docs/samples, keyed by their
+	// document numbers: the purchase order's BEG03, the invoice's BIG02,
+	// the EDIFACT document's BGM02.
+	{Code: "850", Fields: []string{"BEG.0.BEG03"}},
+	{Code: "810", Fields: []string{"BIG.0.BIG02"}},
+	{Code: "ORDERS", Fields: []string{"BGM.0.BGM02"}},
+	{Code: "INVOIC", Fields: []string{"BGM.0.BGM02"}},
 }
 
 // DemoRequest is what the demo is loaded with.
