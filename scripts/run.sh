@@ -295,6 +295,12 @@ the password), twice: the second answer is the duplicate.$duplicate_note
 docs/samples/README.md lists more samples (an invoice, a packet, a resend, a changed
 copy, X12 and EDIFACT) and the answer each gets.
 
+Post a webhook signed as GitHub signs them (X-Hub-Signature-256: the body's HMAC-SHA256
+under the secret) to the demo's integration, which stores it as a SHOP_ORDER message:
+  body='{"id":"shop-1001","total":"42.00"}'
+  curl -i $url/api/webhook/$(value webhook_integration "$demo") -H "Content-Type: application/json" --data "\$body" \\
+    -H "X-Hub-Signature-256: sha256=\$(printf %s "\$body" | openssl dgst -sha256 -hmac $(value webhook_secret "$demo") -r | cut -d ' ' -f 1)"
+
 Each new message is delivered to the demo's destination, edihub-receiver on
 http://$receiver_addr/edi, which prints a "delivery" line below for it.
 Ctrl-C stops edihub and the receiver.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -91,4 +94,22 @@ func TestSamplesGetTheirDocumentedAnswers(t *testing.T) {
 		require.Equal(t, row.answer, strings.Join(got, " "), "the answer to %s", row.file)
 	}
 	require.Len(t, rows, len(entries)-1, "one row a file")
+
+	// The demo's webhook integration takes a delivery signed as GitHub
+	// signs, as the make run banner's curl line sends it.
+	integration := regexp.MustCompile(`(?m)^webhook_integration=(\S+)$`).FindSubmatch(out)[1]
+	secret := regexp.MustCompile(`(?m)^webhook_secret=(\S+)$`).FindSubmatch(out)[1]
+	event := []byte(`{"id":"shop-1001","total":"42.00"}`)
+	mac := hmac.New(sha256.New, secret)
+	mac.Write(event)
+	for _, want := range []int{http.StatusCreated, http.StatusOK} {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/api/webhook/"+string(integration), bytes.NewReader(event))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, want, resp.StatusCode, "the event, then its duplicate")
+	}
 }

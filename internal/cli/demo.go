@@ -67,6 +67,7 @@ func demo(ctx context.Context, env Env, cfg config.Config, args []string) error 
 		// (edihub-receiver -secret, or EDIHUB_RECEIVER_SECRET).
 		lines = append(lines, "destination_id="+strconv.FormatInt(d.DestinationID, 10), "destination_secret="+d.DestinationSecret)
 	}
+	lines = append(lines, "webhook_integration="+d.WebhookIntegration, "webhook_secret="+d.WebhookSecret)
 	for _, other := range d.OtherDestinations {
 		lines = append(lines, fmt.Sprintf("other_destination=%d %s", other.ID, other.URL))
 	}

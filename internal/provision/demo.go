@@ -78,7 +78,14 @@ type Demo struct {
 	OtherDestinations []Destination
 	// Found is what the database held before the demo was loaded.
 	Found db.DemoFoundRow
+	// WebhookIntegration and WebhookSecret are the demo's integration for
+	// webhooks signed as GitHub signs them (SHOP_ORDER messages of the
+	// production environment), and its HMAC secret.
+	WebhookIntegration, WebhookSecret string
 }
+
+// demoWebhookType is the message type of the demo's webhook integration.
+const demoWebhookType = "SHOP_ORDER"
 
 // DemoSecrets are the demo's API key and admin password, which an earlier
 // run printed and a new run may keep.
@@ -136,6 +143,10 @@ func (s *Service) Demo(ctx context.Context, req DemoRequest, policy egress.Polic
 		if err != nil {
 			return err
 		}
+		demo.WebhookIntegration, demo.WebhookSecret, err = ensureWebhookIntegration(ctx, q, t, prod)
+		if err != nil {
+			return err
+		}
 		demo.AdminID, demo.AdminPassword, demo.AdminPasswordStatus, err = ensureAdmin(ctx, q, req.Keep.AdminPassword, req.ResetPassword)
 		if err != nil {
 			return err
@@ -151,6 +162,39 @@ func (s *Service) Demo(ctx context.Context, req DemoRequest, policy egress.Polic
 		return err
 	})
 	return demo, err
+}
+
+// ensureWebhookIntegration returns the demo's GitHub-signed integration of
+// e and its newest current secret, creating the integration unless one
+// with a current secret exists. An HMAC secret is kept to verify
+// signatures, so an earlier run's can be shown again.
+func ensureWebhookIntegration(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment) (string, string, error) {
+	list, err := q.IntegrationList(ctx, &t.ID)
+	if err != nil {
+		return "", "", fmt.Errorf("list the demo's integrations: %w", err)
+	}
+	for _, in := range list {
+		if in.EnvironmentSlug != e.Slug || in.MessageTypeCode != demoWebhookType || in.Scheme != string(signature.GitHub) {
+			continue
+		}
+		secrets, err := q.IntegrationSecretsCurrent(ctx, in.ID)
+		if err != nil {
+			return "", "", fmt.Errorf("load the demo integration's secret: %w", err)
+		}
+		if len(secrets) > 0 {
+			return in.ID.String(), secrets[0], nil
+		}
+	}
+	mt, err := messageType(ctx, q, t, demoWebhookType)
+	if err != nil {
+		return "", "", err
+	}
+	secret, err := signature.GenerateSecret(signature.GitHub)
+	if err != nil {
+		return "", "", err
+	}
+	id, err := insertIntegration(ctx, q, t, e, mt, signature.GitHub, secret, signature.DefaultTolerance)
+	return id, secret, err
 }
 
 // otherDestinations lists the destinations of t's environment e but the

@@ -120,26 +120,35 @@ func (s *Service) CreateIntegration(ctx context.Context, spec IntegrationSpec) (
 		if err != nil {
 			return err
 		}
-		uid, err := q.IntegrationInsert(ctx, db.IntegrationInsertParams{
-			TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme),
-			SignatureToleranceSeconds: int32(spec.Tolerance / time.Second),
-		})
-		if err != nil {
-			return fmt.Errorf("store integration: %w", err)
-		}
-		if secret != "" {
-			if err := q.IntegrationSecretInsert(ctx, db.IntegrationSecretInsertParams{IntegrationID: uid, Secret: secret}); err != nil {
-				return fmt.Errorf("store integration secret: %w", err)
-			}
-		}
-		id = uid.String()
-		return audit(ctx, q, &t.ID, auditevent.IntegrationCreated, map[string]any{
-			"integration_id": id, "environment": e.Slug, "message_type": mt.Code, "scheme": string(scheme),
-			"signature_tolerance_seconds": int32(spec.Tolerance / time.Second),
-		})
+		id, err = insertIntegration(ctx, q, t, e, mt, scheme, secret, spec.Tolerance)
+		return err
 	})
 	if err != nil {
 		return "", "", err
 	}
 	return id, secret, nil
+}
+
+// insertIntegration stores an integration of e taking messages of type mt,
+// with secret unless it is empty, and audits its creation.
+func insertIntegration(ctx context.Context, q *db.Queries, t db.Tenant, e db.Environment, mt db.MessageType,
+	scheme signature.Scheme, secret string, tolerance time.Duration,
+) (string, error) {
+	uid, err := q.IntegrationInsert(ctx, db.IntegrationInsertParams{
+		TenantID: t.ID, EnvironmentID: e.ID, MessageTypeID: mt.ID, Scheme: string(scheme),
+		SignatureToleranceSeconds: int32(tolerance / time.Second),
+	})
+	if err != nil {
+		return "", fmt.Errorf("store integration: %w", err)
+	}
+	if secret != "" {
+		if err := q.IntegrationSecretInsert(ctx, db.IntegrationSecretInsertParams{IntegrationID: uid, Secret: secret}); err != nil {
+			return "", fmt.Errorf("store integration secret: %w", err)
+		}
+	}
+	id := uid.String()
+	return id, audit(ctx, q, &t.ID, auditevent.IntegrationCreated, map[string]any{
+		"integration_id": id, "environment": e.Slug, "message_type": mt.Code, "scheme": string(scheme),
+		"signature_tolerance_seconds": int32(tolerance / time.Second),
+	})
 }
