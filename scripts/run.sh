@@ -207,9 +207,7 @@ say "built in $((SECONDS - started)) s"
 # to; the demo's destination points at it, and loopback must be opened for
 # destinations on purpose.
 export DESTINATION_ALLOWED_CIDRS="${DESTINATION_ALLOWED_CIDRS:-127.0.0.1/32}"
-say "starting edihub-receiver on $receiver_addr and edihub on $addr (edihub applies pending migrations first)"
-bin/edihub-receiver -addr "$receiver_addr" &
-pids+=($!)
+say "starting edihub on $addr (it applies pending migrations first)"
 bin/edihub serve &
 serve=$!
 pids+=("$serve")
@@ -232,6 +230,12 @@ fi
 reset=()
 [ "$owner" = "$PWD" ] && reset=(--reset-password)
 demo="$(bin/edihub demo --destination "http://$receiver_addr/edi" --secrets "$secrets" "${reset[@]}")"
+# The receiver starts once the demo has made its destination, so that it
+# checks each delivery's signature with that destination's secret. A
+# delivery attempted before it listens is tried again.
+say "starting edihub-receiver on $receiver_addr, checking each delivery's signature"
+EDIHUB_RECEIVER_SECRET="$(value destination_secret "$demo")" bin/edihub-receiver -addr "$receiver_addr" &
+pids+=($!)
 case "$(value api_key_status "$demo")" in
 kept) key_note="kept from the last run" ;;
 *) key_note="new" ;;
@@ -284,7 +288,7 @@ edihub is running at $url, listening $listen_note
   Found there:  $found$others
   API key:      $(value api_key "$demo")  ($key_note)
   Admin:        $url/admin  ($admin_login)$admin_hint
-  OpenAPI:      $url/api/openapi.yaml
+  API docs:     $url/api/docs  (from $url/api/openapi.yaml)
 The key and the login are kept in $secrets: the next make run prints the same ones.
 
 Post the sample SAP order as SAP's XML HTTP port does (HTTP Basic, the API key as
