@@ -10,9 +10,17 @@ import (
 // the first of them in the statement that records it (DeliveryRecord), so
 // that the waiting job, loaded already, makes its attempt at once, with no
 // transaction of its own to take the place.
+//
+// A place given back to the database instead (no job waited when its
+// attempt was recorded) must not be missed by a job that looked for one
+// just before and queues just after: returns counts the places given back
+// per destination, a job notes the count before it looks and queues only
+// when it has not moved, and a place given back wakes the first job queued
+// meanwhile to look again.
 type places struct {
 	mu      sync.Mutex
 	waiting map[int64][]*placeWaiter // by destination
+	returns map[int64]uint64         // by destination
 }
 
 // placeWaiter is a job waiting for a place of its destination.
@@ -24,16 +32,44 @@ type placeWaiter struct {
 	handed chan bool
 }
 
-// wait queues the job of deliveryID for a place of destinationID.
-func (p *places) wait(destinationID, deliveryID int64) *placeWaiter {
-	w := &placeWaiter{deliveryID: deliveryID, handed: make(chan bool, 1)}
+// returned is the count of places of destinationID given back so far, to
+// note before looking for one.
+func (p *places) returned(destinationID int64) uint64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.returns[destinationID]
+}
+
+// wait queues the job of deliveryID for a place of destinationID, unless a
+// place was given back since the job noted seen (it then reports nil: the
+// job looks again).
+func (p *places) wait(destinationID, deliveryID int64, seen uint64) *placeWaiter {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.returns[destinationID] != seen {
+		return nil
+	}
+	w := &placeWaiter{deliveryID: deliveryID, handed: make(chan bool, 1)}
 	if p.waiting == nil {
 		p.waiting = map[int64][]*placeWaiter{}
 	}
 	p.waiting[destinationID] = append(p.waiting[destinationID], w)
 	return w
+}
+
+// giveBack counts a place of destinationID given back to the database, and
+// wakes the first job queued for one, if any, to look again.
+func (p *places) giveBack(destinationID int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.returns == nil {
+		p.returns = map[int64]uint64{}
+	}
+	p.returns[destinationID]++
+	if queue := p.waiting[destinationID]; len(queue) > 0 {
+		queue[0].handed <- false
+		p.dropFirst(destinationID, 0)
+	}
 }
 
 // next picks the first job waiting for a place of destinationID, if any;

@@ -135,21 +135,26 @@ func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.De
 	timer := time.NewTimer(leaseRecheck)
 	defer timer.Stop()
 	for {
+		seen := w.places.returned(destinationID)
 		d, leased, err := w.loadAndLease(ctx, job.Args.DeliveryID)
 		switch {
-		case err != nil, leased, d.Status == StatusDelivered, d.Status == StatusCancelled:
+		case err != nil, leased, d.Status == StatusDelivered:
 			return d, err
 		case d.Paused:
 			return d, river.JobSnooze(pausedRecheck)
 		}
-		me := w.places.wait(destinationID, d.ID)
+		me := w.places.wait(destinationID, d.ID, seen)
+		if me == nil {
+			// A place was given back since this job looked.
+			continue
+		}
 		select {
 		case handed := <-me.handed:
 			if handed {
 				return d, nil
 			}
-			// The place was given back instead (the destination was
-			// paused, or its limit lowered): look again.
+			// A place was given back instead (the destination was
+			// paused, or its limit lowered, or no job waited): look again.
 			continue
 		case <-timer.C:
 			// Every place of the destination is taken by attempts in this
@@ -223,6 +228,9 @@ func (w *worker) record(ctx context.Context, d db.DeliveryGetForAttemptRow, a at
 	}
 	if next != nil {
 		next.handed <- err == nil && handedOn
+	}
+	if err == nil && !handedOn {
+		w.places.giveBack(d.DestinationID)
 	}
 	if err != nil {
 		return fmt.Errorf("record attempt of delivery %d: %w", d.ID, err)
