@@ -254,3 +254,11 @@ func keyOrigin(m messageview.Message) string {
 func pathParts(path string) []string {
 	return strings.SplitAfter(path, ".")
 }
+
+// receivedText says how the received bytes are shown.
+func receivedText(r *messageview.Received) string {
+	if r.Indented != "" {
+		return "The bytes as received, shown in their charset and one element a line"
+	}
+	return "The bytes as received, shown in their charset"
+}

@@ -70,6 +70,9 @@ type Received struct {
 	// MaxShownBytes of them; Cut reports that they go on.
 	Text string
 	Cut  bool
+	// Indented is Text laid out one element a line when it is whole XML
+	// (indentXML); "" otherwise.
+	Indented string
 	// Position and Of place an IDoc in its packet; 0 when it came alone.
 	Position, Of int
 }
@@ -145,6 +148,12 @@ func ReceivedForm(contentType string, head []byte, size int, position, of *int32
 		text = strings.ToValidUTF8(string(head), "\uFFFD")
 	}
 	r.Text = text
+	if strings.HasPrefix(strings.TrimSpace(text), "<") {
+		// IDoc-XML, whatever its Content-Type calls it
+		// (application/x-sap.idoc, text/xml): X12 and EDIFACT never begin
+		// with a tag.
+		r.Indented, _ = indentXML(text)
+	}
 	if position != nil && of != nil {
 		r.Position, r.Of = int(*position), int(*of)
 	}

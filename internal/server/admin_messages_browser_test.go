@@ -59,6 +59,16 @@ func TestBrowserFindMessages(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('tr.message').length === 2`),
 	)
 	require.ElementsMatch(t, []string{messagePath(site.original), messagePath(site.otherOriginal)}, eval[[]string](t, b, messageLinks))
+	// A message type is a tenant's: the form says so, and a type without a
+	// tenant is refused with the same words rather than matching nothing.
+	require.Equal(t, "a code of the tenant chosen: choose a tenant too", eval[string](t, b, `document.querySelector('#message-type-help').textContent`))
+	b.do(t,
+		chromedp.SendKeys(chromedp.CSS(`#filter-message-type`), "ORDERS05"),
+		chromedp.Click(chromedp.CSS(`#apply-filter`)),
+		chromedp.WaitVisible(chromedp.CSS(`#results .problems`)),
+	)
+	require.Contains(t, eval[string](t, b, `document.querySelector('#results .problems').textContent`), "choose a tenant to filter by environment or message type")
+	b.screenshot(t, "messages-type-needs-tenant")
 	b.do(t,
 		chromedp.SetValue(chromedp.CSS(`#filter-tenant`), "acme"),
 		chromedp.Click(chromedp.CSS(`#apply-filter`)),

@@ -23,8 +23,18 @@ func TestBrowserMessagePageShowsIDocXML(t *testing.T) {
 	b := newBrowser(t)
 
 	b.signIn(t, site.url, fmt.Sprintf("/admin/messages/%d", int64(results[0]["id"].(float64))), email)
-	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#received`)))
-	require.Contains(t, eval[string](t, b, `document.querySelector('#received').textContent`), "<BELNR>4500012345</BELNR>")
+	// The XML is folded beside the JSON view; opened, it shows one element a line.
+	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#received-details summary`)))
+	require.False(t, eval[bool](t, b, `document.querySelector('#received-details').open`))
+	require.True(t, eval[bool](t, b, `(() => {
+		const xml = document.querySelector('section.received').getBoundingClientRect();
+		const json = document.querySelector('#payload').closest('section').getBoundingClientRect();
+		return xml.top === json.top && xml.right <= json.left;
+	})()`), "the JSON view is beside the XML")
+	b.screenshot(t, "message-idoc-xml-folded")
+	b.do(t, chromedp.Click(chromedp.CSS(`#received-details summary`)), chromedp.WaitVisible(chromedp.CSS(`#received`)))
+	require.Contains(t, eval[string](t, b, `document.querySelector('#received').textContent`), "\n      <BELNR>4500012345</BELNR>\n")
+	b.requireFitsWidth(t)
 	require.Contains(t, eval[string](t, b, `document.querySelector('#received-as').textContent`), "IDoc 1 of 2")
 	require.Equal(t, []string{`"4500012345"`}, eval[[]string](t, b, `Array.from(document.querySelectorAll('#payload mark'), m => m.textContent)`))
 	b.screenshot(t, "message-idoc-xml")
@@ -46,7 +56,7 @@ func TestBrowserBlockedCopyShowsIDocXML(t *testing.T) {
 	b := newBrowser(t)
 
 	b.signIn(t, site.url, fmt.Sprintf("/admin/blocked/%d", copyID), email)
-	b.do(t, chromedp.WaitVisible(chromedp.CSS(`#received`)))
+	b.do(t, chromedp.Click(chromedp.CSS(`#received-details summary`)), chromedp.WaitVisible(chromedp.CSS(`#received`)))
 	require.Contains(t, eval[string](t, b, `document.querySelector('#received').textContent`), "<BNAME>Einkauf Süd</BNAME>")
 	require.Contains(t, eval[string](t, b, `document.querySelector('#received-as').textContent`), "IDoc 2 of 2")
 	require.Contains(t, eval[string](t, b, `document.querySelector('#copy-payload').textContent`), `"BNAME": "Einkauf Süd"`)
