@@ -29,7 +29,7 @@ func TestHelpOfEachCommand(t *testing.T) {
 		}
 	}
 	r := run(t, unreachable, nil, "", "destination", "create", "--help")
-	require.Contains(t, r.stdout, "--concurrency int\n      deliveries to this destination that run at once, across every worker process (default 4)")
+	require.Contains(t, r.stdout, "--concurrency int\n      deliveries to this destination that run at once, across every worker process (default 8)")
 
 	r = run(t, unreachable, nil, "", "user", "--help")
 	require.NoError(t, r.err)

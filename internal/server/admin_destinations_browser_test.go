@@ -72,7 +72,7 @@ func TestBrowserAdminManagesDestinations(t *testing.T) {
 	)
 	require.NotContains(t, eval[string](t, b, `document.body.innerHTML`), secret, "the secret is shown once")
 	row := fmt.Sprintf(`tr.destination[data-id="%d"]`, id)
-	require.Equal(t, []string{"acme / production", "https://93.184.215.14/edihub", "ORDERS05", "4", "active"},
+	require.Equal(t, []string{"acme / production", "https://93.184.215.14/edihub", "ORDERS05", "8", "active"},
 		eval[[]string](t, b, fmt.Sprintf(`Array.from(document.querySelector('%s').cells, c => c.textContent.trim()).slice(1, 6)`, row)))
 
 	// Edit: every type, two at once.
