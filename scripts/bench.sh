@@ -309,7 +309,7 @@ go test -run '^$' -bench 'BenchmarkDelivery(|Paced|Drain|SlowBesideFast|IdleDest
   ./internal/delivery/ | tee "$out/delivery.txt" >&2
 go test -run '^$' -bench 'BenchmarkDeliverySlowReceiver$' -benchtime 200x ./internal/delivery/ | tee -a "$out/delivery.txt" >&2
 
-step "delivery on a high-availability formation: $delivery_messages messages at the default limit"
+step "delivery on a high-availability formation: $delivery_messages messages at the default limit (8)"
 # The end-to-end benchmark again, on a formation of its own (scripts/ha.sh:
 # a pg_auto_failover monitor and two nodes with synchronous replication),
 # so that every commit of ingest and of the attempts' records waits for the
@@ -320,7 +320,7 @@ trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || tr
 scripts/ha.sh up "$formation" "${BENCH_FORMATION_PORT:-15450}" >/dev/null
 primary_port="$(( $(cat "$formation/port") + 1 ))"
 TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/edihub?sslmode=disable" \
-  go test -run '^$' -bench 'BenchmarkDelivery$/limit=4$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
+  go test -run '^$' -bench 'BenchmarkDelivery$/limit=8$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
   sed 's/^BenchmarkDelivery/BenchmarkDeliveryFormation/' | tee -a "$out/delivery.txt" >&2
 scripts/ha.sh down "$formation" >/dev/null
 trap stop_server_quietly EXIT
