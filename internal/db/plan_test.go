@@ -25,8 +25,8 @@ SET session_replication_role = replica; -- no foreign-key checks: the rows below
 INSERT INTO tenants (slug, name) SELECT 't' || g, 'Tenant ' || g FROM generate_series(1, 1000) g;
 INSERT INTO environments (tenant_id, slug) SELECT id, 'production' FROM tenants;
 INSERT INTO message_types (tenant_id, code) SELECT t.id, 'TYPE' || g FROM tenants t, generate_series(1, 10) g;
-INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix)
-SELECT e.tenant_id, e.id, sha256(int8send(e.id * 1000 + g)), 'k' FROM environments e, generate_series(1, 100) g;
+INSERT INTO api_keys (tenant_id, environment_id, key_hash, key_prefix, name)
+SELECT e.tenant_id, e.id, sha256(int8send(e.id * 1000 + g)), 'k', 'key ' || g FROM environments e, generate_series(1, 100) g;
 INSERT INTO integrations (tenant_id, environment_id, message_type_id, scheme)
 SELECT mt.tenant_id, e.id, mt.id, 'standard-webhooks' FROM message_types mt JOIN environments e ON e.tenant_id = mt.tenant_id;
 INSERT INTO integration_secrets (integration_id, secret) SELECT id, 'secret' FROM integrations;
@@ -79,9 +79,11 @@ var hotStatements = []struct {
 	sql     string
 	lookups []lookup
 }{
+	// The key is read, and its last use written at most once a minute,
+	// through its hash.
 	{"APIKeyGetWithMessageTypes", aPIKeyGetWithMessageTypes,
-		[]lookup{{"api_keys", "key_hash"}, {"message_types", "tenant_id"}}},
-	{"APIKeyGetByHash", aPIKeyGetByHash, []lookup{{"api_keys", "key_hash"}}},
+		[]lookup{{"api_keys", "key_hash"}, {"api_keys", "key_hash"}, {"message_types", "tenant_id"}}},
+	{"APIKeyGetByHash", aPIKeyGetByHash, []lookup{{"api_keys", "key_hash"}, {"api_keys", "key_hash"}}},
 	{"MessageTypeGetByID", messageTypeGetByID, []lookup{{"message_types", "id"}}},
 	{"IntegrationGet", integrationGet, []lookup{{"integrations", "id"}}},
 	{"IntegrationSecretsCurrent", integrationSecretsCurrent, []lookup{{"integration_secrets", "integration_id"}}},

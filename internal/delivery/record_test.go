@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/db"
@@ -18,7 +17,7 @@ import (
 func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T) {
 	tb := setup(t)
 	ctx := context.Background()
-	q := db.New(tb.pool)
+	q := db.On(tb.pool)
 	destination := tb.limitedDestination(t, "http://127.0.0.1:1/", 2)
 	var ids []int64
 	for _, id := range []string{"1", "2", "3", "4"} {
@@ -91,7 +90,7 @@ func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T)
 	require.Nil(t, holder(place), "a place above a lowered limit goes back")
 
 	_, err = record(ids[2], "pending", &ids[3])
-	require.ErrorIs(t, err, pgx.ErrNoRows, "an attempt that no longer holds a place has none to hand on")
+	require.ErrorIs(t, err, db.ErrNotFound, "an attempt that no longer holds a place has none to hand on")
 	require.Equal(t, 4, tb.count(t, "SELECT count(*) FROM delivery_attempts WHERE delivery_id = $1", ids[2]),
 		"every attempt is recorded, with a place or without")
 }
