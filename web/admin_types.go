@@ -44,6 +44,27 @@ func previewOnInput(ed typeeditor.Editor) templ.Attributes {
 	}
 }
 
+// fieldProblem is a problem of the settings, with the id of the element
+// beside its field that shows it.
+type fieldProblem struct{ field, text string }
+
+// settingsProblems are the problems a preview waits for, in the order of
+// the form's fields, each with the element that shows it at its field.
+func settingsProblems(e typeeditor.Errors) []fieldProblem {
+	all := []fieldProblem{{"paths-problem", e.Paths}}
+	for i, text := range e.Path {
+		all = append(all, fieldProblem{"path-" + strconv.Itoa(i) + "-problem", text})
+	}
+	all = append(all, fieldProblem{"window-problem", e.Window}, fieldProblem{"sample-size-problem", e.SampleSize})
+	var problems []fieldProblem
+	for _, p := range all {
+		if p.text != "" {
+			problems = append(problems, p)
+		}
+	}
+	return problems
+}
+
 // swapEditor makes a button that edits the list of paths post the form to
 // the preview and replace the editor's fields with the edited ones; without
 // JavaScript the same button posts to the form's own action, which shows

@@ -104,13 +104,21 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	)
 	require.Equal(t, []string{messagetype.IDocORDERS05Paths[0] + ` = ["ORDERS"]`, `*.IDOC.E1EDK01.BELNR = "4500012345"`}, eval[[]string](t, b, previewValues))
 
-	// Bad input: the preview lists the problems while typing, and a save
-	// shows each next to its field, with what was typed.
+	// Bad input: while typing, the preview lists the problems and each is
+	// shown at its field too; a save shows each next to its field, with
+	// what was typed.
 	b.do(t,
 		chromedp.SendKeys(chromedp.CSS(`#window`), "0"),
 		chromedp.SendKeys(chromedp.CSS(`#path-1`), kb.End+")"),
 		chromedp.Poll[chromedp.Void](`document.querySelectorAll('#preview-problems li').length === 2`),
 		htmxSettled,
+	)
+	require.Contains(t, eval[string](t, b, `document.querySelector('#path-1-problem').textContent`), "')' must be escaped in a key",
+		"the path's problem is shown at the path while typing")
+	require.False(t, eval[bool](t, b, `document.querySelector('#path-1-problem').hidden`))
+	require.True(t, eval[bool](t, b, `document.querySelector('#path-0-problem').hidden`), "the path without a problem shows none")
+	b.screenshot(t, "admin_type_editor_problem_at_field")
+	b.do(t,
 		chromedp.Click(chromedp.CSS(`#save-type`)),
 		chromedp.WaitVisible(chromedp.CSS(`#window-problem`)),
 	)

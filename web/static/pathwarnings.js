@@ -1,8 +1,10 @@
-// Keeps the warning beside each key path's input in step with the impact
-// report: while the admin types, htmx replaces only the preview (so that
-// the focused input stays), and the report's path rows say which paths
-// read nothing in the replayed messages. Without JavaScript every change
-// renders the whole page, warnings included.
+// Keeps what is said beside each field in step with the preview: while
+// the admin types, htmx replaces only the preview (so that the focused
+// input stays). The impact report's path rows say which paths read
+// nothing in the replayed messages, and the preview's list of problems
+// names the field of each, which is then shown beside that field too.
+// Without JavaScript every change renders the whole page, warnings and
+// problems included.
 (function () {
   "use strict";
   function update() {
@@ -16,5 +18,20 @@
       warning.hidden = !text;
     });
   }
+  // The fields whose problems the preview lists (settingsProblems in
+  // web/admin_types.go); the code and the tenant are checked on saving.
+  var settings = /^(paths|path-\d+|window|sample-size)-problem$/;
+  function showProblems() {
+    var list = document.querySelector("#preview-problems");
+    document.querySelectorAll("#type-form small.problem").forEach(function (problem) {
+      if (!settings.test(problem.id)) {
+        return;
+      }
+      var item = list === null ? null : list.querySelector('li[data-field="' + problem.id + '"]');
+      problem.textContent = item === null ? "" : item.textContent;
+      problem.hidden = item === null;
+    });
+  }
   document.addEventListener("htmx:afterSettle", update);
+  document.addEventListener("htmx:afterSettle", showProblems);
 })();
