@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/auth"
+	"github.com/lefia/edihub/internal/provision"
 )
 
 // A tenant's admin sees and changes only the tenant's destinations and
@@ -48,8 +49,8 @@ func TestTenantAdminsNeverSeeOrChangeAnotherTenantsDeliveries(t *testing.T) {
 		resp := c.submit(path, form)
 		require.Equal(t, http.StatusNotFound, resp.status, "%s: %s", path, resp.body)
 	}
-	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND url = $2 AND NOT paused AND max_concurrency = 4 AND deleted_at IS NULL`,
-		site.globexDest, site.globexURL), "globex's destination is unchanged")
+	require.Equal(t, 1, site.count(t, `SELECT count(*) FROM destinations WHERE id = $1 AND url = $2 AND NOT paused AND max_concurrency = $3 AND deleted_at IS NULL`,
+		site.globexDest, site.globexURL, provision.DefaultMaxConcurrency), "globex's destination is unchanged")
 
 	resp := c.submit(fmt.Sprintf("/admin/deliveries/%d/retry", site.globexDelivery), url.Values{})
 	require.Equal(t, http.StatusConflict, resp.status, "%s", resp.body)
