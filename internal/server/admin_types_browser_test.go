@@ -120,7 +120,9 @@ func TestBrowserAdminEditsMessageTypePaths(t *testing.T) {
 	b.screenshot(t, "admin_type_editor_problem_at_field")
 	b.do(t,
 		chromedp.Click(chromedp.CSS(`#save-type`)),
-		chromedp.WaitVisible(chromedp.CSS(`#window-problem`)),
+		// The problems are shown already; the page the save answers marks
+		// the fields too.
+		chromedp.WaitVisible(chromedp.CSS(`#window[aria-invalid="true"]`)),
 	)
 	require.Equal(t, "duplicate_window_hours must be between 1 and 87600, or unset for the default of 168",
 		eval[string](t, b, `document.querySelector('#window-problem').textContent`))

@@ -216,7 +216,7 @@ func TestTypeEditorPreviewFragment(t *testing.T) {
 	// A problem is part of the answer, which htmx swaps only when it is 200.
 	resp = c.submit(pagePath(id)+"/preview", url.Values{"path": {""}, "version": {"1"}})
 	require.Equal(t, http.StatusOK, resp.status)
-	require.Contains(t, string(resp.body), `<li>path 1 of duplicate_key_fields is empty</li>`)
+	require.Contains(t, string(resp.body), `<li data-field="path-0-problem">path 1 of duplicate_key_fields is empty</li>`)
 
 	resp = c.submit("/admin/message-types/new/preview", url.Values{"path": {"id"}, "sample_payload": {`{"id": 6149}`}})
 	require.Equal(t, http.StatusOK, resp.status)
