@@ -8,6 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dir=.data/ha
+# The formation's processes run as postgres, which must reach .data/ha:
+# an edihub demo of an earlier version made .data/ private. The demo's
+# secrets stay private in .data/demo.
+mkdir -p .data && chmod go+x .data
 echo "make run-ha: starting the formation under $dir (the first time takes a minute: a monitor, a primary and a copy of it)"
 database_url="$(scripts/ha.sh up "$dir" | sed -n 's/^DATABASE_URL=//p')"
 

@@ -484,7 +484,7 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	url := pgtest.URL(t)
 	pool := pgtest.PoolFor(t, url)
 	ctx := context.Background()
-	file := filepath.Join(t.TempDir(), "demo", "secrets")
+	file := filepath.Join(t.TempDir(), "data", "demo", "secrets")
 	demo := func(flags ...string) map[string]string {
 		t.Helper()
 		r := run(t, url, nil, "", append([]string{"demo", "--secrets", file}, flags...)...)
@@ -523,6 +523,9 @@ func TestDemoKeepsItsSecrets(t *testing.T) {
 	info, err = os.Stat(filepath.Dir(file))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), info.Mode().Perm())
+	info, err = os.Stat(filepath.Dir(filepath.Dir(file)))
+	require.NoError(t, err)
+	require.NotZero(t, info.Mode().Perm()&0o011, "the directory above stays reachable by others (the postgres user of make run's cluster): %v", info.Mode())
 
 	second := demo()
 	require.Equal(t, "1", second["found_tenants"])

@@ -114,10 +114,15 @@ func readDemoSecrets(path string) (provision.DemoSecrets, error) {
 
 // writeDemoSecrets replaces path with lines, mode 0600 in a directory
 // created with mode 0700, through a rename so that a reader never sees half
-// a file.
+// a file. The directories above it are made as any other (0755 less the
+// umask): .data/ also holds the clusters of make run and make run-ha, which
+// the postgres user must reach.
 func writeDemoSecrets(path string, lines []string) error {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return fmt.Errorf("demo secrets: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("demo secrets: %w", err)
 	}
 	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*") // created with mode 0600
