@@ -66,9 +66,8 @@ func (p *places) giveBack(destinationID int64) {
 		p.returns = map[int64]uint64{}
 	}
 	p.returns[destinationID]++
-	if queue := p.waiting[destinationID]; len(queue) > 0 {
-		queue[0].handed <- false
-		p.dropFirst(destinationID, 0)
+	if w := p.first(destinationID); w != nil {
+		w.handed <- false
 	}
 }
 
@@ -77,12 +76,18 @@ func (p *places) giveBack(destinationID int64) {
 func (p *places) next(destinationID int64) *placeWaiter {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.first(destinationID)
+}
+
+// first takes the first job waiting for a place of destinationID out of
+// the queue, if any. The caller holds p.mu.
+func (p *places) first(destinationID int64) *placeWaiter {
 	queue := p.waiting[destinationID]
 	if len(queue) == 0 {
 		return nil
 	}
 	w := queue[0]
-	p.dropFirst(destinationID, 0)
+	p.drop(destinationID, 0)
 	return w
 }
 
@@ -95,13 +100,13 @@ func (p *places) leave(destinationID int64, w *placeWaiter) bool {
 	if i < 0 {
 		return false
 	}
-	p.dropFirst(destinationID, i)
+	p.drop(destinationID, i)
 	return true
 }
 
-// dropFirst removes the i-th waiter of destinationID, and the queue when
+// drop removes the i-th waiter of destinationID, and the queue when
 // it is empty. The caller holds p.mu.
-func (p *places) dropFirst(destinationID int64, i int) {
+func (p *places) drop(destinationID int64, i int) {
 	queue := slices.Delete(p.waiting[destinationID], i, i+1)
 	if len(queue) == 0 {
 		delete(p.waiting, destinationID)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/pgtest"
 )
 
 // TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit checks the
@@ -19,18 +20,10 @@ func TestRecordHandsThePlaceOnOnlyToAPendingDeliveryWithinTheLimit(t *testing.T)
 	ctx := context.Background()
 	q := db.On(tb.pool)
 	destination := tb.limitedDestination(t, "http://127.0.0.1:1/", 2)
-	var ids []int64
 	for _, id := range []string{"1", "2", "3", "4"} {
 		tb.receive(t, "production", "ORDERS05", id)
 	}
-	rows, err := tb.pool.Query(ctx, "SELECT id FROM deliveries ORDER BY id")
-	require.NoError(t, err)
-	for rows.Next() {
-		var id int64
-		require.NoError(t, rows.Scan(&id))
-		ids = append(ids, id)
-	}
-	require.NoError(t, rows.Err())
+	ids := pgtest.Column[int64](t, tb.pool, "SELECT id FROM deliveries ORDER BY id")
 	require.Len(t, ids, 4)
 
 	holder := func(place int32) *int64 {

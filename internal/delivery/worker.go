@@ -168,16 +168,16 @@ func (w *worker) loadWithPlace(ctx context.Context, job *river.Job[Args]) (db.De
 			// place in this or another process, and a place handed on to
 			// it meanwhile goes back to the others.
 			if !w.places.leave(destinationID, me) && <-me.handed {
-				w.giveBack(d)
+				w.returnPlace(d)
 			}
 			return d, river.JobSnooze(0)
 		}
 	}
 }
 
-// giveBack gives back the place a job holds without making its attempt.
+// returnPlace gives back the place a job holds without making its attempt.
 // Should that fail, the place frees itself when its ttl runs out.
-func (w *worker) giveBack(d db.DeliveryGetForAttemptRow) {
+func (w *worker) returnPlace(d db.DeliveryGetForAttemptRow) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = db.On(w.pool).DeliveryPlaceReturn(ctx, db.DeliveryPlaceReturnParams{DeliveryID: d.ID, DestinationID: d.DestinationID})
