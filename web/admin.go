@@ -14,6 +14,7 @@ import (
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/identifier"
+	"github.com/lefia/edihub/internal/ingest"
 	"github.com/lefia/edihub/internal/messageview"
 )
 
@@ -241,7 +242,7 @@ func cutText(v messageview.PayloadView) string {
 // is it on the others, and a bearer sender sends it as Idempotency-Key.
 func keyOrigin(m messageview.Message) string {
 	switch {
-	case m.IntegrationID != "" && strings.HasPrefix(m.IdempotencyKey, "sha256:"):
+	case m.IntegrationID != "" && strings.HasPrefix(m.IdempotencyKey, ingest.ContentKeyPrefix):
 		return "The key was derived by edihub from the message's content, since the webhook signs no delivery id"
 	case m.IntegrationID != "":
 		return "The key is the webhook's signed delivery id"
