@@ -10,40 +10,36 @@
 // The canonical form is the one github.com/gowebpki/jcs defines: its output
 // is what every stored content hash was computed from. jcs builds a tree of
 // the whole document, which costs about 15 bytes of garbage per byte of
-// payload, so the work is done by the encoder of
-// github.com/go-json-experiment/json/jsontext (the Go team's JSON v2
-// tokenizer), which canonicalises in place in one buffer. The two agree on
-// every document but one kind: jsontext clamps a number beyond the range of a
-// double to ±1.7976931348623157e+308, where jcs refuses it. That value has
-// exactly one canonical spelling, so whenever it appears in the output jcs
-// decides instead. jcs_test.go and the fuzz targets compare both
-// implementations on generated and random documents, and canon_test.go pins
-// the refusals, so an upgrade of either that changed a single byte would
-// fail the tests rather than change stored hashes.
+// payload, and jsontext's canonicalising encoder, used before, reads every
+// object it wrote a second time to reorder it; canonicalising was a third
+// of edihub's CPU for a batch of new messages. So the work is done by a
+// writer of this package (writer.go) that reads the document once and
+// writes each value in place, moving an object's members only when they
+// arrived out of order; numbers other than short integers are written by
+// jcs's own ECMAScript formatter. jcs_test.go and the fuzz targets hold the
+// writer to jcs byte for byte, and to its refusals, on generated and random
+// documents, and canon_test.go pins the refusals, so a change of either
+// that altered a single byte would fail the tests rather than change stored
+// hashes.
 package canon
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
-	"github.com/gowebpki/jcs"
 )
 
 // Canonical is the canonical form of one document, held in a buffer that is
 // reused for the next document once Release is called.
 type Canonical struct {
-	buf bytes.Buffer
-	enc *jsontext.Encoder
+	w writer
 }
 
 var canonicals = sync.Pool{New: func() any { return new(Canonical) }}
-
-// clampedMax is how jsontext writes a number too large for a double; see the
-// package comment.
-var clampedMax = []byte("1.7976931348623157e+308")
 
 // Canonicalise returns the RFC 8785 canonical form of the JSON document raw.
 // A document that is not I-JSON (see the package comment) is an error. The
@@ -51,60 +47,26 @@ var clampedMax = []byte("1.7976931348623157e+308")
 // Bytes beyond that.
 func Canonicalise(raw []byte) (*Canonical, error) {
 	c := canonicals.Get().(*Canonical)
-	c.buf.Reset()
-	// The canonical form is rarely longer than its input. The encoder keeps
-	// a quarter of the buffer's length free after writing, and doubles the
-	// buffer when less is left, so room for a quarter more is made up front:
-	// one allocation (or none, for a reused buffer) then usually suffices.
-	c.buf.Grow(len(raw) + len(raw)/4 + 64)
-	if c.enc == nil {
-		c.enc = jsontext.NewEncoder(&c.buf, options...)
-	} else {
-		c.enc.Reset(&c.buf, options...)
-	}
-	if err := c.enc.WriteValue(raw); err != nil {
+	w := &c.w
+	w.src, w.pos, w.depth = raw, 0, 0
+	w.members, w.names = w.members[:0], w.names[:0]
+	// The canonical form is rarely longer than its input.
+	w.out = slices.Grow(w.out[:0], len(raw))
+	if err := w.document(); err != nil {
 		c.Release()
 		return nil, fmt.Errorf("canonicalise JSON: %w", err)
-	}
-	// An encoder that writes to a stream ends each top-level value with a
-	// newline, which is no part of the canonical form.
-	// (Canonical JSON never ends in a newline of its own: one in a string
-	// is escaped.)
-	if out := c.buf.Bytes(); len(out) > 0 && out[len(out)-1] == '\n' {
-		c.buf.Truncate(len(out) - 1)
-	}
-	if bytes.Contains(c.buf.Bytes(), clampedMax) {
-		out, err := jcs.Transform(raw)
-		if err != nil {
-			c.Release()
-			return nil, fmt.Errorf("canonicalise JSON: %w", err)
-		}
-		c.buf.Reset()
-		c.buf.Write(out)
 	}
 	return c, nil
 }
 
-// options make the jsontext encoder write RFC 8785: numbers in their
-// ECMAScript form, object members sorted by UTF-16 code units, strings in
-// their shortest escaping without HTML escapes. Duplicate names and invalid
-// UTF-8 (lone surrogate escapes included) are refused by default; they are
-// named here so that the choice is visible.
-var options = []jsontext.Options{
-	jsontext.CanonicalizeRawInts(true),
-	jsontext.CanonicalizeRawFloats(true),
-	jsontext.ReorderRawObjects(true),
-	jsontext.AllowDuplicateNames(false),
-	jsontext.AllowInvalidUTF8(false),
-	jsontext.EscapeForHTML(false),
-	jsontext.EscapeForJS(false),
-}
-
 // Bytes is the canonical form, valid until Release.
-func (c *Canonical) Bytes() []byte { return c.buf.Bytes() }
+func (c *Canonical) Bytes() []byte { return c.w.out }
 
 // Release hands the buffer back for reuse.
-func (c *Canonical) Release() { canonicals.Put(c) }
+func (c *Canonical) Release() {
+	c.w.src = nil
+	canonicals.Put(c)
+}
 
 // JSON returns the RFC 8785 canonical form of the JSON document raw in a
 // slice of its own. A document that is not I-JSON (see the package comment)
