@@ -40,89 +40,101 @@ var plainDeclaration = regexp.MustCompile(`^<\?xml version=(?:"1\.0"|'1\.0')` +
 	`(?: encoding=(?:"[A-Za-z][A-Za-z0-9._-]*"|'[A-Za-z][A-Za-z0-9._-]*'))?` +
 	`(?: standalone=(?:"(?:yes|no)"|'(?:yes|no)'))? ?\?>`)
 
-// next returns the next token; io.EOF at the end of the input.
-func (s *scanner) next() (token, error) {
+// next reads the next token into t; io.EOF at the end of the input. An
+// end tag must close innermost, the innermost open element's name ("" when
+// none is open): it is compared in place, so that it costs no look-up of
+// its name, and any other is not plain.
+func (s *scanner) next(t *token, innermost string) error {
 	if s.pendingEnd {
 		s.pendingEnd = false
-		return token{kind: endToken, name: xml.Name{Local: s.pendingName}}, nil
+		*t = token{kind: endToken, name: xml.Name{Local: s.pendingName}}
+		return nil
 	}
 	if s.pos >= len(s.in) {
-		return token{}, io.EOF
+		return io.EOF
 	}
 	if s.in[s.pos] != '<' {
 		text, end, err := s.text(s.pos, -1)
 		if err != nil {
-			return token{}, err
+			return err
 		}
 		s.pos = end
-		return token{kind: textToken, text: text}, nil
+		*t = token{kind: textToken, text: text}
+		return nil
 	}
 	if s.pos+1 >= len(s.in) {
-		return token{}, errNotPlain
+		return errNotPlain
 	}
 	switch s.in[s.pos+1] {
 	case '/':
-		name, i, err := s.name(s.pos + 2)
-		if err != nil {
-			return token{}, err
+		start := s.pos + 2
+		end := start + len(innermost)
+		if innermost == "" || end > len(s.in) || string(s.in[start:end]) != innermost ||
+			(end < len(s.in) && nameByte[s.in[end]] != 0) {
+			return errNotPlain
 		}
-		if i = s.space(i); i >= len(s.in) || s.in[i] != '>' {
-			return token{}, errNotPlain
+		i := s.space(end)
+		if i >= len(s.in) || s.in[i] != '>' {
+			return errNotPlain
 		}
 		s.pos = i + 1
-		return token{kind: endToken, name: xml.Name{Local: name}}, nil
+		*t = token{kind: endToken, name: xml.Name{Local: innermost}}
+		return nil
 	case '?':
 		m := plainDeclaration.FindIndex(s.in[s.pos:min(len(s.in), s.pos+128)])
 		if s.pos != 0 || m == nil {
-			return token{}, errNotPlain
+			return errNotPlain
 		}
 		s.pos = m[1]
-		return token{kind: otherToken}, nil
+		*t = token{kind: otherToken}
+		return nil
 	case '!':
-		return token{}, errNotPlain
+		return errNotPlain
 	}
-	return s.startTag()
+	return s.startTag(t)
 }
 
-func (s *scanner) startTag() (token, error) {
+func (s *scanner) startTag(t *token) error {
 	name, i, err := s.name(s.pos + 1)
 	if err != nil {
-		return token{}, err
+		return err
 	}
 	s.attrs = s.attrs[:0]
 	for {
 		j := s.space(i)
 		if j >= len(s.in) {
-			return token{}, errNotPlain
+			return errNotPlain
 		}
 		switch s.in[j] {
 		case '>':
 			s.pos = j + 1
-			return token{kind: startToken, name: xml.Name{Local: name}, attrs: s.attrs}, nil
+			*t = token{kind: startToken, name: xml.Name{Local: name}, attrs: s.attrs}
+			return nil
 		case '/':
 			if j+1 >= len(s.in) || s.in[j+1] != '>' {
-				return token{}, errNotPlain
+				return errNotPlain
 			}
 			s.pos = j + 2
 			s.pendingEnd, s.pendingName = true, name
-			return token{kind: startToken, name: xml.Name{Local: name}, attrs: s.attrs}, nil
+			*t = token{kind: startToken, name: xml.Name{Local: name}, attrs: s.attrs}
+			return nil
 		}
 		if j == i {
-			return token{}, errNotPlain // no space before the attribute
+			return errNotPlain // no space before the attribute
 		}
 		var a xml.Attr
 		if a.Name.Local, i, err = s.name(j); err != nil {
-			return token{}, err
+			return err
 		}
 		if i = s.space(i); i >= len(s.in) || s.in[i] != '=' {
-			return token{}, errNotPlain
+			return errNotPlain
 		}
 		if i = s.space(i + 1); i >= len(s.in) || (s.in[i] != '"' && s.in[i] != '\'') {
-			return token{}, errNotPlain
+			return errNotPlain
 		}
 		value, end, err := s.text(i+1, int(s.in[i]))
 		if err != nil {
-			return token{}, err
+			return err
 		}
 		a.Value = s.intern(value, 16)
 		s.attrs = append(s.attrs, a)
