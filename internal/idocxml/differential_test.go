@@ -54,6 +54,14 @@ var differentialCases = []string{
 	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40>` + manyNames(12, 3) + `</IDOC></R>`,
 	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><S>` + manyNames(9, 2) + `</S><S>` + manyNames(8, 2) + `</S></IDOC></R>`,
 	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40>` + manyNames(40, 1) + `<N3>x<Y/></N3></IDOC></R>`,
+	// The canonical form put together from the view: elements of one name
+	// with the same members, other members, the same members in another
+	// order, nested in an element of their own name, and values in
+	// canonical order beside others not; across the IDocs of a packet.
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><P S="1"><Z>1</Z><A>2</A></P><P S="1"><Z>3</Z><A>4</A></P>` +
+		`<P><Z>5</Z></P><P S="2"><A>6</A><Z>7</Z></P><P S="1"><Z>8</Z><A>9</A><P><Z>a</Z><A>b</A></P></P></IDOC>` +
+		`<IDOC><EDI_DC40><DOCNUM>2</DOCNUM></EDI_DC40><P S="1"><Z>1</Z><A>2</A><B/></P><Q><A>1</A><B><D/><C/></B><C>2</C></Q></IDOC></R>`,
+	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><P b="1" a="2"><P a="3" b="4"/><P b="5" a="6"><_/></P></P><A>&quot;\</A></IDOC></R>`,
 	// Control records.
 	`<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM><DOCNUM>2</DOCNUM></EDI_DC40></IDOC></R>`,
 	`<R><IDOC><EDI_DC40><DOCNUM a="1">1</DOCNUM></EDI_DC40></IDOC></R>`,

@@ -258,20 +258,28 @@ type node struct {
 	name string
 	// p.attrs[attrStart:attrEnd] are the element's attributes, namespace
 	// declarations left out. Offsets are int32, as the links are, which
-	// keeps a node, one per element, at 56 bytes rather than 72; Parse
+	// keeps a node, one per element, at 64 bytes rather than 112; Parse
 	// refuses a body of 2 GiB or more.
 	attrStart, attrEnd int32
 	// text[textStart:textEnd] of the parser is the element's text up to
 	// its first child: all of it when it has none.
-	textStart, textEnd int32
+	textStart, textEnd          int32
+	firstChild, lastChild, next int32
+	// nextSame is the next sibling of the same name, set when the parent's
+	// view is written.
+	nextSame int32
+	// Once the view is written: p.view[viewStart:viewEnd] is the node's
+	// value; for a groupHead, the member of its group starts at
+	// memberStart.
+	viewStart, viewEnd, memberStart int32
 	// textAfter says that non-space text follows the first child.
 	textAfter bool
-	// groupHead marks the first of its siblings of its name; nextSame is
-	// the next sibling of the same name. Both are set when the parent's
-	// view is written.
-	groupHead                   bool
-	firstChild, lastChild, next int32
-	nextSame                    int32
+	// groupHead marks the first of its siblings of its name, set when the
+	// parent's view is written.
+	groupHead bool
+	// canonical says that the value as written to the view is in
+	// canonical order (see writeCanonical).
+	canonical bool
 }
 
 // leaf reports whether the node's view is a string rather than an object.
@@ -300,7 +308,8 @@ const (
 // attrs and text are valid until the next token is read. The parser reads
 // every token into one of its own (parser.tok), which is handed on by
 // pointer: returned by value through the readers, its copies were about a
-// tenth of a packet's CPU.
+// tenth of a packet's CPU. The scanner sets only the fields of the token's
+// kind, and no one reads the others.
 type token struct {
 	kind  tokenKind
 	name  xml.Name
@@ -335,9 +344,12 @@ type parser struct {
 	stack     []int32
 	text      []byte
 	view      []byte
-	canonical []byte
+	attrViews []span // where each of attrs was written in view
 	members   []member
+	order     []int32
+	orders    map[string]*memberOrder
 	attrNames map[string]string
+	lastAttr  struct{ local, name string } // attrNames' entry found last
 	attrSet   map[string]struct{}
 	index     map[string]int32
 }
