@@ -3,7 +3,7 @@
 // (see docs/performance.md).
 //
 //	edihub-load run -url URL -key KEY -mix new|duplicate|replay -clients N [-duration 10s -warmup 2s | -requests N]
-//	                [-form envelope|batch|packet -per-request N]
+//	                [-form envelope|batch|packet|x12|edifact -per-request N]
 //	edihub-load payload -size BYTES     # the payload of one message, for pgbench
 //	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
 //	edihub-load admin -url URL -email EMAIL -password PASSWORD -pages FILE [-runs N] [-explain-log FILE -explain-db NAME]
@@ -69,9 +69,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := loadgen.Config{Progress: stderr}
 	fs.StringVar(&cfg.URL, "url", "http://127.0.0.1:8080", "edihub base URL")
 	fs.StringVar(&cfg.APIKey, "key", "", "API key of the bench environment")
-	mix := fs.String("mix", "new", "new, duplicate or replay (batches and packets: new or duplicate, each request sent again whole)")
-	form := fs.String("form", "envelope", "envelope (one JSON message), batch (JSON, receive-messages) or packet (IDoc-XML)")
-	fs.IntVar(&cfg.PerRequest, "per-request", 1, "messages per request: envelopes in a batch, IDocs in a packet")
+	mix := fs.String("mix", "new", "new, duplicate or replay (batches, packets and interchanges: new or duplicate, each request sent again whole)")
+	form := fs.String("form", "envelope", "envelope (one JSON message), batch (JSON, receive-messages), packet (IDoc-XML), x12 (850s) or edifact (ORDERS)")
+	fs.IntVar(&cfg.PerRequest, "per-request", 1, "messages per request: envelopes in a batch, IDocs in a packet, transaction sets in an interchange")
 	fs.IntVar(&cfg.Clients, "clients", 1, "concurrent clients")
 	fs.DurationVar(&cfg.Warmup, "warmup", 2*time.Second, "unmeasured time first")
 	fs.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time")

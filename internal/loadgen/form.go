@@ -6,23 +6,28 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // Form is how a request carries its messages.
 type Form string
 
 // The forms: a JSON envelope to receive-message, a JSON batch of envelopes
-// to receive-messages, or an IDoc-XML document (a packet when it holds
-// several IDocs) to receive-message.
+// to receive-messages, an IDoc-XML document (a packet when it holds
+// several IDocs) to receive-message, or an X12 or EDIFACT interchange of
+// orders to receive-message.
 const (
 	FormEnvelope Form = "envelope"
 	FormBatch    Form = "batch"
 	FormPacket   Form = "packet"
+	FormX12      Form = "x12"
+	FormEDIFACT  Form = "edifact"
 )
 
 // ParseForm checks a form name.
 func ParseForm(s string) (Form, error) {
-	return parseName("form", s, FormEnvelope, FormBatch, FormPacket)
+	return parseName("form", s, FormEnvelope, FormBatch, FormPacket, FormX12, FormEDIFACT)
 }
 
 // parseName returns s as one of the names valid, or an error naming what s
@@ -44,13 +49,29 @@ type bodies struct {
 	form       Form
 	perRequest int
 	envelope   *Document
-	idoc       template // FormPacket only
+	idoc       template    // FormPacket only
+	ic         interchange // FormX12 and FormEDIFACT only
+	run        uint64      // names the run's interchange senders
 }
 
-func newBodies(form Form, perRequest, payloadSize int) bodies {
-	b := bodies{form: form, perRequest: perRequest, envelope: NewDocument(payloadSize)}
-	if form == FormPacket {
+// numbers are what a request's body is numbered by: the first document
+// number it carries and, for an interchange, the client that sends it (a
+// sender of its own) and the interchange's control number, that client's
+// count of its interchanges, so that each sender's numbers run in sequence
+// as a trading partner's do.
+type numbers struct {
+	first   uint64
+	client  int
+	control uint64
+}
+
+func newBodies(form Form, perRequest, payloadSize int, run uint64) bodies {
+	b := bodies{form: form, perRequest: perRequest, envelope: NewDocument(payloadSize), run: run}
+	switch form {
+	case FormPacket:
 		b.idoc = newIDoc(payloadSize)
+	case FormX12, FormEDIFACT:
+		b.ic = newInterchange(form, payloadSize)
 	}
 	return b
 }
@@ -62,17 +83,27 @@ func (b bodies) path() string {
 	return "/api/edi-hub/receive-message"
 }
 
-// contentType is what SAP's XML HTTP port sends for IDoc-XML.
+// contentType is what SAP's XML HTTP port sends for IDoc-XML, and the
+// media types of RFC 1767 for interchanges.
 func (b bodies) contentType() string {
-	if b.form == FormPacket {
+	switch b.form {
+	case FormPacket:
 		return "application/x-sap.idoc"
+	case FormX12:
+		return "application/edi-x12"
+	case FormEDIFACT:
+		return "application/edifact"
 	}
 	return "application/json"
 }
 
-// build returns the body carrying the messages numbered first, first+1, ….
-func (b bodies) build(first uint64) []byte {
+// build returns the body carrying the messages numbered n.first,
+// n.first+1, ….
+func (b bodies) build(n numbers) []byte {
+	first := n.first
 	switch b.form {
+	case FormX12, FormEDIFACT:
+		return b.ic.appendInterchange(make([]byte, 0, 256+b.perRequest*(len(b.ic.set.text)+32)), n, b.perRequest, b.run)
 	case FormBatch:
 		out := make([]byte, 0, b.perRequest*(len(b.envelope.text)+1)+16)
 		out = append(out, `{"messages":[`...)
@@ -97,8 +128,11 @@ func (b bodies) build(first uint64) []byte {
 
 // checkNew checks the answer to a request whose messages are all new: 201
 // for a message alone (an envelope, or a document of one IDoc), else 200
-// with one accepted result per message.
+// with one accepted result per message, and an interchange accepted.
 func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
+	if b.interchange() {
+		return b.checkInterchange(status, answer, "accepted")
+	}
 	if b.alone() {
 		if status != http.StatusCreated {
 			return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusCreated, answer)
@@ -110,8 +144,14 @@ func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
 
 // checkDuplicate checks the answer to a request sent again: a single
 // message's as checkReplayed says, a batch's or packet's 200 with every
-// message a duplicate.
+// message a duplicate, an interchange's the first answer replayed.
 func (b bodies) checkDuplicate(status int, answer []byte, header http.Header) error {
+	if b.interchange() {
+		if header.Get("Idempotent-Replayed") != "true" {
+			return fmt.Errorf("status %d without Idempotent-Replayed: %.300s", status, answer)
+		}
+		return b.checkInterchange(status, answer, "duplicate")
+	}
 	if b.alone() {
 		return checkReplayed(status, answer, header)
 	}
@@ -122,6 +162,30 @@ func (b bodies) checkDuplicate(status int, answer []byte, header http.Header) er
 // an envelope, or a packet of one IDoc.
 func (b bodies) alone() bool {
 	return b.form == FormEnvelope || (b.form == FormPacket && b.perRequest == 1)
+}
+
+func (b bodies) interchange() bool { return b.form == FormX12 || b.form == FormEDIFACT }
+
+// checkInterchange checks the answer to an interchange: 200, the
+// interchange's status the one given, and every set accepted, which a
+// duplicate's answer repeats from the first.
+func (b bodies) checkInterchange(status int, answer []byte, want string) error {
+	if status != http.StatusOK {
+		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)
+	}
+	if got := gjson.GetBytes(answer, "interchange.status").Str; got != want {
+		return fmt.Errorf("interchange %q, want %q: %.300s", got, want, answer)
+	}
+	accepted := 0
+	for _, m := range gjson.GetBytes(answer, "messages").Array() {
+		if m.Get("status").Str == "accepted" {
+			accepted++
+		}
+	}
+	if accepted != b.perRequest {
+		return fmt.Errorf("%d of %d sets accepted: %.300s", accepted, b.perRequest, answer)
+	}
+	return nil
 }
 
 // checkEach checks the answer to a batch or packet: 200, with every
@@ -140,5 +204,5 @@ func (b bodies) checkEach(status int, answer []byte, want string) error {
 // at least idocSize bytes each, numbered first, first+1, …. Benchmarks of
 // the parser read the same bodies the server is measured with.
 func Packet(n, idocSize int, first uint64) []byte {
-	return newBodies(FormPacket, n, idocSize).build(first)
+	return newBodies(FormPacket, n, idocSize, 0).build(numbers{first: first})
 }

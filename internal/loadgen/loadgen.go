@@ -1,6 +1,6 @@
 // Package loadgen drives a running edihub with concurrent clients posting to
-// receive-message (JSON envelopes, IDoc-XML documents and packets) and
-// receive-messages (JSON batches) and measures what they see: throughput in
+// receive-message (JSON envelopes, IDoc-XML documents and packets, X12 and
+// EDIFACT interchanges) and receive-messages (JSON batches) and measures what they see: throughput in
 // requests and messages, latency percentiles, errors, and the server's
 // resident memory. It backs
 // cmd/edihub-load and `make bench` (docs/performance.md).
@@ -54,8 +54,9 @@ type Config struct {
 	Rate        float64
 	PayloadSize int // bytes of each message's payload
 	// Form is how each request carries its messages, and PerRequest how
-	// many it carries (1 for an envelope); batches and packets are
-	// measured with MixNew only.
+	// many it carries (1 for an envelope); batches, packets and
+	// interchanges are measured with MixNew and MixDuplicate (each request
+	// sent again whole).
 	Form       Form
 	PerRequest int
 	// ServerPID, when not 0, is the server process whose memory is sampled
@@ -118,7 +119,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, errors.New("an envelope carries one message; use the batch or packet form for more")
 	}
 	if cfg.Form != FormEnvelope && cfg.Mix == MixReplay {
-		return Result{}, errors.New("batches and packets are measured with the new and duplicate mixes")
+		return Result{}, errors.New("batches, packets and interchanges are measured with the new and duplicate mixes")
 	}
 	r, err := newRunner(cfg)
 	if err != nil {
@@ -146,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	rss := stopSampling()
 
 	res := Result{
-		Label: cfg.Label, Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(0)),
+		Label: cfg.Label, Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(numbers{})),
 		Errors: int(r.errors.Load()), Seconds: elapsed.Seconds(), FirstError: r.firstError(),
 		ServerRSS: rss,
 	}
@@ -196,13 +197,13 @@ func newRunner(cfg Config) (*runner, error) {
 	r := &runner{
 		cfg:    cfg,
 		server: server,
-		bodies: newBodies(cfg.Form, cfg.PerRequest, cfg.PayloadSize),
 		// Document numbers start at the current time in microseconds, so
 		// that runs one after the other against the same database never
 		// reuse a number: a run sends far fewer than a million requests a
 		// second.
 		base: uint64(time.Now().UnixMicro()),
 	}
+	r.bodies = newBodies(cfg.Form, cfg.PerRequest, cfg.PayloadSize, r.base)
 	// New messages take numbers after the ones the duplicate and replay
 	// clients keep sending, PerRequest for each client.
 	r.next.Store(r.base + uint64(cfg.Clients)*uint64(cfg.PerRequest))
@@ -217,6 +218,11 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	// batch sent again whole, as SAP resends one); the first sending
 	// stores its messages and is not measured.
 	var fixed []byte
+	var control uint64 // this client's interchanges so far
+	numbered := func(first uint64) numbers {
+		control++
+		return numbers{first: first, client: id, control: control}
+	}
 	key := ""
 	if r.cfg.Mix == MixReplay {
 		key = fmt.Sprintf("bench-%d-%d", r.base, id)
@@ -224,7 +230,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 	c := r.connect(key)
 	defer c.close()
 	if r.cfg.Mix != MixNew {
-		fixed = r.bodies.build(r.base + uint64(id)*uint64(r.cfg.PerRequest))
+		fixed = r.bodies.build(numbered(r.base + uint64(id)*uint64(r.cfg.PerRequest)))
 		if err := r.send(ctx, c, fixed, r.bodies.checkNew); err != nil {
 			r.fail(err)
 		}
@@ -243,7 +249,7 @@ func (r *runner) client(ctx context.Context, id int) []time.Duration {
 		body, check := fixed, r.bodies.checkDuplicate
 		if r.cfg.Mix == MixNew {
 			per := uint64(r.cfg.PerRequest)
-			body, check = r.bodies.build(r.next.Add(per)-per+1), r.bodies.checkNew
+			body, check = r.bodies.build(numbered(r.next.Add(per)-per+1)), r.bodies.checkNew
 		}
 		err := r.send(ctx, c, body, check)
 		r.done.Add(1)

@@ -61,7 +61,7 @@ func TestDocument(t *testing.T) {
 // consecutive numbers whose JSON views read like the envelope's payload.
 func TestBatchAndPacketBodies(t *testing.T) {
 	t.Parallel()
-	batch := newBodies(FormBatch, 3, 1024).build(7)
+	batch := newBodies(FormBatch, 3, 1024, 0).build(numbers{first: 7})
 	var parsed struct{ Messages []json.RawMessage }
 	require.NoError(t, json.Unmarshal(batch, &parsed))
 	require.Len(t, parsed.Messages, 3)
@@ -69,7 +69,7 @@ func TestBatchAndPacketBodies(t *testing.T) {
 		require.JSONEq(t, string(NewDocument(1024).Envelope(uint64(7+i))), string(env))
 	}
 
-	packet := newBodies(FormPacket, 3, 1024).build(7)
+	packet := newBodies(FormPacket, 3, 1024, 0).build(numbers{first: 7})
 	doc, err := idocxml.Parse(packet, "", idocxml.DefaultLimits)
 	require.NoError(t, err)
 	require.Len(t, doc.IDocs, 3)
@@ -82,7 +82,7 @@ func TestBatchAndPacketBodies(t *testing.T) {
 		require.Equal(t, gjson.GetBytes(NewDocument(1024).Payload(7), "ORDERS05.IDOC.E1EDS01").Raw,
 			gjson.GetBytes(idoc.View, "ORDERS05.IDOC.E1EDS01").Raw)
 	}
-	alone := newBodies(FormPacket, 1, 1024).build(7)
+	alone := newBodies(FormPacket, 1, 1024, 0).build(numbers{first: 7})
 	doc, err = idocxml.Parse(alone, "", idocxml.DefaultLimits)
 	require.NoError(t, err)
 	require.Len(t, doc.IDocs, 1)
