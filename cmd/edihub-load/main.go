@@ -80,6 +80,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.ServerPID, "server-pid", 0, "process whose memory to sample and CPU time to measure, with PostgreSQL's (0: none)")
 	fs.StringVar(&cfg.PostgresDatabase, "postgres-database", "", "count the CPU time of this database's PostgreSQL backends only (\"\": of every database)")
 	fs.StringVar(&cfg.Label, "label", "", "names the server in the report when it is not edihub (e.g. floor)")
+	fs.IntVar(&cfg.Round, "round", 0, "the round of the comparison with the floor this row belongs to, for the report's targets (0: none)")
 	fs.Float64Var(&cfg.Rate, "rate", 0, "requests per second of all clients together, on a fixed schedule (0: as fast as answers come)")
 	if err := fs.Parse(args); err != nil {
 		return err

@@ -70,11 +70,16 @@ type Config struct {
 	// Label names the server when it is not edihub (the bench's "floor",
 	// see Floor), for the report.
 	Label string
+	// Round, when above 0, is the round of the bench's comparison with
+	// the floor the run belongs to: the report compares its rows with the
+	// floor's of the same round (see Report.Write).
+	Round int
 }
 
 // Result is what a run measured. Latencies are in milliseconds.
 type Result struct {
 	Label        string  `json:"label,omitempty"` // Config.Label
+	Round        int     `json:"round,omitempty"` // Config.Round
 	Mix          Mix     `json:"mix"`
 	Form         Form    `json:"form"`
 	PerRequest   int     `json:"messages_per_request"`
@@ -147,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	rss := stopSampling()
 
 	res := Result{
-		Label: cfg.Label, Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(numbers{})),
+		Label: cfg.Label, Round: cfg.Round, Mix: cfg.Mix, Form: cfg.Form, PerRequest: cfg.PerRequest, Clients: cfg.Clients, BodyBytes: len(r.bodies.build(numbers{})),
 		Errors: int(r.errors.Load()), Seconds: elapsed.Seconds(), FirstError: r.firstError(),
 		ServerRSS: rss,
 	}

@@ -53,7 +53,8 @@ func ReadJSONLines[T any](path string) ([]T, error) {
 	return out, sc.Err()
 }
 
-// Write prints the report as Markdown: one table row per load row of
+// Write prints the report as Markdown: the targets, when rows ran in rounds
+// beside the floor (see writeTargets); one table row per load row of
 // single envelopes with the pgbench rate at the same client count and the
 // ratio of the two; then the rows of batches and packets, in messages per
 // second against the same rate; then the memory figures.
@@ -83,20 +84,20 @@ func (rep Report) Write(w io.Writer) error {
 		return "n/a", "n/a"
 	}
 	var envelopes, multi []int
-	// The batch floor's messages/s for each batch size: the bare service
-	// storing a batch with one statement, measured in the same run.
-	batchFloor := map[int]float64{}
 	for i, r := range rep.Rows {
-		if r.Form == "" || r.Form == FormEnvelope {
+		if r.form() == FormEnvelope {
 			envelopes = append(envelopes, i)
 		} else {
 			multi = append(multi, i)
 		}
-		if r.Label == "floor" && r.Form == FormBatch {
-			batchFloor[r.PerRequest] = r.MPS
-		}
 	}
+	// The floor's messages/s for each round and batch size: the bare
+	// service storing a batch with one statement, measured in the same run.
+	floors := floorRates(rep.Rows)
 	bw := bufio.NewWriter(w)
+	if c := roundClients(rep.Rows); c > 0 {
+		writeTargets(bw, rep.Rows, c)
+	}
 	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	var peak int64
@@ -116,7 +117,7 @@ func (rep Report) Write(w io.Writer) error {
 			tps, ratio := against(i, 1, r.MPS)
 			rowsRate, rowsRatio := against(i, max(r.PerRequest, 1), r.MPS)
 			floorRatio := "n/a"
-			if f := batchFloor[r.PerRequest]; f > 0 {
+			if f := floors[floorKey{r.Round, r.PerRequest}]; f > 0 && r.PerRequest > 1 {
 				floorRatio = fmt.Sprintf("%.2f", r.MPS/f)
 			}
 			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s | %s |\n",
@@ -146,13 +147,17 @@ func (rep Report) Write(w io.Writer) error {
 	return bw.Flush()
 }
 
-// name is what the report calls the row: its mix, and the server measured
-// when that was not edihub.
+// name is what the report calls the row: its mix, the server measured
+// when that was not edihub, and its round of the comparison with the floor.
 func (r Result) name() string {
+	name := string(r.Mix)
 	if r.Label != "" {
-		return string(r.Mix) + ", " + r.Label
+		name += ", " + r.Label
 	}
-	return string(r.Mix)
+	if r.Round > 0 {
+		name += fmt.Sprintf(", round %d", r.Round)
+	}
+	return name
 }
 
 // cpuSplit is the row's CPU per message: the server's, PostgreSQL's and
