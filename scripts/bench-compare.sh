@@ -62,13 +62,8 @@ variants=("$@")
 for round in $(seq 1 "$rounds"); do
   # Where a build runs in its round moved its rows by more than builds
   # differ (second was slower in some runs and faster in others, whichever
-  # build it was: the table, the WAL and the checkpoints the first left
-  # behind), so every other round measures them in the reverse order.
-  order=("${variants[@]}")
-  if [ $((round % 2)) -eq 0 ]; then
-    order=()
-    for ((i = ${#variants[@]} - 1; i >= 0; i--)); do order+=("${variants[i]}"); done
-  fi
+  # build it was), so every other round measures them in the reverse order.
+  mapfile -t order < <(round_order "$round" "${variants[@]}")
   for variant in "${order[@]}"; do
     label="${variant%%=*}"
     IFS=, read -r -a parts <<<"${variant#*=}"

@@ -4,31 +4,36 @@
 #
 #  1. builds bin/edihub and bin/edihub-load, creates a fresh database
 #     edihub_bench on the local PostgreSQL and provisions it with the CLI;
-#  2. starts `edihub serve` and drives it with edihub-load: three mixes (new
-#     messages, fingerprint duplicates, Idempotency-Key replays) at each
-#     client count, a warm-up and then a measured period each;
-#  3. drives it with requests of several new messages each: JSON batches
-#     (receive-messages) and IDoc-XML packets (receive-message) of 1, 10
-#     and 100 messages, at 16 clients, measured in messages per second;
-#     then with the packet of 100 sent again whole by each client, as SAP
-#     resends a packet whose acknowledgement it lost;
-#  4. measures the floor (loadgen.Floor) at the same client counts: net/http
+#  2. starts `edihub serve` and drives it with edihub-load, a warm-up and
+#     then a measured period each row: three mixes (new messages,
+#     fingerprint duplicates, Idempotency-Key replays) at each client count
+#     but 16; JSON batches (receive-messages) and IDoc-XML packets
+#     (receive-message) of 1 and 10 new messages at 16 clients, measured in
+#     messages per second; and the packet, the X12 interchange and the
+#     EDIFACT interchange of 100 sent again whole by each client, as SAP
+#     resends a packet, and a partner an interchange, whose acknowledgement
+#     was lost;
+#  3. measures the floor (loadgen.Floor) at the same client counts: net/http
 #     and pgx running pgbench's insert for each request, nothing else, the
 #     most any HTTP service in Go can reach on these cores; and the batch
-#     floor beside the batches: JSON batches of each size decoded and stored
-#     with one statement;
+#     floor: JSON batches of 10 decoded and stored with one statement;
+#  4. compares edihub with the floor at 16 clients in rounds: edihub's three
+#     mixes beside the floor's single messages, and edihub's batches,
+#     packets, X12 and EDIFACT interchanges of 100 beside the batch floor
+#     of 100, each round in the reverse order of the one before, since the
+#     machine's speed moves by the minute; the report's targets divide each
+#     row by the floor's row of its round;
 #  5. runs pgbench with scripts/bench/insert.sql, the same insert, right
-#     after every row of steps 2 to 4 at the row's client count (the
+#     after every row of steps 2 and 3 at the row's client count (the
 #     row's ratio is to that run), then at each client count on its own,
 #     against the same server, and with
 #     scripts/bench/insert-rows.sql, that insert for as many rows in one
 #     statement as each batch size, at the batch client count;
-#  6. runs the 16-client rows of steps 2 to 5 again (single messages,
-#     batches and packets of 100, the floor, pgbench) with PostgreSQL on
-#     the first half of the CPUs and everything else on the other half,
-#     when the server is on this machine: the same CPU for PostgreSQL in
-#     edihub's rows and in pgbench's, so that the ratio says whether
-#     PostgreSQL is the limit;
+#  6. runs the 16-client rows again (single messages, batches and packets
+#     of 100, the floor, pgbench) with PostgreSQL on the first half of the
+#     CPUs and everything else on the other half, when the server is on
+#     this machine: the same CPU for PostgreSQL in edihub's rows and in
+#     pgbench's, so that the ratio says whether PostgreSQL is the limit;
 #  7. restarts edihub and posts 5 MiB messages from 16 clients to measure
 #     peak memory against the bytes in flight;
 #  8. runs the Go micro benchmarks of the fingerprint and the content hash
@@ -36,14 +41,17 @@
 #     X12 interchange beside an IDoc-XML packet of the same size;
 #  9. measures delivery to a local receiver: deliveries per second and the
 #     lag from ingest answer to first attempt (internal/delivery), on the
-#     local PostgreSQL and on a high-availability formation of its own;
+#     local PostgreSQL and on a high-availability formation of its own
+#     (unless BENCH_SKIP_DELIVERY=1);
 # 10. prints the tables (written to bin/bench/report.md as well).
 #
 # Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
+# BENCH_FLOOR_ROUNDS (rounds of step 4, 2), BENCH_SKIP_DELIVERY (1: no step 9),
 # BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client),
 # BENCH_DELIVERY_MESSAGES (2000), BENCH_BATCH_CLIENTS (16), BENCH_BATCH_SIZES
-# (messages per batch or packet, "1 10 100"), BENCH_BATCH_DURATION (measured
+# (messages per batch or packet, "1 10 100"; the rounds and the requests
+# sent again use the largest), BENCH_BATCH_DURATION (measured
 # time of each of those rows, BENCH_DURATION; a row counts the requests that
 # start within it, so it must be several times as long as one request of
 # 100 messages takes).
@@ -64,6 +72,8 @@ delivery_messages="${BENCH_DELIVERY_MESSAGES:-2000}"
 batch_clients="${BENCH_BATCH_CLIENTS:-16}"
 batch_sizes="${BENCH_BATCH_SIZES:-1 10 100}"
 batch_duration="${BENCH_BATCH_DURATION:-$duration}"
+floor_rounds="${BENCH_FLOOR_ROUNDS:-2}"
+skip_delivery="${BENCH_SKIP_DELIVERY:-0}"
 # pgbench runs at every client count that a row compares with.
 pg_clients="$(printf '%s\n' $clients $batch_clients | sort -nu | tr '\n' ' ')"
 out=bin/bench
@@ -112,34 +122,46 @@ pgbench_insert_rate() {
   printf '  pgbench c=%-3d %s tps\n' "$c" "${tps:-?}" >&2
 }
 
-# measured ROW_NAME ARGS... runs edihub-load with ARGS against the server,
+# load_row ROW_NAME ARGS... runs edihub-load with ARGS against the server,
 # appending its row to $rows (rows.jsonl) and the checkpoint writes to
-# checkpoints.txt, and then pgbench's insert at the row's client count
-# (-clients in ARGS): the machine's speed moves by the minute on shared
-# hardware, and the row is compared with the pgbench run beside it.
+# checkpoints.txt. measured ROW_NAME ARGS... does so and then runs
+# pgbench's insert at the row's client count (-clients in ARGS): the
+# machine's speed moves by the minute on shared hardware, and the row is
+# compared with the pgbench run beside it.
 rows="$out/rows.jsonl"
-measured() {
-  local name="$1" before c="" previous="" arg
+load_row() {
+  local name="$1" before
   shift
-  for arg in "$@"; do
-    [ "$previous" != -clients ] || c="$arg"
-    previous="$arg"
-  done
   before="$(checkpointed)"
   bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$rows"
   printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
-  local row
+}
+measured() {
+  local c="" previous="" arg row
+  for arg in "${@:2}"; do
+    [ "$previous" != -clients ] || c="$arg"
+    previous="$arg"
+  done
+  load_row "$@"
   row="$(wc -l <"$rows")"
   pgbench_insert_rate "$c" "pgbench-beside-${row_prefix:+pinned-}$row" "$row"
 }
 
 # single_rows CLIENTS... measures the three mixes of single messages at
 # each client count; multi_rows SIZES... measures JSON batches and IDoc-XML
-# packets of each size at the batch client count, and the largest packet
-# sent again. Each row's name starts with $row_prefix.
+# packets of each size at the batch client count; again_rows N FORMS...
+# measures requests of N messages of each form sent again whole, as SAP
+# resends a packet, and a partner an interchange, whose acknowledgement
+# was lost. Each row's name starts with $row_prefix.
 row_prefix=""
-# largest N... prints the largest of its numbers.
+# largest N... prints the largest of its numbers; all_but N ITEM... prints
+# the items other than N.
 largest() { printf '%s\n' "$@" | sort -n | tail -n 1; }
+all_but() {
+  local n="$1" item
+  shift
+  for item in "$@"; do [ "$item" = "$n" ] || printf '%s ' "$item"; done
+}
 single_rows() {
   local mix c
   for mix in new duplicate replay; do
@@ -156,20 +178,34 @@ multi_rows() {
         -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
     done
   done
-  n="$(largest "$@")"
-  measured "${row_prefix}packet×$n again c=$batch_clients" -mix duplicate -form packet -per-request "$n" \
-    -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
+}
+again_rows() {
+  local n="$1" form
+  shift
+  for form in "$@"; do
+    measured "$row_prefix$form×$n again c=$batch_clients" -mix duplicate -form "$form" -per-request "$n" \
+      -clients "$batch_clients" -warmup "$warmup" -duration "$batch_duration" -payload-size "$payload_size"
+  done
 }
 
-step "edihub: mixes new, duplicate, replay at clients $clients ($warmup warm-up, $duration measured each)"
+# The comparisons with the floor at the batch client count run in rounds,
+# below; the other client counts and sizes once each, here.
+largest_size="$(largest $batch_sizes)"
+other_clients="$(all_but "$batch_clients" $clients)"
+smaller_sizes="$(all_but "$largest_size" $batch_sizes)"
+
+step "edihub: mixes new, duplicate, replay at clients ${other_clients:-(none)}; batches and packets of ${smaller_sizes:-(none)} new messages and packets and interchanges of $largest_size sent again, at $batch_clients clients ($warmup warm-up, $duration measured each, $batch_duration for requests of several)"
 start_server "$out/server.log"
-single_rows $clients
+single_rows $other_clients
+multi_rows $smaller_sizes
+again_rows "$largest_size" packet x12 edifact
+stop_server
 
 # floor_rows CLIENTS... measures new messages at each client count on the
 # floor (loadgen.Floor): the most any HTTP service in Go reaches on these
-# cores for the insert pgbench runs; its rows are labelled "floor". First,
-# right after the batch rows, the batch floor: JSON batches of each size
-# in $batch_sizes above 1, decoded and stored with one statement each.
+# cores for the insert pgbench runs; its rows are labelled "floor". First
+# the batch floor: JSON batches of each size in $batch_sizes above 1,
+# decoded and stored with one statement each.
 floor_rows() {
   local c n
   start_floor "$out/floor${row_prefix:+-pinned}.log"
@@ -184,12 +220,56 @@ floor_rows() {
   stop_server
 }
 
-step "edihub: JSON batches and IDoc-XML packets of $batch_sizes new messages at $batch_clients clients ($warmup warm-up, $batch_duration measured each)"
-multi_rows $batch_sizes
-stop_server
+step "floor: net/http and pgbench's insert, nothing else, at clients ${other_clients:-(none)}, and batches of ${smaller_sizes:-(none)}"
+[ -z "$other_clients$smaller_sizes" ] || batch_sizes="$smaller_sizes" floor_rows $other_clients
 
-step "floor: net/http and pgbench's insert, nothing else, at clients $clients"
-floor_rows $clients
+# round_part ROUND PART measures one part of a round of the comparisons
+# with the floor at the batch client count, without pgbench beside (the
+# floor is beside them): edihub's three mixes of single messages
+# (edihub-single), the floor's new single messages (floor-single), edihub's
+# JSON batches, IDoc-XML packets and X12 and EDIFACT interchanges of the
+# largest size (edihub-multi), or the batch floor of that size
+# (floor-multi). It starts the server the part needs when the other one
+# runs.
+serving=""
+round_part() {
+  local round="$1" part="$2" mix form args
+  if [ "$serving" != "${part%%-*}" ]; then
+    [ -z "$serving" ] || stop_server
+    serving="${part%%-*}"
+    if [ "$serving" = edihub ]; then start_server "$out/server-rounds.log"; else start_floor "$out/floor-rounds.log"; fi
+  fi
+  args=(-round "$round" -clients "$batch_clients" -warmup "$warmup" -payload-size "$payload_size")
+  case "$part" in
+    edihub-single)
+      for mix in new duplicate replay; do
+        load_row "round $round: $mix c=$batch_clients" -mix "$mix" -duration "$duration" "${args[@]}"
+      done ;;
+    floor-single)
+      load_row "round $round: floor c=$batch_clients" -label floor -mix new -duration "$duration" "${args[@]}" ;;
+    edihub-multi)
+      for form in batch packet x12 edifact; do
+        load_row "round $round: $form×$largest_size c=$batch_clients" -mix new -form "$form" -per-request "$largest_size" \
+          -duration "$batch_duration" "${args[@]}"
+      done ;;
+    floor-multi)
+      load_row "round $round: floor batch×$largest_size c=$batch_clients" -label floor -mix new -form batch \
+        -per-request "$largest_size" -duration "$batch_duration" "${args[@]}" ;;
+  esac
+}
+
+# Each round compares edihub with the floor twice: on single messages and
+# on requests of $largest_size. Even rounds run the parts in the reverse
+# order, so that each comparison has edihub first in one round and the
+# floor first in the next, and the floor's two parts share one start.
+step "rounds: edihub beside the floor at $batch_clients clients, single messages and requests of $largest_size, $floor_rounds rounds"
+for round in $(seq 1 "$floor_rounds"); do
+  while read -r part; do
+    round_part "$round" "$part"
+  done < <(round_order "$round" edihub-single floor-single floor-multi edihub-multi)
+done
+[ -z "$serving" ] || stop_server
+serving=""
 
 # pgbench_rows CLIENTS... runs scripts/bench/insert.sql at each client
 # count, and scripts/bench/insert-rows.sql for each batch size above 1 at
@@ -276,6 +356,7 @@ else
     single_rows "$batch_clients"
     n="$(largest $batch_sizes)"
     multi_rows "$n"
+    again_rows "$n" packet
     stop_server
     batch_sizes="$n" floor_rows "$batch_clients"
     batch_sizes="$n" pgbench_rows pgbench-pinned "$batch_clients"
@@ -299,39 +380,49 @@ go test -run '^$' -bench . -benchmem -count 3 ./internal/fingerprint/ ./internal
 # byte of body (docs/performance.md, "A 10 MiB interchange").
 go test -run '^$' -bench 'BenchmarkLargeInterchangeMemory' -benchtime 3x -count 3 ./internal/server/ | tee -a "$out/micro.txt" >&2
 
-step "delivery: to a local receiver, one worker process, $delivery_messages messages"
-# End to end (ingest from 8 clients while the worker delivers: delivered÷stored
-# and the lag from each ingest answer to the first attempt's arrival) at
-# several limits, at a paced intake, beside a slow or failing destination and
-# among 1,000 idle ones; drain (messages stored first, then delivered); and a
-# receiver that takes 200 ms, with fewer messages, since it is slow by design.
-go test -run '^$' -bench 'BenchmarkDelivery(|Paced|Drain|SlowBesideFast|IdleDestinations)$' -benchtime "${delivery_messages}x" \
-  ./internal/delivery/ | tee "$out/delivery.txt" >&2
-go test -run '^$' -bench 'BenchmarkDeliverySlowReceiver$' -benchtime 200x ./internal/delivery/ | tee -a "$out/delivery.txt" >&2
+# delivery_rows measures delivery on the local PostgreSQL and on a
+# formation of its own (step 9).
+delivery_rows() {
+  step "delivery: to a local receiver, one worker process, $delivery_messages messages"
+  # End to end (ingest from 8 clients while the worker delivers: delivered÷stored
+  # and the lag from each ingest answer to the first attempt's arrival) at
+  # several limits, at a paced intake, beside a slow or failing destination and
+  # among 1,000 idle ones; drain (messages stored first, then delivered); and a
+  # receiver that takes 200 ms, with fewer messages, since it is slow by design.
+  go test -run '^$' -bench 'BenchmarkDelivery(|Paced|Drain|SlowBesideFast|IdleDestinations)$' -benchtime "${delivery_messages}x" \
+    ./internal/delivery/ | tee "$out/delivery.txt" >&2
+  go test -run '^$' -bench 'BenchmarkDeliverySlowReceiver$' -benchtime 200x ./internal/delivery/ | tee -a "$out/delivery.txt" >&2
 
-step "delivery on a high-availability formation: $delivery_messages messages at the default limit (8)"
-# The end-to-end benchmark again, on a formation of its own (scripts/ha.sh:
-# a pg_auto_failover monitor and two nodes with synchronous replication),
-# so that every commit of ingest and of the attempts' records waits for the
-# standby, as it does in a deployment that keeps two machines.
-formation="$(mktemp -d /tmp/edihub-bench-formation-XXXXXX)"
-chmod 755 "$formation"
-trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
-scripts/ha.sh up "$formation" "${BENCH_FORMATION_PORT:-15450}" >/dev/null
-primary_port="$(( $(cat "$formation/port") + 1 ))"
-TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/edihub?sslmode=disable" \
-  go test -run '^$' -bench 'BenchmarkDelivery$/limit=8$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
-  sed 's/^BenchmarkDelivery/BenchmarkDeliveryFormation/' | tee -a "$out/delivery.txt" >&2
-scripts/ha.sh down "$formation" >/dev/null
-trap stop_server_quietly EXIT
-rm -rf "$formation"
+  step "delivery on a high-availability formation: $delivery_messages messages at the default limit (8)"
+  # The end-to-end benchmark again, on a formation of its own (scripts/ha.sh:
+  # a pg_auto_failover monitor and two nodes with synchronous replication),
+  # so that every commit of ingest and of the attempts' records waits for the
+  # standby, as it does in a deployment that keeps two machines.
+  formation="$(mktemp -d /tmp/edihub-bench-formation-XXXXXX)"
+  chmod 755 "$formation"
+  trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
+  scripts/ha.sh up "$formation" "${BENCH_FORMATION_PORT:-15450}" >/dev/null
+  primary_port="$(( $(cat "$formation/port") + 1 ))"
+  TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/edihub?sslmode=disable" \
+    go test -run '^$' -bench 'BenchmarkDelivery$/limit=8$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
+    sed 's/^BenchmarkDelivery/BenchmarkDeliveryFormation/' | tee -a "$out/delivery.txt" >&2
+  scripts/ha.sh down "$formation" >/dev/null
+  trap stop_server_quietly EXIT
+  rm -rf "$formation"
+}
+if [ "$skip_delivery" = 1 ]; then
+  step "delivery: skipped (BENCH_SKIP_DELIVERY=1)"
+else
+  delivery_rows
+fi
 
 step "report"
 {
   echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
     "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'));" \
     "PostgreSQL allowed CPUs $(postgres_cpu_list) of the $cpus outside step 8;" \
-    "payload $payload_size bytes; $warmup warm-up + $duration per row ($batch_duration for batches and packets);" \
+    "payload $payload_size bytes; $warmup warm-up + $duration per row ($batch_duration for batches, packets and interchanges);" \
+    "$floor_rounds rounds of the comparison with the floor;" \
     "load average $(cut -d' ' -f1-3 /proc/loadavg) when the report was written (other work on the machine shows here)."
   echo
   bin/edihub-load report -rows "$out/rows.jsonl" -pgbench "$out/pgbench.jsonl" -memory "$out/memory.json"
@@ -347,6 +438,6 @@ step "report"
   echo
   echo '```'
   grep -E '^(Benchmark|cpu:)' "$out/micro.txt"
-  grep -E '^Benchmark' "$out/delivery.txt"
+  [ ! -s "$out/delivery.txt" ] || grep -E '^Benchmark' "$out/delivery.txt"
   echo '```'
 } | tee "$out/report.md"

@@ -52,15 +52,34 @@ fresh_database() {
 # bench_tenant migrates the database DATABASE_URL names and gives it the
 # tenant bench with the environment production, an API key (into api_key)
 # and the type ORDERS05 keyed by its order number (ids into tenant_id,
-# env_id and mt_id): what the benchmarks send their load to.
+# env_id and mt_id): what the benchmarks send their load to. The types 850
+# and ORDERS, keyed by their order numbers too, take the X12 and EDIFACT
+# interchanges of edihub-load's forms x12 and edifact.
 bench_tenant() {
   bin/edihub migrate 2>/dev/null
   bin/edihub tenant create bench >/dev/null
   bin/edihub env create --tenant bench production >/dev/null
   api_key="$(bin/edihub apikey create --tenant bench --env production --name bench | head -n 1)"
   mt_id="$(bin/edihub message-type create --tenant bench ORDERS05 --fields '["*.IDOC.E1EDK01.BELNR"]' | head -n 1)"
+  bin/edihub message-type create --tenant bench 850 --fields '["BEG.0.BEG03"]' >/dev/null
+  bin/edihub message-type create --tenant bench ORDERS --fields '["BGM.0.BGM02"]' >/dev/null
   read -r tenant_id env_id < <(psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -qtA -F ' ' -c \
     "SELECT t.id, e.id FROM tenants t JOIN environments e ON e.tenant_id = t.id WHERE t.slug = 'bench'")
+}
+
+# round_order ROUND ITEM... prints the items one a line, in the order given
+# in odd rounds and reversed in even ones: where a run stands in its round
+# moves its numbers (the table, the WAL and the checkpoints that the runs
+# before it left behind, and the machine's speed, which moves by the
+# minute), so scripts that compare runs alternate their order.
+round_order() {
+  local round="$1" i
+  shift
+  if [ $((round % 2)) -eq 1 ]; then
+    printf '%s\n' "$@"
+  else
+    for ((i = $#; i >= 1; i--)); do printf '%s\n' "${!i}"; done
+  fi
 }
 
 # pgbench_insert runs pgbench against database $db as postgres on
