@@ -130,7 +130,7 @@ func (b bodies) build(n numbers) []byte {
 // for a message alone (an envelope, or a document of one IDoc), else 200
 // with one accepted result per message, and an interchange accepted.
 func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
-	if b.interchange() {
+	if b.isInterchange() {
 		return b.checkInterchange(status, answer, "accepted")
 	}
 	if b.alone() {
@@ -146,7 +146,7 @@ func (b bodies) checkNew(status int, answer []byte, _ http.Header) error {
 // message's as checkReplayed says, a batch's or packet's 200 with every
 // message a duplicate, an interchange's the first answer replayed.
 func (b bodies) checkDuplicate(status int, answer []byte, header http.Header) error {
-	if b.interchange() {
+	if b.isInterchange() {
 		if header.Get("Idempotent-Replayed") != "true" {
 			return fmt.Errorf("status %d without Idempotent-Replayed: %.300s", status, answer)
 		}
@@ -164,7 +164,9 @@ func (b bodies) alone() bool {
 	return b.form == FormEnvelope || (b.form == FormPacket && b.perRequest == 1)
 }
 
-func (b bodies) interchange() bool { return b.form == FormX12 || b.form == FormEDIFACT }
+// isInterchange says that each request is an X12 or EDIFACT interchange,
+// answered with the interchange's status beside its sets' receipts.
+func (b bodies) isInterchange() bool { return b.form == FormX12 || b.form == FormEDIFACT }
 
 // checkInterchange checks the answer to an interchange: 200, the
 // interchange's status the one given, and every set accepted, which a

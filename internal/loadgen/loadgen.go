@@ -1,9 +1,9 @@
 // Package loadgen drives a running edihub with concurrent clients posting to
 // receive-message (JSON envelopes, IDoc-XML documents and packets, X12 and
-// EDIFACT interchanges) and receive-messages (JSON batches) and measures what they see: throughput in
-// requests and messages, latency percentiles, errors, and the server's
-// resident memory. It backs
-// cmd/edihub-load and `make bench` (docs/performance.md).
+// EDIFACT interchanges) and receive-messages (JSON batches) and measures
+// what they see: throughput in requests and messages, latency percentiles,
+// errors, and the server's resident memory. It backs cmd/edihub-load and
+// `make bench` (docs/performance.md).
 package loadgen
 
 import (
