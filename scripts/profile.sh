@@ -14,7 +14,8 @@
 # Settings: PROFILE_PGPORT (55433), PROFILE_CLIENTS (16), PROFILE_DURATION
 # (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes),
 # PROFILE_IDLE (60 seconds of idling), PROFILE_MIXES (the mixes to profile,
-# by name: "new duplicate replay batch-100 packet-100", all of them).
+# by name: "new duplicate replay batch-100 packet-100 x12-100 edifact-100",
+# all of them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -73,6 +74,8 @@ mixes=(
   "replay:-mix replay"
   "batch-100:-mix new -form batch -per-request 100"
   "packet-100:-mix new -form packet -per-request 100"
+  "x12-100:-mix new -form x12 -per-request 100"
+  "edifact-100:-mix new -form edifact -per-request 100"
 )
 
 report="$out/report.md"
