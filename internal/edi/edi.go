@@ -97,7 +97,12 @@ type Message struct {
 	Docnum   string // ST02, UNH 0062
 	Version  string // GS08 of its group, or UNH 0052:0054 (D:96A)
 	// View is the message's JSON view (see the package comment).
-	View []byte
+	// Canonical is the same view in its RFC 8785 canonical form, what
+	// canon.Canonicalise would make of View; nil for a view that holds a
+	// tab, line break, backspace or form feed, or a segment of more than 99
+	// elements, and past the first MiB of an interchange's canonical forms,
+	// which the reader leaves to canon.
+	View, Canonical []byte
 	// Bytes are the message's own segments as received, from ST or UNH
 	// to SE or UNT with its terminator.
 	Bytes []byte
@@ -160,12 +165,15 @@ func trimLeading(b []byte) []byte {
 }
 
 // segment is one segment: its elements (the id first), each a list of
-// components, already unescaped and in UTF-8, and its place in the
-// interchange.
+// components, already unescaped and in UTF-8, its place in the
+// interchange, and its bytes as received, without its terminator. Only the
+// segments of the envelopes are split so; the others go to the view as
+// they are (viewBuilder.add).
 type segment struct {
 	id       string
 	elements [][]string
 	position int
+	raw      []byte
 }
 
 func (s *segment) malformed(element int, format string, args ...any) *MalformedError {
@@ -197,103 +205,42 @@ func elementName(id string, i int) string {
 	return fmt.Sprintf("%s%02d", id, i)
 }
 
-// viewBuilder collects the JSON view of one message as its segments
-// arrive: each segment id's occurrences are written at once, so a message
-// costs about its view, whatever the number of its segments.
-type viewBuilder struct {
-	order []string
-	byID  map[string][]byte
+// appendString writes s, valid UTF-8, as a JSON string.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		b = appendChar(b, s[i])
+	}
+	return append(b, '"')
 }
 
-func (v *viewBuilder) add(s *segment) {
-	if v.byID == nil {
-		v.byID = make(map[string][]byte, 16)
+// appendChar writes c, a byte of valid UTF-8 text, inside a JSON string:
+// quotes and backslashes escaped, control characters as \u00XX.
+func appendChar(b []byte, c byte) []byte {
+	const hex = "0123456789abcdef"
+	switch {
+	case c == '"' || c == '\\':
+		return append(b, '\\', c)
+	case c < 0x20:
+		return append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
 	}
-	occurrences, seen := v.byID[s.id]
-	if !seen {
-		v.order = append(v.order, s.id)
-	} else {
-		occurrences = append(occurrences, ',')
-	}
-	v.byID[s.id] = appendOccurrence(occurrences, s)
+	return append(b, c)
 }
 
-// json is the view: the segments in order of first appearance, then the
-// member "interchange".
-func (v *viewBuilder) json(envelope []byte) []byte {
-	size := len(envelope) + 20
-	for _, id := range v.order {
-		size += len(id) + len(v.byID[id]) + 6
-	}
-	b := make([]byte, 0, size)
-	b = append(b, '{')
-	for _, id := range v.order {
-		b = appendString(b, id)
-		b = append(b, ':', '[')
-		b = append(b, v.byID[id]...)
-		b = append(b, ']', ',')
-	}
-	b = append(b, `"interchange":`...)
-	b = append(b, envelope...)
-	return append(b, '}')
-}
-
-// appendOccurrence writes one occurrence of a segment, leaving out its
-// empty trailing elements.
-func appendOccurrence(b []byte, s *segment) []byte {
-	last := len(s.elements) - 1
-	for last > 0 && isEmpty(s.elements[last]) {
-		last--
-	}
-	b = append(b, '{')
-	for i := 1; i <= last; i++ {
-		if i > 1 {
-			b = append(b, ',')
-		}
-		b = appendString(b, elementName(s.id, i))
-		b = append(b, ':')
-		components := s.elements[i]
-		if len(components) == 1 {
-			b = appendString(b, components[0])
-			continue
-		}
-		b = append(b, '[')
-		for j, c := range components {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, c)
-		}
-		b = append(b, ']')
-	}
-	return append(b, '}')
-}
-
-func isEmpty(components []string) bool {
-	for _, c := range components {
-		if c != "" {
+// canonicalString tells whether appendString writes s as RFC 8785 does:
+// unless it holds a backspace, tab, line feed, form feed or carriage
+// return, which that form writes as \b, \t, \n, \f and \r.
+func canonicalString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !canonicalChar(s[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// appendString writes s, valid UTF-8, as a JSON string.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
+func canonicalChar(c byte) bool {
+	return c != '\b' && c != '\t' && c != '\n' && c != '\f' && c != '\r'
 }
 
 // envelopeJSON is the "interchange" member of a message's view, and of the
@@ -314,6 +261,35 @@ func envelopeJSON(standard, sender, receiver, control, group, version string) []
 	} else {
 		b = appendString(b, group)
 	}
+	b = append(b, `,"version":`...)
+	b = appendString(b, version)
+	return append(b, '}')
+}
+
+// envelopeCanonical is envelopeJSON's object in its RFC 8785 canonical
+// form, its members sorted, or nil when one of its values holds a
+// character appendString escapes otherwise than that form does.
+func envelopeCanonical(standard, sender, receiver, control, group, version string) []byte {
+	for _, s := range []string{standard, sender, receiver, control, group, version} {
+		if !canonicalString(s) {
+			return nil
+		}
+	}
+	var b []byte
+	b = append(b, `{"control_number":`...)
+	b = appendString(b, control)
+	b = append(b, `,"group_control_number":`...)
+	if group == "" {
+		b = append(b, "null"...)
+	} else {
+		b = appendString(b, group)
+	}
+	b = append(b, `,"receiver":`...)
+	b = appendString(b, receiver)
+	b = append(b, `,"sender":`...)
+	b = appendString(b, sender)
+	b = append(b, `,"standard":`...)
+	b = appendString(b, standard)
 	b = append(b, `,"version":`...)
 	b = appendString(b, version)
 	return append(b, '}')

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/edi"
 )
 
@@ -98,6 +99,49 @@ func TestParseEDIFACTGroupsAndLatin1(t *testing.T) {
 	// UNOC is ISO-8859-1: the byte 0xe9 is é.
 	require.Equal(t, "INV-été", gjson.GetBytes(ic.Messages[0].View, "BGM.0.BGM02").String())
 	require.Equal(t, "G1", gjson.GetBytes(ic.Messages[1].View, "interchange.group_control_number").String())
+}
+
+// Each message's canonical form is written beside its view, and is what
+// canon makes of the view; a view that holds a character written
+// otherwise in it (a tab here), or a segment of more than 99 elements, is
+// left to canon.
+func TestCanonicalForm(t *testing.T) {
+	t.Parallel()
+	bodies := [][]byte{x12Interchange(3, 600), edifactInterchange(3, 600)}
+	for _, name := range []string{"x12_850.edi", "edifact_orders.edi", "edifact_invoic_groups.edi"} {
+		bodies = append(bodies, read(t, name))
+	}
+	for _, body := range bodies {
+		ic, err := edi.Parse(body, edi.DefaultLimits)
+		require.NoError(t, err)
+		for _, m := range ic.Messages {
+			want, err := canon.JSON(m.View)
+			require.NoError(t, err)
+			require.Equal(t, string(want), string(m.Canonical))
+		}
+	}
+	x12 := string(read(t, "x12_850.edi"))
+	for _, left := range []string{
+		strings.Replace(x12, "PO-4711", "PO\t4711", 1),
+		strings.Replace(x12, "REF*DP*038~", "REF*DP*038"+strings.Repeat("*x", 99)+"~", 1),
+	} {
+		ic, err := edi.Parse([]byte(left), edi.DefaultLimits)
+		require.NoError(t, err)
+		require.Nil(t, ic.Messages[0].Canonical)
+		require.NotNil(t, ic.Messages[1].Canonical)
+	}
+	// An interchange's canonical forms are written up to a MiB; canon
+	// makes the others'.
+	ic, err := edi.Parse(x12Interchange(1000, 2048), edi.DefaultLimits)
+	require.NoError(t, err)
+	written := 0
+	for _, m := range ic.Messages {
+		written += len(m.Canonical)
+	}
+	require.NotNil(t, ic.Messages[0].Canonical)
+	require.Nil(t, ic.Messages[999].Canonical)
+	require.Greater(t, written, 900<<10)
+	require.LessOrEqual(t, written, 1<<20)
 }
 
 func TestContentHashIgnoresLineBreaks(t *testing.T) {

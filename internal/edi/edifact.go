@@ -93,19 +93,41 @@ type edifactReader struct {
 	sc     *scanner
 	ic     *Interchange
 	limits Limits
+	view   viewBuilder
+	// The envelope member of the views of a group's messages.
+	envelope messageEnvelope
 }
 
-func (e *edifactReader) segment(expected string) (*segment, int, int, error) {
+// next reads the next segment's bytes, or fails naming what was expected
+// when the interchange ends.
+func (e *edifactReader) next(expected string) ([]byte, int, int, error) {
 	raw, start, end, err := e.sc.next()
+	if err == nil && raw == nil {
+		err = &MalformedError{Position: e.sc.n + 1,
+			Reason: fmt.Sprintf("the interchange ends after segment %d, where %s was expected", e.sc.n, expected)}
+	}
+	return raw, start, end, err
+}
+
+// segment reads and splits the next segment.
+func (e *edifactReader) segment(expected string) (*segment, int, int, error) {
+	raw, start, end, err := e.next(expected)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if raw == nil {
-		return nil, 0, 0, &MalformedError{Position: e.sc.n + 1,
-			Reason: fmt.Sprintf("the interchange ends after segment %d, where %s was expected", e.sc.n, expected)}
-	}
 	s, err := e.sc.split(raw, true)
 	return s, start, end, err
+}
+
+// edifactEnvelope tells the segments that open and close messages, groups
+// and the interchange: the others of a message go to its view without
+// being split.
+func edifactEnvelope(id []byte) bool {
+	switch string(id) {
+	case "UNH", "UNT", "UNG", "UNE", "UNB", "UNZ":
+		return true
+	}
+	return false
 }
 
 func (e *edifactReader) read() (*Interchange, error) {
@@ -220,22 +242,30 @@ func (e *edifactReader) message(unh *segment, start, group int) error {
 		return unh.malformed(2, "the message type is empty")
 	}
 	version := joinComponents(unh, 2, 1, 2)
-	var v viewBuilder
-	v.add(unh)
+	v := &e.view
+	v.reset()
+	if err := v.add(e.sc, unh.raw); err != nil {
+		return err
+	}
 	segments := 1
 	for {
-		s, _, end, err := e.segment("UNT")
+		raw, _, end, err := e.next("UNT")
 		if err != nil {
 			return err
 		}
-		switch s.id {
-		case "UNT":
-		case "UNH", "UNG", "UNE", "UNZ", "UNB":
-			return s.malformed(0, "a %s segment stands inside message %s, which has no UNT trailer", s.id, docnum)
-		default:
-			v.add(s)
+		if !edifactEnvelope(e.sc.id(raw)) {
+			if err := v.add(e.sc, raw); err != nil {
+				return err
+			}
 			segments++
 			continue
+		}
+		s, err := e.sc.split(raw, true)
+		if err != nil {
+			return err
+		}
+		if s.id != "UNT" {
+			return s.malformed(0, "a %s segment stands inside message %s, which has no UNT trailer", s.id, docnum)
 		}
 		segments++
 		if err := countIs(s, 1, segments, "segments of the message, UNH and UNT included"); err != nil {
@@ -244,13 +274,15 @@ func (e *edifactReader) message(unh *segment, start, group int) error {
 		if err := controlIs(s, 2, docnum, "UNH 0062"); err != nil {
 			return err
 		}
-		v.add(s)
+		if err := v.add(e.sc, raw); err != nil {
+			return err
+		}
 		g := e.ic.Groups[group]
-		e.ic.Messages = append(e.ic.Messages, Message{
-			Position: len(e.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: version,
-			View:  v.json(envelopeJSON(EDIFACT, e.ic.Sender, e.ic.Receiver, e.ic.ControlNumber, g.ControlNumber, version)),
-			Bytes: e.sc.body[start:end],
-		})
+		env := e.envelope.of(group, EDIFACT, e.ic.Sender, e.ic.Receiver, e.ic.ControlNumber, g.ControlNumber, version)
+		m := Message{Position: len(e.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: version,
+			Bytes: e.sc.body[start:end]}
+		m.View, m.Canonical = v.json(env.view, env.canonical)
+		e.ic.Messages = append(e.ic.Messages, m)
 		return nil
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/edi"
 )
 
@@ -43,6 +44,11 @@ func FuzzParse(f *testing.F) {
 			require.True(t, utf8.Valid(m.View))
 			require.Equal(t, ic.ControlNumber, gjson.GetBytes(m.View, "interchange.control_number").String())
 			require.NotEmpty(t, m.Bytes)
+			if m.Canonical != nil {
+				want, err := canon.JSON(m.View)
+				require.NoError(t, err)
+				require.Equal(t, string(want), string(m.Canonical), "the canonical form written beside the view")
+			}
 		}
 	})
 }

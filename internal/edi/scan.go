@@ -1,9 +1,11 @@
 package edi
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"hash"
 	"strings"
+	"unicode/utf8"
 )
 
 // syntax is the delimiters of an interchange.
@@ -72,6 +74,16 @@ func (sc *scanner) next() (raw []byte, start, end int, err error) {
 		Reason: "the segment has no terminator " + quoteByte(sc.terminator) + ": the interchange is cut short"}
 }
 
+// id returns the start of raw up to the first element separator, at most
+// four bytes: the segment's id when it has one (see head).
+func (sc *scanner) id(raw []byte) []byte {
+	n := 0
+	for n < len(raw) && n < 4 && raw[n] != sc.element {
+		n++
+	}
+	return raw[:n]
+}
+
 // segmentID is the start of raw up to the first separator, when it looks
 // like a segment id, else "".
 func segmentID(raw []byte, element byte) string {
@@ -99,21 +111,30 @@ func validID(id []byte) bool {
 	return true
 }
 
+// head checks what every segment must be, the scanner's last one raw:
+// that it starts with a segment id, followed by the element separator or
+// nothing, and that its text is valid in the interchange's character set.
+// It returns the id's length.
+func (sc *scanner) head(raw []byte) (int, error) {
+	n := len(sc.id(raw))
+	if !validID(raw[:n]) || (len(raw) > n && raw[n] != sc.element) {
+		return 0, &MalformedError{Position: sc.n, Reason: "the segment does not start with a segment id (two or three capital letters or digits)"}
+	}
+	if !sc.latin1 && (!utf8.Valid(raw) || bytes.IndexByte(raw, 0) >= 0) {
+		return 0, checkUTF8(&segment{id: string(raw[:n]), position: sc.n}, raw, sc.charset)
+	}
+	return n, nil
+}
+
 // split reads raw into a segment: elements by the element separator, and,
 // when components is true, components by the component separator, with
 // the release character honoured, and text decoded to UTF-8.
 func (sc *scanner) split(raw []byte, components bool) (*segment, error) {
-	s := &segment{position: sc.n}
-	id := segmentID(raw, sc.element)
-	if id == "" || (len(raw) > len(id) && raw[len(id)] != sc.element) {
-		return nil, &MalformedError{Position: sc.n, Reason: "the segment does not start with a segment id (two or three capital letters or digits)"}
+	n, err := sc.head(raw)
+	if err != nil {
+		return nil, err
 	}
-	s.id = id
-	if !sc.latin1 {
-		if err := checkUTF8(s, raw, sc.charset); err != nil {
-			return nil, err
-		}
-	}
+	s := &segment{id: string(raw[:n]), position: sc.n, raw: raw}
 	var text strings.Builder
 	current := []string{}
 	flush := func() {

@@ -109,21 +109,41 @@ type x12Reader struct {
 	sc     *scanner
 	ic     *Interchange
 	limits Limits
+	view   viewBuilder
+	// The envelope member of the views of a group's messages.
+	envelope messageEnvelope
 }
 
-// segment reads the next segment, or fails naming what was expected when
-// the interchange ends.
-func (x *x12Reader) segment(expected string) (*segment, int, int, error) {
+// next reads the next segment's bytes, or fails naming what was expected
+// when the interchange ends.
+func (x *x12Reader) next(expected string) ([]byte, int, int, error) {
 	raw, start, end, err := x.sc.next()
+	if err == nil && raw == nil {
+		err = &MalformedError{Position: x.sc.n + 1,
+			Reason: fmt.Sprintf("the interchange ends after segment %d, where %s was expected", x.sc.n, expected)}
+	}
+	return raw, start, end, err
+}
+
+// segment reads and splits the next segment.
+func (x *x12Reader) segment(expected string) (*segment, int, int, error) {
+	raw, start, end, err := x.next(expected)
 	if err != nil {
 		return nil, 0, 0, err
 	}
-	if raw == nil {
-		return nil, 0, 0, &MalformedError{Position: x.sc.n + 1,
-			Reason: fmt.Sprintf("the interchange ends after segment %d, where %s was expected", x.sc.n, expected)}
-	}
 	s, err := x.sc.split(raw, true)
 	return s, start, end, err
+}
+
+// x12Envelope tells the segments that open and close transaction sets,
+// groups and the interchange: the others of a transaction set go to its
+// view without being split.
+func x12Envelope(id []byte) bool {
+	switch string(id) {
+	case "ST", "SE", "GS", "GE", "ISA", "IEA":
+		return true
+	}
+	return false
 }
 
 func (x *x12Reader) read() (*Interchange, error) {
@@ -211,22 +231,30 @@ func (x *x12Reader) transactionSet(st *segment, start, group int) error {
 	if docnum == "" {
 		return st.malformed(2, "the transaction set control number is empty")
 	}
-	var v viewBuilder
-	v.add(st)
+	v := &x.view
+	v.reset()
+	if err := v.add(x.sc, st.raw); err != nil {
+		return err
+	}
 	segments := 1
 	for {
-		s, _, end, err := x.segment("SE")
+		raw, _, end, err := x.next("SE")
 		if err != nil {
 			return err
 		}
-		switch s.id {
-		case "SE":
-		case "ST", "GS", "GE", "IEA", "ISA":
-			return s.malformed(0, "a %s segment stands inside transaction set %s, which has no SE trailer", s.id, docnum)
-		default:
-			v.add(s)
+		if !x12Envelope(x.sc.id(raw)) {
+			if err := v.add(x.sc, raw); err != nil {
+				return err
+			}
 			segments++
 			continue
+		}
+		s, err := x.sc.split(raw, true)
+		if err != nil {
+			return err
+		}
+		if s.id != "SE" {
+			return s.malformed(0, "a %s segment stands inside transaction set %s, which has no SE trailer", s.id, docnum)
 		}
 		segments++
 		if err := countIs(s, 1, segments, "segments of the transaction set, ST and SE included"); err != nil {
@@ -235,13 +263,15 @@ func (x *x12Reader) transactionSet(st *segment, start, group int) error {
 		if err := controlIs(s, 2, docnum, "ST02"); err != nil {
 			return err
 		}
-		v.add(s)
+		if err := v.add(x.sc, raw); err != nil {
+			return err
+		}
 		g := x.ic.Groups[group]
-		x.ic.Messages = append(x.ic.Messages, Message{
-			Position: len(x.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: g.Version,
-			View:  v.json(envelopeJSON(X12, x.ic.Sender, x.ic.Receiver, x.ic.ControlNumber, g.ControlNumber, g.Version)),
-			Bytes: x.sc.body[start:end],
-		})
+		env := x.envelope.of(group, X12, x.ic.Sender, x.ic.Receiver, x.ic.ControlNumber, g.ControlNumber, g.Version)
+		m := Message{Position: len(x.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: g.Version,
+			Bytes: x.sc.body[start:end]}
+		m.View, m.Canonical = v.json(env.view, env.canonical)
+		x.ic.Messages = append(x.ic.Messages, m)
 		return nil
 	}
 }

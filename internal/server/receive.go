@@ -289,10 +289,9 @@ func requireJSON(r *http.Request) error {
 // as its JSON view, its canonical form and its own bytes, about three
 // times what a JSON envelope of the same size holds (docs/performance.md,
 // "Measurements behind the limits"). An X12 or EDIFACT interchange costs
-// more again: each element of each segment is split into a string and
-// named in its JSON view, and a 10 MiB interchange peaks at 2.4 times the
-// heap of an IDoc-XML packet of the same size (docs/performance.md, "A 10
-// MiB interchange").
+// more again: each element of each segment is named in its JSON view, and
+// a 10 MiB interchange peaks at 2.4 to 2.7 times the heap of an IDoc-XML
+// packet of the same size (docs/performance.md, "A 10 MiB interchange").
 const (
 	jsonBodyCost    = 1
 	idocXMLBodyCost = 3
