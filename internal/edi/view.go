@@ -132,10 +132,11 @@ func (v *viewBuilder) appendElement(b []byte, sc *scanner, id []byte, i int, ele
 	}
 	b = append(b, '"')
 	b = append(b, id...)
-	if i < 10 {
-		b = append(b, '0')
+	if i < 100 {
+		b = append(b, twoDigits[2*i], twoDigits[2*i+1])
+	} else {
+		b = strconv.AppendInt(b, int64(i), 10)
 	}
-	b = strconv.AppendInt(b, int64(i), 10)
 	b = append(b, '"', ':')
 	if !components {
 		return v.appendText(b, sc, element)
@@ -158,6 +159,16 @@ func (v *viewBuilder) appendElement(b []byte, sc *scanner, id []byte, i int, ele
 func (v *viewBuilder) appendText(b []byte, sc *scanner, text []byte) []byte {
 	b = append(b, '"')
 	for i := 0; i < len(text); i++ {
+		// Most text is written as it is: a run of such bytes is appended
+		// at once.
+		run := i
+		for i < len(text) && !sc.special(text[i]) {
+			i++
+		}
+		b = append(b, text[run:i]...)
+		if i == len(text) {
+			break
+		}
 		c := text[i]
 		if sc.release != 0 && c == sc.release {
 			i++ // elementEnd found the character it releases
@@ -175,6 +186,18 @@ func (v *viewBuilder) appendText(b []byte, sc *scanner, text []byte) []byte {
 	}
 	return append(b, '"')
 }
+
+// special tells the bytes of text that appendText does not write as they
+// are: the release character, what a JSON string escapes, and the upper
+// half of ISO-8859-1.
+func (sc *scanner) special(c byte) bool {
+	return c < 0x20 || c == '"' || c == '\\' || (sc.release != 0 && c == sc.release) || (c >= utf8.RuneSelf && sc.latin1)
+}
+
+// twoDigits are the numbers 00 to 99, two digits each.
+const twoDigits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
 
 // element is where an element ends (up to the next element separator
 // that is not released), whether it holds a component separator that is
