@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/adminlist"
@@ -25,14 +26,35 @@ const PageSize = 50
 
 // Service reads the audit trail.
 type Service struct {
-	q *db.Queries
+	pool *pgxpool.Pool
+	q    *db.Queries
 }
 
 // New returns a Service on pool. Its queries run with custom plans (see
 // db.CustomPlans), so that the list query's optional filters fold away and
 // the planner walks the one index that fits the rest.
 func New(pool *pgxpool.Pool) *Service {
-	return &Service{q: db.On(db.CustomPlans{Pool: pool})}
+	return &Service{pool: pool, q: db.On(db.CustomPlans{Pool: pool})}
+}
+
+// list runs the list query; with the content filter, in a transaction that
+// reads the log in time order along audit_events_content_time, whatever the
+// statistics (db.AuditEventListInTimeOrder).
+func (s *Service) list(ctx context.Context, p db.AuditEventListParams) ([]db.AuditEventListRow, error) {
+	if p.Content == nil {
+		return s.q.AuditEventList(ctx, p)
+	}
+	var rows []db.AuditEventListRow
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		q := db.On(db.CustomPlans{Pool: tx})
+		if err := q.AuditEventListInTimeOrder(ctx); err != nil {
+			return err
+		}
+		var err error
+		rows, err = q.AuditEventList(ctx, p)
+		return err
+	})
+	return rows, err
 }
 
 // Event is one audit event as the admin pages show it.
@@ -96,7 +118,7 @@ func (s *Service) List(ctx context.Context, scope auth.Scope, f Filter) (Page, e
 	if len(problems) > 0 {
 		return page, nil
 	}
-	rows, err := s.q.AuditEventList(ctx, params)
+	rows, err := s.list(ctx, params)
 	if err != nil {
 		return Page{}, fmt.Errorf("list audit events: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // CustomPlans runs every query on its pool as an unnamed prepared statement
@@ -15,9 +15,14 @@ import (
 // A cached named statement may, from its sixth run on, switch to one
 // generic plan for every combination of filters (PostgreSQL does when it
 // estimates that plan no dearer than the custom ones so far), and no single
-// plan fits them all. Use it as On(CustomPlans{pool}).
+// plan fits them all. Use it as On(CustomPlans{Pool: pool}); Pool may be a
+// transaction too.
 type CustomPlans struct {
-	*pgxpool.Pool
+	Pool DBTX
+}
+
+func (p CustomPlans) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	return p.Pool.Exec(ctx, sql, args...)
 }
 
 func (p CustomPlans) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {

@@ -3,7 +3,6 @@ package db
 import (
 	"context"
 	"fmt"
-	neturl "net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -122,7 +121,7 @@ func TestHotStatementsKeepIndexPlans(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	url := pgtest.URL(t)
-	load := pgtest.PoolFor(t, asSuperuser(t, url))
+	load := pgtest.PoolFor(t, pgtest.SuperuserURL(t, url))
 	_, err := load.Exec(ctx, configRows)
 	require.NoError(t, err)
 
@@ -139,18 +138,6 @@ func TestHotStatementsKeepIndexPlans(t *testing.T) {
 	_, err = load.Exec(ctx, "ANALYZE")
 	require.NoError(t, err)
 	check(t, "after ANALYZE", fresh, "fresh")
-}
-
-// asSuperuser is databaseURL with the test server's user, who may turn
-// foreign-key checks off (session_replication_role) while the fill runs.
-func asSuperuser(t *testing.T, databaseURL string) string {
-	t.Helper()
-	u, err := neturl.Parse(databaseURL)
-	require.NoError(t, err)
-	server, err := neturl.Parse(pgtest.ServerURL())
-	require.NoError(t, err)
-	u.User = server.User
-	return u.String()
 }
 
 // genericConn opens a connection whose every prepared statement runs on a

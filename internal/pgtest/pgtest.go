@@ -92,6 +92,23 @@ func EmptyURL(t testing.TB) string {
 	return pgtestdb.Custom(t, serverConfig(t), pgtestdb.NoopMigrator{}).URL()
 }
 
+// SuperuserURL is databaseURL with the test server's user, for the few
+// things only a superuser may do to a test's database (turning
+// foreign-key checks off while a fill runs, rewriting its statistics).
+func SuperuserURL(tb testing.TB, databaseURL string) string {
+	tb.Helper()
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		tb.Fatalf("parse %q: %v", databaseURL, err)
+	}
+	server, err := url.Parse(ServerURL())
+	if err != nil {
+		tb.Fatalf("parse the server's URL: %v", err)
+	}
+	u.User = server.User
+	return u.String()
+}
+
 // ServerURL is the connection string of the server the test databases live
 // on, as its superuser; fault tests use it to terminate backends.
 func ServerURL() string {

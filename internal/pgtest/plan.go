@@ -72,17 +72,25 @@ type planNode struct {
 // plan, for failure messages.
 func (r *Recorder) Explain(tb testing.TB, pool *pgxpool.Pool) (scans []string, raw []byte) {
 	tb.Helper()
+	return r.ExplainOn(tb, pool)
+}
+
+// ExplainOn is Explain on q, a transaction whose settings the plan is to
+// be made with, or a pool.
+func (r *Recorder) ExplainOn(tb testing.TB, q querier) (scans []string, raw []byte) {
+	tb.Helper()
 	sql, args := r.last(tb)
-	if err := pool.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
+	if err := q.QueryRow(context.Background(), "EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&raw); err != nil {
 		tb.Fatalf("explain: %v", err)
 	}
 	root := parsePlan(tb, raw)
-	return scansOf(root, partitionParents(tb, pool)), raw
+	return scansOf(root, partitionParents(tb, q)), raw
 }
 
-// querier is a pool or a connection, for partitionParents.
+// querier is a pool, a connection or a transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // partitionParents maps each partition, and each index of a partition, to
