@@ -12,6 +12,11 @@ SELECT count(*) FROM audit_events WHERE tenant_id = @tenant_id AND action = @act
 -- tenant-scoped user never sees another tenant's events, nor events outside
 -- any tenant. Run it with custom plans (see internal/auditlog) so that the
 -- planner drops the unused filters and walks the one index that fits the rest.
+-- A message's or a fingerprint's events are a handful, found through their
+-- own index; the tenant is then checked on each (tenant_id + 0), never read
+-- through the tenant's index, which statistics taken while the log was
+-- small made the planner AND with theirs (1.8 million entries of acme's,
+-- 140 ms on a page that shows one event).
 -- name: AuditEventList :many
 SELECT e.id, e.created_at, e.action, e.actor, e.tenant_id, e.message_id, e.match_key, e.details,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
@@ -19,8 +24,14 @@ FROM audit_events e
 LEFT JOIN tenants t ON t.id = e.tenant_id
 LEFT JOIN environments env ON env.id = e.environment_id
 LEFT JOIN message_types mt ON mt.id = e.message_type_id
-WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(scope_tenant_id))
-  AND (sqlc.narg(tenant_id)::bigint IS NULL OR e.tenant_id = sqlc.narg(tenant_id))
+WHERE (sqlc.narg(scope_tenant_id)::bigint IS NULL
+       OR CASE WHEN sqlc.narg(message_id)::bigint IS NULL AND sqlc.narg(match_key)::text IS NULL
+               THEN e.tenant_id = sqlc.narg(scope_tenant_id)
+               ELSE e.tenant_id + 0 = sqlc.narg(scope_tenant_id) END)
+  AND (sqlc.narg(tenant_id)::bigint IS NULL
+       OR CASE WHEN sqlc.narg(message_id)::bigint IS NULL AND sqlc.narg(match_key)::text IS NULL
+               THEN e.tenant_id = sqlc.narg(tenant_id)
+               ELSE e.tenant_id + 0 = sqlc.narg(tenant_id) END)
   AND (sqlc.narg(action)::text IS NULL OR e.action = sqlc.narg(action))
   AND (sqlc.narg(environment_id)::bigint IS NULL OR e.environment_id = sqlc.narg(environment_id))
   AND (sqlc.narg(message_type_id)::bigint IS NULL OR e.message_type_id = sqlc.narg(message_type_id))

@@ -63,13 +63,19 @@ FROM audit_events e
 LEFT JOIN tenants t ON t.id = e.tenant_id
 LEFT JOIN environments env ON env.id = e.environment_id
 LEFT JOIN message_types mt ON mt.id = e.message_type_id
-WHERE ($1::bigint IS NULL OR e.tenant_id = $1)
-  AND ($2::bigint IS NULL OR e.tenant_id = $2)
-  AND ($3::text IS NULL OR e.action = $3)
-  AND ($4::bigint IS NULL OR e.environment_id = $4)
-  AND ($5::bigint IS NULL OR e.message_type_id = $5)
-  AND ($6::bigint IS NULL OR e.message_id = $6)
-  AND ($7::text IS NULL OR e.match_key = $7)
+WHERE ($1::bigint IS NULL
+       OR CASE WHEN $2::bigint IS NULL AND $3::text IS NULL
+               THEN e.tenant_id = $1
+               ELSE e.tenant_id + 0 = $1 END)
+  AND ($4::bigint IS NULL
+       OR CASE WHEN $2::bigint IS NULL AND $3::text IS NULL
+               THEN e.tenant_id = $4
+               ELSE e.tenant_id + 0 = $4 END)
+  AND ($5::text IS NULL OR e.action = $5)
+  AND ($6::bigint IS NULL OR e.environment_id = $6)
+  AND ($7::bigint IS NULL OR e.message_type_id = $7)
+  AND ($2::bigint IS NULL OR e.message_id = $2)
+  AND ($3::text IS NULL OR e.match_key = $3)
   AND ($8::text IS NULL
        OR (e.action = 'message.duplicate_blocked' AND e.details->>'content' = $8))
   AND ($9::timestamptz IS NULL OR e.created_at >= $9)
@@ -82,12 +88,12 @@ LIMIT $13
 
 type AuditEventListParams struct {
 	ScopeTenantID *int64
+	MessageID     *int64
+	MatchKey      *string
 	TenantID      *int64
 	Action        *string
 	EnvironmentID *int64
 	MessageTypeID *int64
-	MessageID     *int64
-	MatchKey      *string
 	Content       *string
 	Since         *time.Time
 	Until         *time.Time
@@ -117,15 +123,20 @@ type AuditEventListRow struct {
 // tenant-scoped user never sees another tenant's events, nor events outside
 // any tenant. Run it with custom plans (see internal/auditlog) so that the
 // planner drops the unused filters and walks the one index that fits the rest.
+// A message's or a fingerprint's events are a handful, found through their
+// own index; the tenant is then checked on each (tenant_id + 0), never read
+// through the tenant's index, which statistics taken while the log was
+// small made the planner AND with theirs (1.8 million entries of acme's,
+// 140 ms on a page that shows one event).
 func (q *Queries) AuditEventList(ctx context.Context, arg AuditEventListParams) ([]AuditEventListRow, error) {
 	rows, err := q.db.Query(ctx, auditEventList,
 		arg.ScopeTenantID,
+		arg.MessageID,
+		arg.MatchKey,
 		arg.TenantID,
 		arg.Action,
 		arg.EnvironmentID,
 		arg.MessageTypeID,
-		arg.MessageID,
-		arg.MatchKey,
 		arg.Content,
 		arg.Since,
 		arg.Until,
