@@ -60,18 +60,18 @@ func (s *Server) observeIngest(endpoint string) echo.MiddlewareFunc {
 			err := interrupted(c, next(c))
 
 			r.outcome, r.reason = r.outcomeLabel(), ""
+			tenant, environment := idLabel(r.tenantID), idLabel(r.environmentID)
 			if err != nil {
 				p := problemOf(err)
 				r.outcome, r.reason = failureLabel(err), p.Type
 				if r.sender.Kind != "" && refused.Counted(p.Status) {
 					s.refusals.Count(r.sender)
-					s.metrics.IngestRefusals.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID)).Inc()
+					s.metrics.IngestRefusals.WithLabelValues(endpoint, tenant, environment).Inc()
 				}
 			}
-			s.metrics.Ingest.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
-				r.typeLabel(), r.outcome, r.reason).Inc()
+			s.metrics.Ingest.WithLabelValues(endpoint, tenant, environment, r.typeLabel(), r.outcome, r.reason).Inc()
 			for _, m := range r.messages {
-				s.metrics.IngestMessages.WithLabelValues(endpoint, idLabel(r.tenantID), idLabel(r.environmentID),
+				s.metrics.IngestMessages.WithLabelValues(endpoint, tenant, environment,
 					m.MessageType, outcomeLabel(m.Outcome)).Inc()
 			}
 			return err

@@ -304,10 +304,8 @@ const (
 // REQUEST_BODY_IDLE_TIMEOUT.
 func (s *Server) readBody(c echo.Context, cost int64) ([]byte, error) {
 	r := c.Request()
-	tooLarge := apperr.New(apperr.TooLarge, "payload-too-large",
-		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
 	if r.ContentLength > s.cfg.MaxBodyBytes {
-		return nil, tooLarge
+		return nil, s.bodyTooLarge()
 	}
 	// A body of unknown length may be as large as the limit.
 	need := r.ContentLength
@@ -323,11 +321,18 @@ func (s *Server) readBody(c echo.Context, cost int64) ([]byte, error) {
 	case err == nil:
 		return buf, nil
 	case errors.As(err, &maxErr):
-		return nil, tooLarge
+		return nil, s.bodyTooLarge()
 	case late != nil:
 		return nil, late
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return nil, err // waited for the budget past the time limit: see interrupted
 	}
 	return nil, apperr.New(apperr.Invalid, "incomplete-body", "the body could not be read completely")
+}
+
+// bodyTooLarge is readBody's answer to a body over MAX_BODY_BYTES; it is
+// made only then, not formatted (and allocated) for every body read.
+func (s *Server) bodyTooLarge() error {
+	return apperr.New(apperr.TooLarge, "payload-too-large",
+		"the body is larger than the limit of %d bytes", s.cfg.MaxBodyBytes)
 }
