@@ -243,27 +243,18 @@ func canonicalChar(c byte) bool {
 	return c != '\b' && c != '\t' && c != '\n' && c != '\f' && c != '\r'
 }
 
+// envelopeOrder is the spec's order of the envelope's members, in a
+// message's view and in the answer; canonicalEnvelopeOrder is RFC 8785's,
+// the same names sorted.
+var (
+	envelopeOrder          = []string{"standard", "sender", "receiver", "control_number", "group_control_number", "version"}
+	canonicalEnvelopeOrder = []string{"control_number", "group_control_number", "receiver", "sender", "standard", "version"}
+)
+
 // envelopeJSON is the "interchange" member of a message's view, and of the
 // answer: the fields of the spec in a fixed order.
 func envelopeJSON(standard, sender, receiver, control, group, version string) []byte {
-	var b []byte
-	b = append(b, `{"standard":`...)
-	b = appendString(b, standard)
-	b = append(b, `,"sender":`...)
-	b = appendString(b, sender)
-	b = append(b, `,"receiver":`...)
-	b = appendString(b, receiver)
-	b = append(b, `,"control_number":`...)
-	b = appendString(b, control)
-	b = append(b, `,"group_control_number":`...)
-	if group == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, group)
-	}
-	b = append(b, `,"version":`...)
-	b = appendString(b, version)
-	return append(b, '}')
+	return writeEnvelope(envelopeOrder, standard, sender, receiver, control, group, version)
 }
 
 // envelopeCanonical is envelopeJSON's object in its RFC 8785 canonical
@@ -275,23 +266,28 @@ func envelopeCanonical(standard, sender, receiver, control, group, version strin
 			return nil
 		}
 	}
-	var b []byte
-	b = append(b, `{"control_number":`...)
-	b = appendString(b, control)
-	b = append(b, `,"group_control_number":`...)
-	if group == "" {
-		b = append(b, "null"...)
-	} else {
-		b = appendString(b, group)
+	return writeEnvelope(canonicalEnvelopeOrder, standard, sender, receiver, control, group, version)
+}
+
+// writeEnvelope writes the envelope's members in order; a group control
+// number of "" (EDIFACT without groups) is null.
+func writeEnvelope(order []string, standard, sender, receiver, control, group, version string) []byte {
+	values := map[string]string{
+		"standard": standard, "sender": sender, "receiver": receiver,
+		"control_number": control, "group_control_number": group, "version": version,
 	}
-	b = append(b, `,"receiver":`...)
-	b = appendString(b, receiver)
-	b = append(b, `,"sender":`...)
-	b = appendString(b, sender)
-	b = append(b, `,"standard":`...)
-	b = appendString(b, standard)
-	b = append(b, `,"version":`...)
-	b = appendString(b, version)
+	b := []byte{'{'}
+	for i, name := range order {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(appendString(b, name), ':')
+		if name == "group_control_number" && group == "" {
+			b = append(b, "null"...)
+		} else {
+			b = appendString(b, values[name])
+		}
+	}
 	return append(b, '}')
 }
 
