@@ -290,12 +290,17 @@ func requireJSON(r *http.Request) error {
 // times what a JSON envelope of the same size holds (docs/performance.md,
 // "Measurements behind the limits"). An X12 or EDIFACT interchange costs
 // more again: each element of each segment is named in its JSON view, and
-// a 10 MiB interchange peaks at 2.4 to 2.7 times the heap of an IDoc-XML
-// packet of the same size (docs/performance.md, "A 10 MiB interchange").
+// an interchange peaks at about 23 times its bytes (docs/performance.md,
+// "A 10 MiB interchange"). Its cost leaves the collector room beside that
+// peak: at 7, sixteen senders of 200 KB interchanges kept fourteen in
+// process, 66 MB live under the 92 MiB memory limit, and the collector and
+// the scavenger, returning pages to the system at every large allocation,
+// doubled edihub's CPU per interchange ("A budget that leaves the
+// collector room").
 const (
 	jsonBodyCost    = 1
 	idocXMLBodyCost = 3
-	ediBodyCost     = 7
+	ediBodyCost     = 14
 )
 
 // readBody reads at most MAX_BODY_BYTES, taking its share of the budget
