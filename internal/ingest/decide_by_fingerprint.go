@@ -198,6 +198,13 @@ func receiveAllByFingerprint(ctx context.Context, q *db.Queries, locks db.Messag
 // fingerprint holds no claim another could wait for while it waits, so it
 // cannot deadlock.
 func decideAll(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksParams, ms []message) ([]Result, error) {
+	for i := range ms {
+		if ms[i].blocked == nil {
+			if err := ms[i].encodeProvenance(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if len(ms) == 1 {
 		res, err := storeOrBlockOne(ctx, q, ms[0])
 		return []Result{res}, err

@@ -226,7 +226,8 @@ type message struct {
 	docnumOrNull *string
 	// blocked is the details object of the audit event written if this
 	// message turns out to be a duplicate, less the parts that depend on the
-	// original (see auditevent.BlockedDetails).
+	// original (see auditevent.BlockedDetails); set with sender by
+	// encodeProvenance before any statement that may block the message.
 	blocked []byte
 	// sender is the blocked_copies.sender object kept if this message is
 	// blocked by its fingerprint with changed content (see auditevent.Sender); only
@@ -335,10 +336,14 @@ func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
 	if err := s.hash(ctx, &m); err != nil {
 		return m, err
 	}
-	if m.blocked, err = blockedDetails(m); err != nil {
-		return m, err
+	if m.seen || m.IdempotencyKey != "" {
+		// Most likely a duplicate or a replay: its statement will record
+		// the event, and encoding it here keeps that work out of the
+		// transaction. A message that looks new is stored by a statement
+		// that blocks nothing (storeNew); decideAll encodes the few that
+		// turn out to be duplicates.
+		err = m.encodeProvenance()
 	}
-	m.sender, err = senderOf(m)
 	return m, err
 }
 

@@ -33,11 +33,20 @@ func senderOf(m message) ([]byte, error) {
 	return raw, nil
 }
 
+// encodeProvenance sets m's blocked and sender objects, which the
+// statements that may block m record.
+func (m *message) encodeProvenance() error {
+	var err error
+	if m.blocked, err = blockedDetails(*m); err != nil {
+		return err
+	}
+	m.sender, err = senderOf(*m)
+	return err
+}
+
 // blockedDetails encodes the details m's audit event would have if m were
 // blocked as a duplicate, less Original and Content (see
 // auditevent.BlockedDetails).
-// It is prepared for every message because the statement that stores a
-// message is also the one that blocks it.
 func blockedDetails(m message) ([]byte, error) {
 	if m.IdempotencyKey == "" && m.fingerprint == nil {
 		return nil, nil // such a message is never a duplicate
