@@ -55,11 +55,27 @@ func newHashMemo(entries int) *hashMemo {
 
 // memoKey is the memo's key for a payload received for a tenant.
 func memoKey(tenantID int64, payload []byte) [32]byte {
+	return tenantKey(tenantID, payload)
+}
+
+// contentMemoKey is the memo's key for a payload that came with its
+// canonical form, whose content hash is content: a parser wrote the form,
+// and its hashes start from that hash anyway, so the payload's bytes are
+// not hashed a third time for the key. Its own prefix keeps it apart from
+// every memoKey, whose payload is JSON and never starts so.
+func contentMemoKey(tenantID int64, content [32]byte) [32]byte {
+	return tenantKey(tenantID, []byte("canonical:"), content[:])
+}
+
+// tenantKey is the SHA-256 of the tenant's id and parts.
+func tenantKey(tenantID int64, parts ...[]byte) [32]byte {
 	h := sha256.New()
 	var id [8]byte
 	binary.BigEndian.PutUint64(id[:], uint64(tenantID))
 	h.Write(id[:])
-	h.Write(payload)
+	for _, p := range parts {
+		h.Write(p)
+	}
 	var key [32]byte
 	h.Sum(key[:0])
 	return key

@@ -85,6 +85,44 @@ func TestHashMemoGivesTheCanonicalHashes(t *testing.T) {
 	require.Equal(t, 2, s.hashes.Len(), "one entry for each tenant's payload")
 }
 
+// A payload that comes with its canonical form (an IDoc's or a transaction
+// set's view) is remembered by its content hash: the same content again,
+// whatever bytes its view was written with, gets the remembered shape hash
+// and is seen under the same fingerprint; another tenant's is not.
+func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
+	t.Parallel()
+	s := New(nil, time.Hour, nil)
+	mt := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "850", DuplicateKeyFields: []string{"BEG.0.BEG03"}})
+	view := []byte(`{"ST":[{"ST01":"850"}],"BEG":[{"BEG03":"PO-1"}]}`)
+	canonical, err := canon.JSON(view)
+	require.NoError(t, err)
+	content, err := canon.ContentHash(view)
+	require.NoError(t, err)
+	parsed := func(tenant int64, payload []byte) Request {
+		return Request{TenantID: tenant, MessageType: mt, Payload: payload, CanonicalPayload: canonical}
+	}
+	prepared := func(req Request) message {
+		m, err := s.prepare(t.Context(), req)
+		require.NoError(t, err)
+		return m
+	}
+
+	first := prepared(parsed(7, view))
+	require.Equal(t, content, first.contentHash)
+	require.Equal(t, canon.ShapeHash(canonical, content), first.shapeHash)
+	require.False(t, first.seen)
+	require.Nil(t, first.blocked, "a message that looks new is stored without encoding its audit details")
+	require.True(t, s.hashes.Contains(contentMemoKey(7, content)))
+	require.False(t, s.hashes.Contains(memoKey(7, view)), "the view's bytes are not hashed for the key")
+
+	s.hashes.Add(contentMemoKey(7, content), payloadHashes{content: content, shape: [32]byte{1}, fingerprint: *first.fingerprint})
+	again := prepared(parsed(7, append([]byte(" "), view...)))
+	require.True(t, again.seen, "the same content under the same fingerprint is a likely retransmission")
+	require.Equal(t, [32]byte{1}, again.shapeHash, "its hashes come from the memo")
+	require.NotNil(t, again.blocked, "a likely duplicate comes with its audit details")
+	require.False(t, prepared(parsed(8, view)).seen, "another tenant never reads this tenant's entry")
+}
+
 // The memo holds at most its number of entries, dropping the least recently used.
 func TestHashMemoIsBounded(t *testing.T) {
 	t.Parallel()

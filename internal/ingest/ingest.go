@@ -376,12 +376,19 @@ func keyProblem(messageType string, err error) error {
 // the memo's entry was left by a message with m's fingerprint, and leaves
 // m's in it.
 func (s *Service) hash(ctx context.Context, m *message) error {
-	key := memoKey(m.TenantID, m.Payload)
+	var key [32]byte
+	var content *[32]byte
+	if m.CanonicalPayload != nil {
+		content = new(sha256.Sum256(m.CanonicalPayload))
+		key = contentMemoKey(m.TenantID, *content)
+	} else {
+		key = memoKey(m.TenantID, m.Payload)
+	}
 	h, remembered := s.hashes.Get(key)
 	keyed := m.KeyIsContent || m.IdempotencyKey != ""
 	if !remembered || (keyed && !h.covers(m.MessageType.Code, m.Docnum)) {
 		var err error
-		if h, err = s.canonicalHashes(ctx, m, keyed); err != nil {
+		if h, err = s.canonicalHashes(ctx, m, keyed, content); err != nil {
 			return err
 		}
 		remembered = false
@@ -407,8 +414,9 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 
 // canonicalHashes works out m's hashes from the canonical form of its
 // payload, the request hash too when keyed: the one it was given
-// (CanonicalPayload), else one made here, admitted by canonicalising.
-func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool) (payloadHashes, error) {
+// (CanonicalPayload), whose content hash is content, else one made here,
+// admitted by canonicalising.
+func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, content *[32]byte) (payloadHashes, error) {
 	canonical := m.CanonicalPayload
 	if canonical == nil {
 		select {
@@ -425,7 +433,12 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool) (
 		defer c.Release()
 		canonical = c.Bytes()
 	}
-	h := payloadHashes{content: sha256.Sum256(canonical)}
+	h := payloadHashes{}
+	if content != nil {
+		h.content = *content
+	} else {
+		h.content = sha256.Sum256(canonical)
+	}
 	h.shape = canon.ShapeHash(canonical, h.content)
 	if keyed {
 		h.requestType, h.requestDocnum, h.requested = m.MessageType.Code, m.Docnum, true
