@@ -190,7 +190,7 @@ func FuzzDepth(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if got, want := depth(body), depthByteByByte(body); got != want {
+		if got, want := depth(body, 0), depthByteByByte(body); got != want {
 			t.Fatalf("depth(%q) = %d, byte by byte %d", body, got, want)
 		}
 	})
