@@ -223,10 +223,11 @@ func TestGrowingBodiesAllComplete(t *testing.T) {
 	}
 }
 
-// An IDoc-XML body holds three times its bytes of the budget, for what
-// reading it costs beside JSON; a JSON body holds its bytes. Once its first
-// byte has arrived, a body holds its first step (512 bytes of room), three
-// times over for IDoc-XML.
+// An IDoc-XML body holds seven times its bytes of the budget and an X12 or
+// EDIFACT interchange fourteen times, for what reading it costs beside JSON
+// and room for the collector; a JSON body holds its bytes. Once its first
+// byte has arrived, a body holds its first step (512 bytes of room), seven
+// or fourteen times over.
 func TestIDocXMLBodiesHoldWhatReadingThemCosts(t *testing.T) {
 	t.Parallel()
 	o := observedServer(t, map[string]string{"MAX_BODY_BYTES": "4096", "MAX_BODY_BYTES_IN_PROCESS": "16384"})
@@ -234,7 +235,7 @@ func TestIDocXMLBodiesHoldWhatReadingThemCosts(t *testing.T) {
 	for _, tc := range []struct {
 		contentType string
 		held        float64
-	}{{"application/x-sap.idoc", 3 * 512}, {"application/json", 512}} {
+	}{{"application/x-sap.idoc", 7 * 512}, {"application/edi-x12", 14 * 512}, {"application/json", 512}} {
 		pr, pw := io.Pipe()
 		// The sender gives up whatever the test finds, or the server would
 		// wait for the rest of the body until the test's end.

@@ -285,21 +285,20 @@ func requireJSON(r *http.Request) error {
 
 // What a body holds of the budget of bytes in process, as a multiple of
 // its bytes: what working on it costs beside what a JSON body of the same
-// size costs. IDoc-XML costs more: each IDoc is read into a tree, and kept
-// as its JSON view, its canonical form and its own bytes, about three
-// times what a JSON envelope of the same size holds (docs/performance.md,
-// "Measurements behind the limits"). An X12 or EDIFACT interchange costs
-// more again: each element of each segment is named in its JSON view, and
-// an interchange peaks at about 23 times its bytes (docs/performance.md,
-// "A 10 MiB interchange"). Its cost leaves the collector room beside that
-// peak: at 7, sixteen senders of 200 KB interchanges kept fourteen in
-// process, 66 MB live under the 92 MiB memory limit, and the collector and
-// the scavenger, returning pages to the system at every large allocation,
-// doubled edihub's CPU per interchange ("A budget that leaves the
-// collector room").
+// size costs, and as much again as room for the collector. The memory limit
+// is three bytes a byte of the budget (cli.memoryLimit); a format whose
+// requests filled it with live heap kept the collector and the scavenger,
+// which returns pages to the system at every large allocation under the
+// limit, running all the time: the room cut edihub's CPU per request by a
+// tenth for packets and by half for interchanges (docs/performance.md, "A
+// budget that leaves the collector room"). An IDoc-XML packet peaks at about 10.5 times
+// its bytes: each IDoc is read into a tree, and kept as its JSON view, its
+// canonical form and its own bytes. An X12 or EDIFACT interchange peaks at
+// about 23 times: each element of each segment is named in its JSON view
+// ("A 10 MiB interchange"). So a cost is about two thirds of the peak.
 const (
 	jsonBodyCost    = 1
-	idocXMLBodyCost = 3
+	idocXMLBodyCost = 7
 	ediBodyCost     = 14
 )
 
