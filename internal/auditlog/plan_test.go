@@ -86,12 +86,7 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	require.NoError(t, err)
 
 	dup := "message.duplicate_blocked"
-	tests := []struct {
-		name   string
-		scope  auth.Scope
-		filter auditlog.Filter
-		index  string
-	}{
+	tests := []listPlan{
 		// The primary key, (created_at, id), read backwards.
 		{"everything", auth.GlobalScope(), auditlog.Filter{}, "audit_events_pkey"},
 		{"everything, deep", auth.GlobalScope(), auditlog.Filter{Window: adminlist.Window{Before: deep}}, "audit_events_pkey"},
@@ -114,15 +109,39 @@ func checkListPlans(t *testing.T, url string, load *pgxpool.Pool) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			page, err := svc.List(ctx, tt.scope, tt.filter)
-			require.NoError(t, err)
-			require.Empty(t, page.Problems)
-			require.NotEmpty(t, page.Events)
-			scans, raw := traced.Explain(t, pool)
+			scans, raw := tt.explain(t, svc, pool, traced)
 			require.NotContains(t, scans, "Seq Scan on audit_events", "%s", raw)
 			require.Contains(t, scans, tt.index, "%s", raw)
 		})
 	}
+}
+
+// listPlan is a filter an admin lists the audit log with, in a scope, and
+// the index its plan must read.
+type listPlan struct {
+	name   string
+	scope  auth.Scope
+	filter auditlog.Filter
+	index  string
+}
+
+// explain lists the log with p's filter, which must find events, and
+// explains the statement the list ran as it ran it: the content filter's in
+// a transaction that rules sorting out (AuditEventListInTimeOrder).
+func (p listPlan) explain(t *testing.T, svc *auditlog.Service, pool *pgxpool.Pool, traced *pgtest.Recorder) (scans []string, raw []byte) {
+	t.Helper()
+	ctx := t.Context()
+	page, err := svc.List(ctx, p.scope, p.filter)
+	require.NoError(t, err)
+	require.Empty(t, page.Problems)
+	require.NotEmpty(t, page.Events)
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tx.Rollback(ctx)) }()
+	if p.filter.Content != "" {
+		require.NoError(t, db.On(tx).AuditEventListInTimeOrder(ctx))
+	}
+	return traced.ExplainOn(t, tx)
 }
 
 // The login throttle (auth.Login) counts a sign-in's recent failures along
@@ -176,12 +195,7 @@ func TestListReadsTheFittingIndexOnStatisticsOfAnEmptyLog(t *testing.T) {
 	pool, traced := pgtest.TracedPool(t, url, "FROM audit_events")
 	svc := auditlog.New(pool)
 	dup := "message.duplicate_blocked"
-	tests := []struct {
-		name   string
-		scope  auth.Scope
-		filter auditlog.Filter
-		index  string
-	}{
+	tests := []listPlan{
 		{"content, every tenant", auth.GlobalScope(), auditlog.Filter{Content: "changed"}, "audit_events_content_time"},
 		{"content, one tenant", auth.GlobalScope(),
 			auditlog.Filter{Names: adminlist.Names{Tenant: "t4"}, Action: dup, Content: "changed"}, "audit_events_content_time"},
@@ -192,18 +206,7 @@ func TestListReadsTheFittingIndexOnStatisticsOfAnEmptyLog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			page, err := svc.List(ctx, tt.scope, tt.filter)
-			require.NoError(t, err)
-			require.NotEmpty(t, page.Events)
-			// The content filter's list runs in a transaction that rules
-			// sorting out; the plan is made with the same setting.
-			tx, err := pool.Begin(ctx)
-			require.NoError(t, err)
-			defer func() { require.NoError(t, tx.Rollback(ctx)) }()
-			if tt.filter.Content != "" {
-				require.NoError(t, db.On(tx).AuditEventListInTimeOrder(ctx))
-			}
-			scans, raw := traced.ExplainOn(t, tx)
+			scans, raw := tt.explain(t, svc, pool, traced)
 			require.Contains(t, scans, tt.index, "%s", raw)
 			require.NotContains(t, scans, "audit_events_tenant_time", "%s", raw)
 			if tt.filter.Content != "" {
