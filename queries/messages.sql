@@ -254,18 +254,13 @@ ORDER BY j.ord;
 -- transaction. The deliveries are written as DeliveryCreateForStored
 -- writes them, which then need not find the messages again; the
 -- destinations are looked up apart (OFFSET 0), per message, as there.
--- Nulls are sent as MessageStoreOrBlockAll's are.
+-- Nulls are sent as MessageStoreOrBlockAll's are. The insert reads the
+-- arrays itself, and the rows it stored find their ordinals again by their
+-- claims in the three arrays that hold them: a CTE of every column read
+-- twice would hold each payload once more (about 1 µs a message,
+-- docs/performance.md, "Where a batch message's PostgreSQL time goes").
 -- name: MessageStoreNew :many
-WITH input AS (
-    SELECT a.*
-    FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
-                    unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
-                    unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
-                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]))
-         WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
-                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, packet_position, packet_size, ord)
-), inserted AS (
+WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
@@ -275,14 +270,22 @@ WITH input AS (
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash)
-    FROM input i
+    FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
+                    unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
+                    unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]))
+         WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
+                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
+                               received_bytes, packet_position, packet_size, ord)
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
-    RETURNING id, received_at, tenant_id, environment_id, fingerprint
+    RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
 ), stored AS (
-    SELECT i.ord, n.id, n.received_at, n.tenant_id, n.environment_id, i.message_type_id
+    SELECT c.ord, n.id, n.received_at, n.tenant_id, n.environment_id, n.message_type_id
     FROM inserted n
-    JOIN input i ON i.tenant_id = n.tenant_id AND i.environment_id = n.environment_id AND i.fingerprint = n.fingerprint
+    JOIN ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@fingerprints::text[]))
+         WITH ORDINALITY AS c (tenant_id, environment_id, fingerprint, ord)
+      ON c.tenant_id = n.tenant_id AND c.environment_id = n.environment_id AND c.fingerprint = n.fingerprint
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT s.tenant_id, s.id, k.value
