@@ -21,16 +21,16 @@ WITH claim AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, first_key_value
     )
     SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
            @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr,
-           @content_type, @received_bytes, @packet_position, @packet_size
+           @content_type, @received_bytes, @packet_position, @packet_size, (@key_values::text[])[1]
     FROM claim
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT @tenant_id, stored.id, v FROM stored, unnest(@key_values::text[]) v
+    SELECT @tenant_id, stored.id, v FROM stored, unnest((@key_values::text[])[2:]) v
 )
 SELECT id, received_at FROM stored;
 

@@ -3,22 +3,23 @@
 -- under the Idempotency-Key of the whole request (the first message of a
 -- request with a key is stored by IdempotencyKeyClaimAndStore). Like every
 -- statement that stores a message, it also stores the message's business
--- key values (key_values, see message_keys).
+-- key values (key_values): the first in its row (first_key_value), the
+-- others in message_keys (migration 039).
 -- name: MessageInsert :one
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, first_key_value
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
         @computed_fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr,
-        @content_type, @received_bytes, @packet_position, @packet_size
+        @content_type, @received_bytes, @packet_position, @packet_size, (@key_values::text[])[1]
     )
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT @tenant_id, inserted.id, v FROM inserted, unnest(@key_values::text[]) v
+    SELECT @tenant_id, inserted.id, v FROM inserted, unnest((@key_values::text[])[2:]) v
 )
 SELECT id, received_at FROM inserted;
 
@@ -40,25 +41,25 @@ SELECT id, received_at FROM inserted;
 -- (the same shape hash: a segment as an object in one and as a one-item
 -- array in the other, see canon.ShapeHash), stores nothing more than the
 -- event, whose content says "identical" or "shape_only". A stored message's
--- business key values go to message_keys, and its shape hash to shape_hash
--- when it differs from its content hash.
+-- business key values are stored as MessageInsert stores them, and its shape
+-- hash goes to shape_hash when it differs from its content hash.
 -- name: MessageStoreOrBlock :one
 WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
         @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr,
         @content_type, @received_bytes, @packet_position, @packet_size,
-        nullif(@shape_hash::bytea, @content_hash::bytea)
+        nullif(@shape_hash::bytea, @content_hash::bytea), (@key_values::text[])[1]
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT @tenant_id, inserted.id, v FROM inserted, unnest(@key_values::text[]) v
+    SELECT @tenant_id, inserted.id, v FROM inserted, unnest((@key_values::text[])[2:]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
            m.received_at > now() - make_interval(hours => @window_hours::int) AS within_window,
@@ -120,9 +121,11 @@ LEFT JOIN holder h ON true;
 -- NULL here (sqlc passes Go slices of values), so the nullable columns are
 -- sent as a value that no message has: '' for no docnum, the nil UUID for
 -- no integration, 0 for no packet position and size; received_bytes is
--- NULL for a nil slice. key_values are all messages' values in one array,
--- each with the ordinal (1 for the first message) of its message in
--- key_ords. The arrays are read side by side by one ROWS FROM of unnests,
+-- NULL for a nil slice. A message's first business key value is in
+-- first_key_values ('' for none) and goes to its row, as MessageInsert
+-- puts it; key_values are all messages' other values in one array, each
+-- with the ordinal (1 for the first message) of its message in key_ords,
+-- and go to message_keys. The arrays are read side by side by one ROWS FROM of unnests,
 -- once each: a subscript walks its array from the start, so reading a
 -- hundred messages' payloads by subscript cost PostgreSQL a walk per
 -- message (sqlc knows no unnest of several arrays, but ROWS FROM it does).
@@ -134,20 +137,21 @@ WITH input AS (
                     unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
                     unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]), unnest(@actors::text[]),
                     unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
-                    unnest(@window_hours::int[]), unnest(@details::jsonb[]), unnest(@senders::jsonb[]))
+                    unnest(@window_hours::int[]), unnest(@details::jsonb[]), unnest(@senders::jsonb[]), unnest(@first_key_values::text[]))
          WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, actor, content_type,
-                               received_bytes, packet_position, packet_size, window_hours, details, sender, ord)
+                               received_bytes, packet_position, packet_size, window_hours, details, sender,
+                               first_key_value, ord)
 ), inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
-           nullif(i.shape_hash, i.content_hash)
+           nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM input i
     WHERE i.offered
     ORDER BY i.ord
@@ -198,9 +202,10 @@ WITH input AS (
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.received_at,
            c.holder_id, nullif(c.docnum, ''), c.payload, c.content_hash, c.sender,
            c.content_type, c.received_bytes, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
-           (SELECT array_agg(k.value ORDER BY k.n)
-            FROM ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) WITH ORDINALITY AS k (ord, value, n)
-            WHERE k.ord = c.ord),
+           CASE WHEN c.first_key_value <> '' THEN array_prepend(c.first_key_value, ARRAY(
+               SELECT k.value
+               FROM ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) WITH ORDINALITY AS k (ord, value, n)
+               WHERE k.ord = c.ord ORDER BY k.n)) END,
            c.copies, CASE WHEN c.copies > 1 THEN c.received_at END
     FROM (
         -- The same changed copy twice in one call is one row with two
@@ -254,7 +259,7 @@ ORDER BY j.ord;
 -- transaction. The deliveries are written as DeliveryCreateForStored
 -- writes them, which then need not find the messages again; the
 -- destinations are looked up apart (OFFSET 0), per message, as there.
--- Nulls are sent as MessageStoreOrBlockAll's are. The insert reads the
+-- Nulls and keys are sent as MessageStoreOrBlockAll's are. The insert reads the
 -- arrays itself, and the rows it stored find their ordinals again by their
 -- claims in the three arrays that hold them: a CTE of every column read
 -- twice would hold each payload once more (about 1 µs a message,
@@ -264,19 +269,20 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
-           nullif(i.shape_hash, i.content_hash)
+           nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
                     unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
                     unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
-                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]))
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
+                    unnest(@first_key_values::text[]))
          WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, packet_position, packet_size, ord)
+                               received_bytes, packet_position, packet_size, first_key_value, ord)
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
@@ -462,15 +468,16 @@ WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id AND m.id
 -- estimate, and a walk through most of the table for a rare environment.
 
 -- MessageSearchByKey finds the messages one of whose business key values
--- (message_keys) is value. The key's entries are read first, always
+-- (message_key_values: the first in the message's row since migration 039,
+-- the others in message_keys) is value. The key's entries are read first, always
 -- (MATERIALIZED): a value names a handful of messages, and a planner that
 -- misjudges that (message_keys analyzed when it was empty guesses 0.5 %
 -- of the table) walked all of messages_time instead, probing the key for
 -- every message (10 s at 3 million messages).
 -- name: MessageSearchByKey :many
 WITH k AS MATERIALIZED (
-    SELECT k.tenant_id, k.message_id FROM message_keys k
-    WHERE k.value = @value
+    SELECT DISTINCT k.tenant_id, k.message_id FROM message_key_values k
+    WHERE k.value = @value::text
       AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR k.tenant_id = sqlc.narg(scope_tenant_id))
 )
 SELECT m.id

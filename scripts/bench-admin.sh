@@ -99,7 +99,7 @@ read -r message_id blocked_id type_id docnum key fingerprint < <(psql_db -d "$db
                       WHERE e.tenant_id = t.id AND e.action = 'message.duplicate_blocked'
                       ORDER BY e.created_at DESC LIMIT 1) e
   JOIN messages m ON m.id = e.message_id
-  JOIN message_keys k ON k.message_id = m.id
+  JOIN message_key_values k ON k.message_id = m.id
   WHERE t.slug = 'acme'")
 for user in global acme; do
   tenant_filter=""

@@ -54,15 +54,12 @@ measure() {
 
 messages() { # payload expression, first number
   cat <<SQL
-WITH m AS (
-  INSERT INTO messages (tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
-                        computed_fingerprint, fingerprint, source_endpoint, remote_addr)
-  SELECT e.tenant_id, e.id, mt.id, lpad(g::text, 16, '0'), $1, sha256(int8send(g)),
-         encode(sha256(int8send(g)), 'hex'), encode(sha256(int8send(g)), 'hex'), 'receive-message', '10.1.2.3'
-  FROM generate_series($2, $2 + :n - 1) g JOIN environments e ON true JOIN message_types mt ON mt.tenant_id = e.tenant_id
-  RETURNING tenant_id, id, docnum
-)
-INSERT INTO message_keys (tenant_id, message_id, value) SELECT tenant_id, id, docnum FROM m;
+INSERT INTO messages (tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
+                      computed_fingerprint, fingerprint, source_endpoint, remote_addr, first_key_value)
+SELECT e.tenant_id, e.id, mt.id, lpad(g::text, 16, '0'), $1, sha256(int8send(g)),
+       encode(sha256(int8send(g)), 'hex'), encode(sha256(int8send(g)), 'hex'), 'receive-message', '10.1.2.3',
+       lpad(g::text, 16, '0')
+FROM generate_series($2, $2 + :n - 1) g JOIN environments e ON true JOIN message_types mt ON mt.tenant_id = e.tenant_id;
 SQL
 }
 

@@ -213,12 +213,12 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, first_key_value
     )
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
            e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
            coalesce(c.sender->>'remote_addr', ''), c.received_at,
-           c.content_type, c.received_bytes, c.packet_position, c.packet_size
+           c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values[1]
     FROM blocked_copies c
     JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
     WHERE c.id = $1
@@ -226,7 +226,7 @@ WITH inserted AS (
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT inserted.tenant_id, inserted.id, v
-    FROM inserted, blocked_copies c, unnest(c.key_values) v
+    FROM inserted, blocked_copies c, unnest(c.key_values[2:]) v
     WHERE c.id = $1
 )
 SELECT id FROM inserted

@@ -421,16 +421,16 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size
+        content_type, received_bytes, packet_position, packet_size, first_key_value
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10, $11,
-        $12, $13, $14, $15
+        $12, $13, $14, $15, ($16::text[])[1]
     )
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, inserted.id, v FROM inserted, unnest($16::text[]) v
+    SELECT $1, inserted.id, v FROM inserted, unnest(($16::text[])[2:]) v
 )
 SELECT id, received_at FROM inserted
 `
@@ -464,7 +464,8 @@ type MessageInsertRow struct {
 // under the Idempotency-Key of the whole request (the first message of a
 // request with a key is stored by IdempotencyKeyClaimAndStore). Like every
 // statement that stores a message, it also stores the message's business
-// key values (key_values, see message_keys).
+// key values (key_values): the first in its row (first_key_value), the
+// others in message_keys (migration 039).
 func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (MessageInsertRow, error) {
 	row := q.db.QueryRow(ctx, messageInsert,
 		arg.TenantID,
@@ -844,8 +845,8 @@ func (q *Queries) MessageSearchByDocnum(ctx context.Context, arg MessageSearchBy
 const messageSearchByKey = `-- name: MessageSearchByKey :many
 
 WITH k AS MATERIALIZED (
-    SELECT k.tenant_id, k.message_id FROM message_keys k
-    WHERE k.value = $10
+    SELECT DISTINCT k.tenant_id, k.message_id FROM message_key_values k
+    WHERE k.value = $10::text
       AND ($1::bigint IS NULL OR k.tenant_id = $1)
 )
 SELECT m.id
@@ -893,7 +894,8 @@ type MessageSearchByKeyParams struct {
 // table's physical order, and sift it for the range: cheap in its
 // estimate, and a walk through most of the table for a rare environment.
 // MessageSearchByKey finds the messages one of whose business key values
-// (message_keys) is value. The key's entries are read first, always
+// (message_key_values: the first in the message's row since migration 039,
+// the others in message_keys) is value. The key's entries are read first, always
 // (MATERIALIZED): a value names a handful of messages, and a planner that
 // misjudges that (message_keys analyzed when it was empty guesses 0.5 %
 // of the table) walked all of messages_time instead, probing the key for
@@ -1152,19 +1154,20 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
-           nullif(i.shape_hash, i.content_hash)
+           nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
                     unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
                     unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]),
-                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::int[]), unnest($15::int[]))
+                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::int[]), unnest($15::int[]),
+                    unnest($16::text[]))
          WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, packet_position, packet_size, ord)
+                               received_bytes, packet_position, packet_size, first_key_value, ord)
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
@@ -1178,7 +1181,7 @@ WITH inserted AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT s.tenant_id, s.id, k.value
     FROM stored s
-    JOIN ROWS FROM (unnest($16::int[]), unnest($17::text[])) AS k (ord, value) ON k.ord = s.ord
+    JOIN ROWS FROM (unnest($17::int[]), unnest($18::text[])) AS k (ord, value) ON k.ord = s.ord
 ), delivered AS (
     INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
     SELECT s.tenant_id, s.environment_id, s.id, d.id, s.message_type_id
@@ -1217,6 +1220,7 @@ type MessageStoreNewParams struct {
 	ReceivedBytes   [][]byte
 	PacketPositions []int32
 	PacketSizes     []int32
+	FirstKeyValues  []string
 	KeyOrds         []int32
 	KeyValues       []string
 }
@@ -1243,7 +1247,7 @@ type MessageStoreNewRow struct {
 // transaction. The deliveries are written as DeliveryCreateForStored
 // writes them, which then need not find the messages again; the
 // destinations are looked up apart (OFFSET 0), per message, as there.
-// Nulls are sent as MessageStoreOrBlockAll's are. The insert reads the
+// Nulls and keys are sent as MessageStoreOrBlockAll's are. The insert reads the
 // arrays itself, and the rows it stored find their ordinals again by their
 // claims in the three arrays that hold them: a CTE of every column read
 // twice would hold each payload once more (about 1 µs a message,
@@ -1265,6 +1269,7 @@ func (q *Queries) MessageStoreNew(ctx context.Context, arg MessageStoreNewParams
 		arg.ReceivedBytes,
 		arg.PacketPositions,
 		arg.PacketSizes,
+		arg.FirstKeyValues,
 		arg.KeyOrds,
 		arg.KeyValues,
 	)
@@ -1297,18 +1302,18 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
         $7, $7, $8, $9, $10,
         $11, $12, $13, $14,
-        nullif($15::bytea, $6::bytea)
+        nullif($15::bytea, $6::bytea), ($16::text[])[1]
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, inserted.id, v FROM inserted, unnest($16::text[]) v
+    SELECT $1, inserted.id, v FROM inserted, unnest(($16::text[])[2:]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
            m.received_at > now() - make_interval(hours => $17::int) AS within_window,
@@ -1398,8 +1403,8 @@ type MessageStoreOrBlockRow struct {
 // (the same shape hash: a segment as an object in one and as a one-item
 // array in the other, see canon.ShapeHash), stores nothing more than the
 // event, whose content says "identical" or "shape_only". A stored message's
-// business key values go to message_keys, and its shape hash to shape_hash
-// when it differs from its content hash.
+// business key values are stored as MessageInsert stores them, and its shape
+// hash goes to shape_hash when it differs from its content hash.
 func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlockParams) (MessageStoreOrBlockRow, error) {
 	row := q.db.QueryRow(ctx, messageStoreOrBlock,
 		arg.TenantID,
@@ -1438,26 +1443,27 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 
 const messageStoreOrBlockAll = `-- name: MessageStoreOrBlockAll :many
 WITH input AS (
-    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.docnum, a.payload, a.content_hash, a.shape_hash, a.fingerprint, a.source_endpoint, a.integration_id, a.remote_addr, a.actor, a.content_type, a.received_bytes, a.packet_position, a.packet_size, a.window_hours, a.details, a.sender, a.ord,
+    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.docnum, a.payload, a.content_hash, a.shape_hash, a.fingerprint, a.source_endpoint, a.integration_id, a.remote_addr, a.actor, a.content_type, a.received_bytes, a.packet_position, a.packet_size, a.window_hours, a.details, a.sender, a.first_key_value, a.ord,
            row_number() OVER (PARTITION BY a.tenant_id, a.environment_id, a.fingerprint ORDER BY a.ord) = 1 AS offered
     FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
                     unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
                     unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]), unnest($12::text[]),
                     unnest($13::text[]), unnest($14::bytea[]), unnest($15::int[]), unnest($16::int[]),
-                    unnest($17::int[]), unnest($18::jsonb[]), unnest($19::jsonb[]))
+                    unnest($17::int[]), unnest($18::jsonb[]), unnest($19::jsonb[]), unnest($20::text[]))
          WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, actor, content_type,
-                               received_bytes, packet_position, packet_size, window_hours, details, sender, ord)
+                               received_bytes, packet_position, packet_size, window_hours, details, sender,
+                               first_key_value, ord)
 ), inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash
+        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
-           nullif(i.shape_hash, i.content_hash)
+           nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM input i
     WHERE i.offered
     ORDER BY i.ord
@@ -1467,7 +1473,7 @@ WITH input AS (
     -- Each message with the row it is judged against: its own when it was
     -- inserted, the one inserted now for an earlier copy of it, else the
     -- holder the snapshot sees (none when that committed meanwhile).
-    SELECT i.tenant_id, i.environment_id, i.message_type_id, i.docnum, i.payload, i.content_hash, i.shape_hash, i.fingerprint, i.source_endpoint, i.integration_id, i.remote_addr, i.actor, i.content_type, i.received_bytes, i.packet_position, i.packet_size, i.window_hours, i.details, i.sender, i.ord, i.offered, n.id IS NOT NULL AND i.offered AS stored,
+    SELECT i.tenant_id, i.environment_id, i.message_type_id, i.docnum, i.payload, i.content_hash, i.shape_hash, i.fingerprint, i.source_endpoint, i.integration_id, i.remote_addr, i.actor, i.content_type, i.received_bytes, i.packet_position, i.packet_size, i.window_hours, i.details, i.sender, i.first_key_value, i.ord, i.offered, n.id IS NOT NULL AND i.offered AS stored,
            coalesce(n.id, h.id) AS holder_id, coalesce(n.docnum, h.docnum) AS holder_docnum,
            coalesce(n.received_at, h.received_at) AS holder_received_at,
            coalesce(n.received_at, h.received_at) > now() - make_interval(hours => i.window_hours) AS within_window,
@@ -1492,7 +1498,7 @@ WITH input AS (
 ), blocked AS (
     INSERT INTO audit_events (id, tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
     OVERRIDING SYSTEM VALUE
-    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, $20, j.actor, j.fingerprint,
+    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, $21, j.actor, j.fingerprint,
            j.details || jsonb_build_object(
                'original', jsonb_build_object('id', j.holder_id, 'docnum', j.holder_docnum),
                'content', j.content)
@@ -1508,14 +1514,15 @@ WITH input AS (
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.received_at,
            c.holder_id, nullif(c.docnum, ''), c.payload, c.content_hash, c.sender,
            c.content_type, c.received_bytes, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
-           (SELECT array_agg(k.value ORDER BY k.n)
-            FROM ROWS FROM (unnest($21::int[]), unnest($22::text[])) WITH ORDINALITY AS k (ord, value, n)
-            WHERE k.ord = c.ord),
+           CASE WHEN c.first_key_value <> '' THEN array_prepend(c.first_key_value, ARRAY(
+               SELECT k.value
+               FROM ROWS FROM (unnest($22::int[]), unnest($23::text[])) WITH ORDINALITY AS k (ord, value, n)
+               WHERE k.ord = c.ord ORDER BY k.n)) END,
            c.copies, CASE WHEN c.copies > 1 THEN c.received_at END
     FROM (
         -- The same changed copy twice in one call is one row with two
         -- arrivals: an upsert cannot touch a row twice in one statement.
-        SELECT DISTINCT ON (j.holder_id, j.content_hash) j.tenant_id, j.environment_id, j.message_type_id, j.docnum, j.payload, j.content_hash, j.shape_hash, j.fingerprint, j.source_endpoint, j.integration_id, j.remote_addr, j.actor, j.content_type, j.received_bytes, j.packet_position, j.packet_size, j.window_hours, j.details, j.sender, j.ord, j.offered, j.stored, j.holder_id, j.holder_docnum, j.holder_received_at, j.within_window, j.content, b.id AS audit_event_id, b.created_at AS received_at,
+        SELECT DISTINCT ON (j.holder_id, j.content_hash) j.tenant_id, j.environment_id, j.message_type_id, j.docnum, j.payload, j.content_hash, j.shape_hash, j.fingerprint, j.source_endpoint, j.integration_id, j.remote_addr, j.actor, j.content_type, j.received_bytes, j.packet_position, j.packet_size, j.window_hours, j.details, j.sender, j.first_key_value, j.ord, j.offered, j.stored, j.holder_id, j.holder_docnum, j.holder_received_at, j.within_window, j.content, b.id AS audit_event_id, b.created_at AS received_at,
                count(*) OVER (PARTITION BY j.holder_id, j.content_hash) AS copies
         FROM blocked b
         JOIN event e ON e.id = b.id
@@ -1531,7 +1538,7 @@ WITH input AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT j.tenant_id, j.holder_id, k.value
     FROM judged j
-    JOIN ROWS FROM (unnest($21::int[]), unnest($22::text[])) AS k (ord, value) ON k.ord = j.ord
+    JOIN ROWS FROM (unnest($22::int[]), unnest($23::text[])) AS k (ord, value) ON k.ord = j.ord
     WHERE j.stored
 ), stored AS (
     -- stored and held are the answer's two halves, joined to every
@@ -1571,6 +1578,7 @@ type MessageStoreOrBlockAllParams struct {
 	WindowHours     []int32
 	Details         [][]byte
 	Senders         [][]byte
+	FirstKeyValues  []string
 	Action          string
 	KeyOrds         []int32
 	KeyValues       []string
@@ -1609,9 +1617,11 @@ type MessageStoreOrBlockAllRow struct {
 // NULL here (sqlc passes Go slices of values), so the nullable columns are
 // sent as a value that no message has: ” for no docnum, the nil UUID for
 // no integration, 0 for no packet position and size; received_bytes is
-// NULL for a nil slice. key_values are all messages' values in one array,
-// each with the ordinal (1 for the first message) of its message in
-// key_ords. The arrays are read side by side by one ROWS FROM of unnests,
+// NULL for a nil slice. A message's first business key value is in
+// first_key_values (” for none) and goes to its row, as MessageInsert
+// puts it; key_values are all messages' other values in one array, each
+// with the ordinal (1 for the first message) of its message in key_ords,
+// and go to message_keys. The arrays are read side by side by one ROWS FROM of unnests,
 // once each: a subscript walks its array from the start, so reading a
 // hundred messages' payloads by subscript cost PostgreSQL a walk per
 // message (sqlc knows no unnest of several arrays, but ROWS FROM it does).
@@ -1636,6 +1646,7 @@ func (q *Queries) MessageStoreOrBlockAll(ctx context.Context, arg MessageStoreOr
 		arg.WindowHours,
 		arg.Details,
 		arg.Senders,
+		arg.FirstKeyValues,
 		arg.Action,
 		arg.KeyOrds,
 		arg.KeyValues,

@@ -243,12 +243,19 @@ type Message struct {
 	PacketPosition      *int32
 	PacketSize          *int32
 	ShapeHash           []byte
+	FirstKeyValue       *string
 }
 
 type MessageKey struct {
 	TenantID  int64
 	MessageID int64
 	Value     string
+}
+
+type MessageKeyValue struct {
+	TenantID  int64
+	MessageID int64
+	Value     *string
 }
 
 type MessageType struct {

@@ -294,7 +294,7 @@ func TestBatchMixesNewStoredAndRepeatedMessages(t *testing.T) {
 		{original: stored.MessageID, content: "changed", position: 5, keptAt: &five, keyValues: []string{"S"}},
 	}, events)
 	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM messages`))
-	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM message_keys`))
+	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM message_key_values`))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM messages WHERE packet_position = 1 AND received_bytes = '<IDOC n=1/>'`))
 }
 
@@ -425,7 +425,7 @@ func (s *batchSite) dump(t *testing.T, ids map[int64]string) []string {
 		       m.source_endpoint || ' ' || m.remote_addr)
 		FROM messages m
 		CROSS JOIN LATERAL (SELECT coalesce(array_agg(k.value ORDER BY k.value)::text, '-') AS values
-		                    FROM message_keys k WHERE k.tenant_id = m.tenant_id AND k.message_id = m.id) keys
+		                    FROM message_key_values k WHERE k.tenant_id = m.tenant_id AND k.message_id = m.id) keys
 		ORDER BY m.id`)
 	require.NoError(t, err)
 	for rows.Next() {

@@ -471,6 +471,7 @@ func storeNewParams(ms []message) db.MessageStoreNewParams {
 		ShapeHashes: make([][]byte, n), Fingerprints: make([]string, n), SourceEndpoints: make([]string, n),
 		IntegrationIds: make([]uuid.UUID, n), RemoteAddrs: make([]string, n), ContentTypes: make([]string, n),
 		ReceivedBytes: make([][]byte, n), PacketPositions: make([]int32, n), PacketSizes: make([]int32, n),
+		FirstKeyValues: make([]string, n),
 	}
 	for i, m := range ms {
 		p.TenantIds[i], p.EnvironmentIds[i], p.MessageTypeIds[i] = m.TenantID, m.EnvironmentID, m.MessageType.ID
@@ -485,7 +486,10 @@ func storeNewParams(ms []message) db.MessageStoreNewParams {
 		if m.stored.packetPosition != nil {
 			p.PacketPositions[i], p.PacketSizes[i] = *m.stored.packetPosition, *m.stored.packetSize
 		}
-		for _, v := range m.keyValues {
+		if len(m.keyValues) > 0 { // the first in the message's row, the others in message_keys
+			p.FirstKeyValues[i] = m.keyValues[0]
+		}
+		for _, v := range m.keyValues[min(1, len(m.keyValues)):] {
 			p.KeyOrds = append(p.KeyOrds, int32(i+1))
 			p.KeyValues = append(p.KeyValues, v)
 		}
@@ -504,7 +508,7 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		Fingerprints: s.Fingerprints, SourceEndpoints: s.SourceEndpoints, IntegrationIds: s.IntegrationIds,
 		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes,
 		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes, KeyOrds: s.KeyOrds, KeyValues: s.KeyValues,
-		Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
+		FirstKeyValues: s.FirstKeyValues, Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
 		Action: auditevent.DuplicateBlocked,
 	}
 	for i, m := range ms {

@@ -49,7 +49,7 @@ func TestNewMessagesLeaveTakenOnesToTheFullDecision(t *testing.T) {
 	require.Equal(t, changed, res.Results[3].MessageID)
 
 	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM messages`))
-	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM message_keys`))
+	require.Equal(t, 6, s.count(t, `SELECT count(*) FROM message_key_values`))
 	require.Equal(t, 5, s.count(t, `SELECT count(*) FROM messages WHERE fingerprint IS NOT NULL`), "the expired holder released its claim")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM audit_events WHERE action = 'message.duplicate_blocked'`))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM audit_events WHERE details->>'content' = 'identical'`))

@@ -29,7 +29,8 @@ import (
 const PageSize = 50
 
 // maxValueLength is the longest docnum or key value there is to find
-// (messages.docnum and message_keys.value hold at most 255 bytes).
+// (messages.docnum and the business key values of message_key_values hold
+// at most 255 bytes).
 const maxValueLength = 255
 
 // Service searches messages.

@@ -67,7 +67,7 @@ func TestKeyPathsMatchingNothingNeverJoinDocuments(t *testing.T) {
 		require.Equal(t, true, r.json(t)["duplicate"])
 	}
 	require.Equal(t, len(types)*perType, b.messages(t))
-	require.Zero(t, b.count(t, `SELECT count(*) FROM message_keys`), "a value without identity is not kept for search")
+	require.Zero(t, b.count(t, `SELECT count(*) FROM message_key_values`), "a value without identity is not kept for search")
 }
 
 // The IDoc presets that edihub ships carry business identity only: an

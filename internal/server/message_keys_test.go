@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,7 +16,7 @@ import (
 // keyValuesOf returns the business key values kept for message id.
 func (b *testBundle) keyValuesOf(t *testing.T, id any) []string {
 	t.Helper()
-	return pgtest.Column[string](t, b.pool, `SELECT value FROM message_keys WHERE message_id = $1 ORDER BY value`, id)
+	return pgtest.Column[string](t, b.pool, `SELECT value FROM message_key_values WHERE message_id = $1 ORDER BY value`, id)
 }
 
 // Every way a message is stored keeps the values its fingerprint was made
@@ -50,7 +51,7 @@ func TestStoredMessagesKeepTheirKeyValues(t *testing.T) {
 	// message it is released as.
 	changed := b.post(t, rawEnvelope(t, "ORDERS05", "orders05_changed_content_same_belnr.json"))
 	require.Equal(t, http.StatusOK, changed.status, "%s", changed.body)
-	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM message_keys`), "the duplicate keeps none")
+	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM message_key_values`), "the duplicate keeps none")
 	var copyID int64
 	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
 	c := b.client(t)
@@ -61,4 +62,73 @@ func TestStoredMessagesKeepTheirKeyValues(t *testing.T) {
 	var released int64
 	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&released))
 	require.Equal(t, belnr, b.keyValuesOf(t, released))
+}
+
+// A message's first business key value is kept in its row and the others
+// in message_keys (migration 039), by every statement that stores a
+// message: alone, under an Idempotency-Key, in a batch of new messages
+// (MessageStoreNew) and in one with a repeat (MessageStoreOrBlockAll),
+// under a batch's key, and when a blocked copy is released.
+func TestTheFirstKeyValueIsKeptInTheMessagesRow(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.messageType(t, "ORDERS05", []string{"*.IDOC.EDI_DC40.DOCNUM", "*.IDOC.E1EDK01.BELNR"}, nil)
+	split := func(id any) (first string, others []string) {
+		t.Helper()
+		require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT first_key_value FROM messages WHERE id = $1`, id).Scan(&first))
+		return first, pgtest.Column[string](t, b.pool, `SELECT value FROM message_keys WHERE message_id = $1`, id)
+	}
+	requireSplit := func(id any, docnum string) {
+		t.Helper()
+		first, others := split(id)
+		require.Equal(t, docnum, first)
+		require.Equal(t, []string{"4500012345"}, others)
+	}
+
+	alone := b.post(t, rawEnvelope(t, "ORDERS05", "orders05.json"))
+	require.Equal(t, http.StatusCreated, alone.status, "%s", alone.body)
+	requireSplit(alone.json(t)["id"], "0000000000900101")
+
+	keyed := b.post(t, rawEnvelope(t, "ORDERS05", "orders05_repeat_output_new_docnum.json"), "Idempotency-Key", "order-1")
+	require.Equal(t, http.StatusCreated, keyed.status, "%s", keyed.body)
+	requireSplit(keyed.json(t)["id"], "0000000000900177")
+
+	repeated := packetResults(t, b.postBatch(t, batchOf(t, [][]byte{
+		envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json"),
+		envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json"),
+	})))
+	require.Equal(t, "accepted", repeated[0]["status"])
+	require.Equal(t, "duplicate", repeated[1]["status"])
+	requireSplit(repeated[0]["id"], "0000000000900178")
+
+	// A new order beside a changed copy of the first one, which is blocked
+	// and kept for review.
+	changed := bytes.Replace(envelopeFor(t, "ORDERS05", "orders05.json"), []byte(`"CURCY":"BRL"`), []byte(`"CURCY":"EUR"`), 1)
+	require.NotEqual(t, envelopeFor(t, "ORDERS05", "orders05.json"), changed)
+	fresh := packetResults(t, b.postBatch(t, batchOf(t, [][]byte{envelopeFor(t, "ORDERS05", "invoic02.json"), changed})))
+	require.Equal(t, "accepted", fresh[0]["status"])
+	require.Equal(t, "duplicate", fresh[1]["status"])
+	first, others := split(fresh[0]["id"])
+	require.Equal(t, "0000000000700042", first)
+	require.Equal(t, []string{"9000004711"}, others)
+
+	underKey := packetResults(t, b.postBatch(t, batchOf(t, [][]byte{
+		envelopeFor(t, "ORDERS05", "orders05_changed_content_same_belnr.json"),
+		envelopeFor(t, "ORDERS05", "orders05.json"),
+	}), "Idempotency-Key", "batch-1"))
+	for _, item := range underKey {
+		_, others := split(item["id"])
+		require.Equal(t, []string{"4500012345"}, others)
+	}
+
+	var copyID int64
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
+	c := b.client(t)
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
+	c.get(fmt.Sprintf("/admin/blocked/%d", copyID))
+	resp := c.submit(fmt.Sprintf("/admin/blocked/%d/release", copyID), url.Values{"reason": {"corrected order"}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	var released int64
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&released))
+	requireSplit(released, "0000000000900101")
 }

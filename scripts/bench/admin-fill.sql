@@ -58,7 +58,7 @@ SELECT statement FROM (
 SELECT lo, format($f$
 INSERT INTO messages (tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
                       computed_fingerprint, fingerprint, source_endpoint, idempotency_key, remote_addr,
-                      received_at, content_type)
+                      received_at, content_type, first_key_value)
 SELECT ft.tenant_id, ft.environment_id, ft.message_type_id, d.docnum,
        json_build_object('IDOC', json_build_object('EDI_DC40', json_build_object('DOCNUM', d.docnum, 'IDOCTYP', ft.code),
                                                    'E1EDK01', json_build_object('BELNR', d.belnr))),
@@ -69,7 +69,7 @@ SELECT ft.tenant_id, ft.environment_id, ft.message_type_id, d.docnum,
        CASE WHEN %4$s = 0 THEN now() - interval '365 days' * (1 - g::float8 / %1$s)
             WHEN g > %1$s - %4$s THEN now() - interval '7 days' * (1 - (g - (%1$s - %4$s))::float8 / %4$s)
             ELSE now() - interval '7 days' - interval '358 days' * (1 - g::float8 / greatest(%1$s - %4$s, 1)) END,
-       'application/json'
+       'application/json', d.belnr
 FROM generate_series(%2$s, %3$s) g
 CROSS JOIN LATERAL pg_temp.fill_pick(g) p
 JOIN fill_types ft USING (tenant_n, sandbox, code)
@@ -80,10 +80,6 @@ FROM generate_series(1, :messages, 1000000) lo
 UNION ALL SELECT 1.5, 'ANALYZE') s ORDER BY lo \gexec
 
 SELECT min(id) - 1 AS id_base FROM messages \gset
-
--- Each message's business key value, as ingest stores it.
-INSERT INTO message_keys (tenant_id, message_id, value)
-SELECT tenant_id, id, '47' || right(docnum, 8) FROM messages;
 
 SELECT clock_timestamp() AS messages_done \gset
 
