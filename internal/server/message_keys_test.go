@@ -19,6 +19,22 @@ func (b *testBundle) keyValuesOf(t *testing.T, id any) []string {
 	return pgtest.Column[string](t, b.pool, `SELECT value FROM message_key_values WHERE message_id = $1 ORDER BY value`, id)
 }
 
+// releaseTheBlockedCopy has an admin release the one blocked copy there is,
+// and returns the id of the message it was released as.
+func (b *testBundle) releaseTheBlockedCopy(t *testing.T) int64 {
+	t.Helper()
+	var copyID int64
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
+	c := b.client(t)
+	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
+	c.get(fmt.Sprintf("/admin/blocked/%d", copyID))
+	resp := c.submit(fmt.Sprintf("/admin/blocked/%d/release", copyID), url.Values{"reason": {"corrected order"}})
+	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
+	var released int64
+	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&released))
+	return released
+}
+
 // Every way a message is stored keeps the values its fingerprint was made
 // of, once each, for the admin's search: by fingerprint, under an
 // Idempotency-Key, in a batch under the request's key, and when an admin
@@ -52,16 +68,7 @@ func TestStoredMessagesKeepTheirKeyValues(t *testing.T) {
 	changed := b.post(t, rawEnvelope(t, "ORDERS05", "orders05_changed_content_same_belnr.json"))
 	require.Equal(t, http.StatusOK, changed.status, "%s", changed.body)
 	require.Equal(t, 4, b.count(t, `SELECT count(*) FROM message_key_values`), "the duplicate keeps none")
-	var copyID int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
-	c := b.client(t)
-	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
-	c.get(fmt.Sprintf("/admin/blocked/%d", copyID))
-	resp := c.submit(fmt.Sprintf("/admin/blocked/%d/release", copyID), url.Values{"reason": {"corrected order"}})
-	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
-	var released int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&released))
-	require.Equal(t, belnr, b.keyValuesOf(t, released))
+	require.Equal(t, belnr, b.keyValuesOf(t, b.releaseTheBlockedCopy(t)))
 }
 
 // A message's first business key value is kept in its row and the others
@@ -121,14 +128,5 @@ func TestTheFirstKeyValueIsKeptInTheMessagesRow(t *testing.T) {
 		require.Equal(t, []string{"4500012345"}, others)
 	}
 
-	var copyID int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT id FROM blocked_copies`).Scan(&copyID))
-	c := b.client(t)
-	c.login(b.user(t, "admin@acme.example", auth.RoleAdmin, ""))
-	c.get(fmt.Sprintf("/admin/blocked/%d", copyID))
-	resp := c.submit(fmt.Sprintf("/admin/blocked/%d/release", copyID), url.Values{"reason": {"corrected order"}})
-	require.Equal(t, http.StatusSeeOther, resp.status, "%s", resp.body)
-	var released int64
-	require.NoError(t, b.pool.QueryRow(t.Context(), `SELECT released_message_id FROM blocked_copies`).Scan(&released))
-	requireSplit(released, "0000000000900101")
+	requireSplit(b.releaseTheBlockedCopy(t), "0000000000900101")
 }
