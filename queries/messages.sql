@@ -117,18 +117,19 @@ LEFT JOIN holder h ON true;
 -- against one holder. The holder is looked up in a subquery kept apart by
 -- OFFSET 0, so that every plan probes uq_messages_fingerprint per message:
 -- joined directly, a generic plan made while messages was empty reads the
--- whole table (docs/performance.md, "Plans"). Array elements cannot be
--- NULL here (sqlc passes Go slices of values), so the nullable columns are
--- sent as a value that no message has: '' for no docnum, the nil UUID for
--- no integration, 0 for no packet position and size; received_bytes is
--- NULL for a nil slice. A message's first business key value is in
--- first_key_values ('' for none) and goes to its row, as MessageInsert
--- puts it; key_values are all messages' other values in one array, each
--- with the ordinal (1 for the first message) of its message in key_ords,
--- and go to message_keys. The arrays are read side by side by one ROWS FROM of unnests,
--- once each: a subscript walks its array from the start, so reading a
--- hundred messages' payloads by subscript cost PostgreSQL a walk per
--- message (sqlc knows no unnest of several arrays, but ROWS FROM it does).
+-- whole table (docs/performance.md, "Plans"). Array elements cannot be NULL
+-- here (sqlc passes Go slices of values), so the nullable columns are sent
+-- as a value that no message has: '' for no docnum, the nil UUID for no
+-- integration, 0 for no packet position and size; received_bytes is NULL
+-- for a nil slice. A message's first business key value is in
+-- first_key_values ('' for none) and goes to its row, as MessageInsert puts
+-- it; key_values are all messages' other values in one array, each with the
+-- ordinal (1 for the first message) of its message in key_ords, and go to
+-- message_keys. The arrays are read side by side by one ROWS FROM of
+-- unnests, once each: a subscript walks its array from the start, so
+-- reading a hundred messages' payloads by subscript cost PostgreSQL a walk
+-- per message (sqlc knows no unnest of several arrays, but ROWS FROM it
+-- does).
 -- name: MessageStoreOrBlockAll :many
 WITH input AS (
     SELECT a.*,
@@ -247,23 +248,23 @@ ORDER BY j.ord;
 
 -- MessageStoreNew stores several messages, no two of which share a claim
 -- (tenant, environment and fingerprint; the caller sees to that), each
--- unless its claim is taken, with its business keys and its deliveries,
--- and returns for each one it stored its ordinal (1 for the first message),
--- its id, and the ids and destinations of its deliveries, in the order of
--- their ids. It is MessageStoreOrBlockAll for messages that are most likely
--- new (their bytes were not seen lately), without the lookup of a holder
--- and the inserts of a blocked message: every one it stores is decided as
--- that statement would have decided it, and each one it finds taken (by a
--- holder in or out of its window, or by a concurrent insert) is left as it
--- was, for MessageStoreOrBlockAll to decide after it in the same
--- transaction. The deliveries are written as DeliveryCreateForStored
--- writes them, which then need not find the messages again; the
--- destinations are looked up apart (OFFSET 0), per message, as there.
--- Nulls and keys are sent as MessageStoreOrBlockAll's are. The insert reads the
--- arrays itself, and the rows it stored find their ordinals again by their
--- claims in the three arrays that hold them: a CTE of every column read
--- twice would hold each payload once more (about 1 µs a message,
--- docs/performance.md, "Where a batch message's PostgreSQL time goes").
+-- unless its claim is taken, with its business keys and its deliveries, and
+-- returns for each one it stored its ordinal (1 for the first message), its
+-- id, and the ids and destinations of its deliveries, in the order of their
+-- ids. It is MessageStoreOrBlockAll for messages that are most likely new
+-- (their bytes were not seen lately), without the lookup of a holder and
+-- the inserts of a blocked message: every one it stores is decided as that
+-- statement would have decided it, and each one it finds taken (by a holder
+-- in or out of its window, or by a concurrent insert) is left as it was,
+-- for MessageStoreOrBlockAll to decide after it in the same transaction.
+-- The deliveries are written as DeliveryCreateForStored writes them, which
+-- then need not find the messages again; the destinations are looked up
+-- apart (OFFSET 0), per message, as there. Nulls and keys are sent as
+-- MessageStoreOrBlockAll's are. The insert reads the arrays itself, and the
+-- rows it stored find their ordinals again by their claims in the three
+-- arrays that hold them: a CTE of every column read twice would hold each
+-- payload once more (about 1 µs a message, docs/performance.md, "Where a
+-- batch message's PostgreSQL time goes").
 -- name: MessageStoreNew :many
 WITH inserted AS (
     INSERT INTO messages (

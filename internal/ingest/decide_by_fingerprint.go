@@ -507,8 +507,9 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		Docnums: s.Docnums, Payloads: s.Payloads, ContentHashes: s.ContentHashes, ShapeHashes: s.ShapeHashes,
 		Fingerprints: s.Fingerprints, SourceEndpoints: s.SourceEndpoints, IntegrationIds: s.IntegrationIds,
 		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes,
-		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes, KeyOrds: s.KeyOrds, KeyValues: s.KeyValues,
-		FirstKeyValues: s.FirstKeyValues, Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
+		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes,
+		FirstKeyValues: s.FirstKeyValues, KeyOrds: s.KeyOrds, KeyValues: s.KeyValues,
+		Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
 		Action: auditevent.DuplicateBlocked,
 	}
 	for i, m := range ms {
