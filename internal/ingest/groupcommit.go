@@ -36,11 +36,11 @@ const groupTimeout = 30 * time.Second
 // (db.OwnTransactions): with one lane, such groups grow to about twice the
 // size they reach with two and cost PostgreSQL and edihub a fifth less a
 // message, which more than pays for the lane they wait for. A group of
-// messages to store holds its lane for two round trips and its COMMIT,
-// and two lanes keep the cores busier than larger groups would save
-// (docs/performance.md, "A committer for each kind of request"). Each kind
-// also queues apart, so that a replay never waits behind a group of new
-// messages.
+// messages to store holds its lane for two round trips and its COMMIT; one
+// lane is the default there too (DefaultGroupLanes), and GROUP_COMMIT may
+// give it more (docs/performance.md, "A committer for each kind of request"
+// and "Lanes, by measurement"). Each kind also queues apart, so that a
+// replay never waits behind a group of new messages.
 type committers struct {
 	stores, retransmissions, replays *committer
 }
@@ -76,9 +76,10 @@ func (g *committers) of(m message) *committer {
 // queue is empty.
 type committer struct {
 	s *Service
-	// lanes is how many groups may be in flight at once: one lane would
-	// serialise every single message behind one transaction, while as many
-	// lanes as clients would leave every group a group of one.
+	// lanes is how many groups may be in flight at once: with one, every
+	// request that arrives while a group commits waits for it and joins the
+	// next, which grows as it waits; as many lanes as clients would leave
+	// every group a group of one.
 	lanes   int
 	observe func(size int, failed bool)
 	// replays says that every member carries an Idempotency-Key, which the

@@ -79,9 +79,10 @@ type options struct {
 }
 
 // DefaultGroupLanes is how many group transactions of messages to store
-// may be in flight at once by default (docs/performance.md, "Group
-// commit", has the measurements behind it).
-const DefaultGroupLanes = 2
+// may be in flight at once by default: one, whose next group grows while
+// it commits (docs/performance.md, "Lanes, by measurement", has the
+// measurements behind it).
+const DefaultGroupLanes = 1
 
 // WithGroupLanes sets how many group transactions of messages to store
 // may be in flight at once (replays and retransmissions keep one lane

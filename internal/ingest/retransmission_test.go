@@ -217,13 +217,14 @@ func TestRetransmissionNotHeldIsDecidedThroughTheInsert(t *testing.T) {
 	})
 }
 
-// Many copies of an order at once, with group commit on and off: copies
-// the tenant sent lately and that are held are each blocked once with its
-// event; copies of bytes seen in another environment, where nothing holds
-// them yet, store the order there exactly once.
+// Many copies of an order at once, with group commit off and with one and
+// two lanes of messages to store: copies the tenant sent lately and that
+// are held are each blocked once with its event; copies of bytes seen in
+// another environment, where nothing holds them yet, store the order there
+// exactly once.
 func TestRetransmissionsAtOnce(t *testing.T) {
 	t.Parallel()
-	for _, lanes := range []int{0, ingest.DefaultGroupLanes} {
+	for _, lanes := range []int{0, 1, 2} {
 		t.Run(fmt.Sprintf("lanes=%d", lanes), func(t *testing.T) {
 			t.Parallel()
 			s := newRetransmissionSite(t)
