@@ -32,7 +32,7 @@ func TestReceiverChecksSignaturesAndMarksRepeats(t *testing.T) {
 		req.Header.Set("webhook-timestamp", strconv.FormatInt(now, 10))
 		req.Header.Set("webhook-signature", sig)
 		req.Header.Set("Edihub-Message-Type", "ORDERS05")
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
 		return resp.StatusCode
@@ -58,7 +58,7 @@ func TestReceiverWithoutSecretSaysSo(t *testing.T) {
 	var out bytes.Buffer
 	srv := httptest.NewServer(newReceiver("", &out))
 	t.Cleanup(srv.Close)
-	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{"a":1}`))
+	resp, err := srv.Client().Post(srv.URL, "application/json", strings.NewReader(`{"a":1}`))
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)

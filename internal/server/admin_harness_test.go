@@ -80,6 +80,7 @@ func (b *testBundle) client(t *testing.T) *adminClient {
 	return &adminClient{t: t, base: b.url, http: &http.Client{
 		Jar:           jar,
 		Timeout:       30 * time.Second,
+		Transport:     testClient.Transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
 }

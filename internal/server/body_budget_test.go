@@ -32,7 +32,7 @@ func startUpload(t *testing.T, url, apiKey string, length int64, first []byte) *
 	u := &upload{w: pw, answered: make(chan response, 1)}
 	t.Cleanup(u.abandon)
 	go func() {
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := testClient.Do(req)
 		if err != nil {
 			u.answered <- response{}
 			return
@@ -247,7 +247,7 @@ func TestIDocXMLBodiesHoldWhatReadingThemCosts(t *testing.T) {
 		req.Header.Set("Content-Type", tc.contentType)
 		answered := make(chan struct{})
 		go func() {
-			if resp, err := http.DefaultClient.Do(req); err == nil {
+			if resp, err := testClient.Do(req); err == nil {
 				resp.Body.Close()
 			}
 			close(answered)

@@ -22,7 +22,7 @@ import (
 type checkedDoer struct{ t *testing.T }
 
 func (d checkedDoer) Do(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	if err != nil {
 		return nil, err
 	}

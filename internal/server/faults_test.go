@@ -118,7 +118,7 @@ func TestBackendsKilledUnderLoad(t *testing.T) {
 	}()
 
 	run := newLoadRun()
-	client := &http.Client{Timeout: 20 * time.Second}
+	client := &http.Client{Timeout: 20 * time.Second, Transport: testClient.Transport}
 	var wg sync.WaitGroup
 	const workers, perWorker = 8, 40
 	for w := range workers {
@@ -227,7 +227,7 @@ func TestDatabaseRestartUnderLoad(t *testing.T) {
 	b.messageType(t, "ORDERS05", nil, nil)
 
 	run := newLoadRun()
-	client := &http.Client{Timeout: 20 * time.Second}
+	client := &http.Client{Timeout: 20 * time.Second, Transport: testClient.Transport}
 	var wg sync.WaitGroup
 	for w := range 8 {
 		wg.Go(func() {

@@ -43,7 +43,7 @@ type formationTraffic struct {
 
 func newFormationTraffic(b *testBundle, webhook string) *formationTraffic {
 	return &formationTraffic{
-		b: b, client: &http.Client{Timeout: 30 * time.Second}, webhook: webhook,
+		b: b, client: &http.Client{Timeout: 30 * time.Second, Transport: testClient.Transport}, webhook: webhook,
 		statuses: map[int]int{}, acked: map[string]string{}, keyed: map[string]string{}, keyBody: map[string][]byte{},
 	}
 }

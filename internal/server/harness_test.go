@@ -102,6 +102,12 @@ func (b *testBundle) postTo(t *testing.T, path string, body []byte, headers ...s
 	return do(t, http.MethodPost, b.url+path, h, body)
 }
 
+// testClient sends the tests' requests over a transport of their own:
+// closing an httptest server closes http.DefaultTransport's idle
+// connections, and a parallel test's POST that had just picked one up then
+// failed with "CloseIdleConnections called".
+var testClient = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+
 func do(t *testing.T, method, url string, h http.Header, body []byte) response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
@@ -109,7 +115,7 @@ func do(t *testing.T, method, url string, h http.Header, body []byte) response {
 	for k, v := range h {
 		req.Header[k] = v
 	}
-	client := &http.Client{Timeout: 30 * time.Second}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: testClient.Transport}
 	resp, err := client.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()

@@ -87,7 +87,7 @@ func TestClientThatLeavesIsNotAServerError(t *testing.T) {
 			require.NoError(t, err)
 			req.Header.Set("Authorization", "Bearer "+o.apiKey)
 			req.Header.Set("Content-Type", tc.contentType)
-			_, err = http.DefaultClient.Do(req)
+			_, err = testClient.Do(req)
 			require.ErrorIs(t, err, context.DeadlineExceeded, "the client gave up")
 
 			var tenant, env string
