@@ -15,7 +15,8 @@
 // of edihub's CPU for a batch of new messages. So the work is done by a
 // writer of this package (writer.go) that reads the document once and
 // writes each value in place, moving an object's members only when they
-// arrived out of order; numbers other than short integers are written by
+// arrived out of order (in the order found for the last object with the
+// same names at its level, when there is one, without sorting again); numbers other than short integers are written by
 // jcs's own ECMAScript formatter. jcs_test.go and the fuzz targets hold the
 // writer to jcs byte for byte, and to its refusals, on generated and random
 // documents, and canon_test.go pins the refusals, so a change of either

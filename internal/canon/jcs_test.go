@@ -81,6 +81,38 @@ func TestJSONMatchesJCSOnEdgeCases(t *testing.T) {
 	requireSameAsJCS(t, nil)
 }
 
+// TestJSONMatchesJCSOnRepeatedObjects compares the two where the writer
+// reuses the order of the last out-of-order object at the same level: on
+// siblings with the same names, and on siblings whose names differ from the
+// last one's in text, number or arrival order only, within a document and
+// from one document to the next.
+func TestJSONMatchesJCSOnRepeatedObjects(t *testing.T) {
+	t.Parallel()
+	item := `{"POSEX":"%d","ACTION":"001","@SEGMENT":"1","E1EDP19":{"QUALF":"001","IDTNR":"M%d"}}`
+	for _, doc := range []string{
+		`[` + fmt.Sprintf(item, 1, 1) + `,` + fmt.Sprintf(item, 2, 2) + `,` + fmt.Sprintf(item, 3, 3) + `]`,
+		// The same names, one of them escaped: the same text, so the same
+		// order.
+		`[{"b":1,"a":2},{"\u0062":3,"a":4},{"b":5,"\u0061":6}]`,
+		// One name other, one name more or fewer, the same names arriving
+		// in another order, a name repeated.
+		`[{"c":1,"a":2,"b":3},{"c":1,"b":2,"a":3},{"z":1,"y":2,"x":3},{"c":1,"a":2,"d":3},{"c":1,"a":2,"b":3,"0":4}]`,
+		`[{"c":1,"a":2,"b":3},{"a":1,"c":2,"a":3}]`,
+		`[{"c":1,"a":2,"b":3},{"c":1,"a":2,"\u0063":3}]`,
+		`[{"b":1,"a":2},{"b":1,"c":2},{"b":1},{"a":2,"b":1},{"b":1,"a":2}]`,
+		// Names of characters from U+E000 up, whose UTF-16 order is not
+		// their UTF-8 order.
+		`[{"\ufb33":1,"\ud83d\ude00":2},{"\ufb33":3,"\ud83d\ude00":4}]`,
+		// The same names at another level keep their own order.
+		`{"b":{"y":1,"x":2},"a":[{"y":3,"x":4}],"c":{"b":5,"a":6}}`,
+		// The next document, whose first object repeats the last one's
+		// names at a level some earlier document's object used.
+		`{"c":{"b":7,"a":8}}`, `{"c":{"b":7,"a":8,"b":9}}`,
+	} {
+		requireSameAsJCS(t, []byte(doc))
+	}
+}
+
 // TestJSONMatchesJCSOnGeneratedDocuments compares the two on documents
 // generated to mix everything RFC 8785 treats specially, now and then made
 // invalid in one of the ways I-JSON forbids.

@@ -37,9 +37,54 @@ type writer struct {
 	// escape, unescaped, for ordering and for finding duplicates.
 	names []byte
 	// moved holds an object's members while they are written back in order,
-	// byName points to them in that order.
+	// byName lists them in that order, by their place among the object's.
 	moved  []byte
-	byName []*member
+	byName []int32
+	// lastAt is, for each of the outermost levels of nesting, the canonical
+	// order of the last object at that level that arrived out of order.
+	lastAt [orderedLevels]memberOrder
+}
+
+// orderedLevels is how many levels of nesting remember an order: an IDoc's
+// segments nest a few levels deep.
+const orderedLevels = 16
+
+// memberOrder is the canonical order of an object's members, with their
+// names in the order they arrived. An IDoc's repeated segments (its items,
+// and in each item its schedules) arrive with the same names in the same
+// order, each out of canonical order; the next object at the same level
+// with the same names is put in order by comparing names rather than
+// sorting them, and has no duplicate names since this one had none.
+type memberOrder struct {
+	names []byte  // the names' texts, one after the other
+	ends  []int   // where each name's text ends in names
+	order []int32 // the members' places in canonical order
+}
+
+// matches reports whether members have the names of o, in the same order.
+func (o *memberOrder) matches(members []member) bool {
+	if len(members) != len(o.ends) {
+		return false
+	}
+	start := 0
+	for i := range members {
+		if !bytes.Equal(members[i].name, o.names[start:o.ends[i]]) {
+			return false
+		}
+		start = o.ends[i]
+	}
+	return true
+}
+
+// remember makes o the order of members, which order puts in canonical
+// order.
+func (o *memberOrder) remember(members []member, order []int32) {
+	o.names, o.ends = o.names[:0], o.ends[:0]
+	for i := range members {
+		o.names = append(o.names, members[i].name...)
+		o.ends = append(o.ends, len(o.names))
+	}
+	o.order = append(o.order[:0], order...)
 }
 
 // member is one member of an object in out: its bytes from the opening
@@ -259,24 +304,36 @@ func (w *writer) order(first, body int) error {
 	if sorted {
 		return nil
 	}
-	// Sorting pointers moves 8 bytes a swap rather than a whole member.
 	byName := w.byName[:0]
-	for i := range members {
-		byName = append(byName, &members[i])
+	var last *memberOrder
+	if w.depth < orderedLevels {
+		last = &w.lastAt[w.depth]
 	}
-	slices.SortFunc(byName, compare)
-	for i := 1; i < len(byName); i++ {
-		if compare(byName[i-1], byName[i]) == 0 {
-			return w.fail("duplicate member name")
+	if last != nil && last.matches(members) {
+		byName = append(byName, last.order...)
+	} else {
+		// Sorting places moves 4 bytes a swap rather than a whole member.
+		for i := range members {
+			byName = append(byName, int32(i))
+		}
+		slices.SortFunc(byName, func(a, b int32) int { return compare(&members[a], &members[b]) })
+		for i := 1; i < len(byName); i++ {
+			if compare(&members[byName[i-1]], &members[byName[i]]) == 0 {
+				return w.fail("duplicate member name")
+			}
+		}
+		if last != nil {
+			last.remember(members, byName)
 		}
 	}
 	w.byName = byName
 	w.moved = append(w.moved[:0], w.out[body:]...)
 	w.out = w.out[:body]
-	for i, m := range byName {
+	for i, k := range byName {
 		if i > 0 {
 			w.out = append(w.out, ',')
 		}
+		m := &members[k]
 		w.out = append(w.out, w.moved[m.start-body:m.end-body]...)
 	}
 	return nil
