@@ -9,13 +9,16 @@
 -- search by key reads both places (MessageSearchByKey). The index is built
 -- without blocking inserts, and the CHECK added NOT VALID and validated
 -- while they go on; a run that stopped half-way (this file has no
--- transaction) is resumed. The view message_key_values reads both.
+-- transaction) is resumed: a concurrent build that failed leaves an
+-- invalid index under its name, which IF NOT EXISTS would keep, so the
+-- index is dropped and built again. The view message_key_values reads both.
 ALTER TABLE messages ADD COLUMN IF NOT EXISTS first_key_value text;
 ALTER TABLE messages DROP CONSTRAINT IF EXISTS messages_first_key_value_length,
     ADD CONSTRAINT messages_first_key_value_length
         CHECK (octet_length(first_key_value) BETWEEN 1 AND 255) NOT VALID;
 ALTER TABLE messages VALIDATE CONSTRAINT messages_first_key_value_length;
-CREATE INDEX CONCURRENTLY IF NOT EXISTS messages_first_key_value ON messages (first_key_value)
+DROP INDEX CONCURRENTLY IF EXISTS messages_first_key_value;
+CREATE INDEX CONCURRENTLY messages_first_key_value ON messages (first_key_value)
     WHERE first_key_value IS NOT NULL;
 -- Every business key value of every stored message, wherever it is kept.
 CREATE OR REPLACE VIEW message_key_values AS
