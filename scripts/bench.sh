@@ -104,6 +104,13 @@ trap stop_server_quietly EXIT
 # row records how many it wrote meanwhile (bin/bench/checkpoints.txt), so
 # that a slow row can be told from a slow edihub.
 checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_bgwriter"; }
+# start_clean checkpoints before a measured row (edihub's, the floor's or
+# pgbench's), so that it starts with no dirty pages and no WAL of the row
+# before it: a row run after the batch floor's (a gigabyte of WAL in 20 s,
+# which starts a checkpoint) otherwise paid for its writes and for the
+# full-page images that follow it, and which row followed which decided the
+# comparison more than the code did (docs/performance.md, method step 5).
+start_clean() { psql_db -d "$db" -c CHECKPOINT; }
 # pgbench_insert_rate CLIENTS NAME [BESIDE] runs scripts/bench/insert.sql at
 # CLIENTS clients, a warm-up and then $duration measured, keeping pgbench's
 # output as $out/NAME.txt, and appends the result to $pgbench_results
@@ -112,7 +119,7 @@ pgbench_results="$out/pgbench.jsonl"
 pgbench_insert_rate() {
   local c="$1" name="$2" beside="${3:-0}" args tps lat failed
   args=("$payload_size" -c "$c" -j "$((c < 2 ? c : 2))" -f scripts/bench/insert.sql)
-  psql_db -d "$db" -c CHECKPOINT # as load_row does
+  start_clean
   pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
   pgbench_insert "${args[@]}" -T "$(seconds "$duration")" -P 1 >"$out/$name.txt" 2>"$out/$name.log"
   tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$name.txt")"
@@ -125,12 +132,7 @@ pgbench_insert_rate() {
 
 # load_row ROW_NAME ARGS... runs edihub-load with ARGS against the server,
 # appending its row to $rows (rows.jsonl) and the checkpoint writes to
-# checkpoints.txt. It checkpoints first, so that each row starts with no
-# dirty pages and no WAL of the row before it: a row run after the batch
-# floor's (a gigabyte of WAL in 20 s, which starts a checkpoint) otherwise
-# paid for its writes and for the full-page images that follow it, and
-# which row followed which decided the comparison more than the code did
-# (docs/performance.md, method step 5). measured ROW_NAME ARGS... does so and then runs
+# checkpoints.txt, after start_clean. measured ROW_NAME ARGS... does so and then runs
 # pgbench's insert at the row's client count (-clients in ARGS): the
 # machine's speed moves by the minute on shared hardware, and the row is
 # compared with the pgbench run beside it.
@@ -138,7 +140,7 @@ rows="$out/rows.jsonl"
 load_row() {
   local name="$1" before
   shift
-  psql_db -d "$db" -c CHECKPOINT
+  start_clean
   before="$(checkpointed)"
   bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$rows"
   printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
@@ -294,7 +296,7 @@ pgbench_rows() {
   for n in $batch_sizes; do
     [ "$n" -gt 1 ] || continue
     args=("$payload_size" -c "$batch_clients" -j 2 -f scripts/bench/insert-rows.sql -D "rows=$n")
-    psql_db -d "$db" -c CHECKPOINT
+    start_clean
     pgbench_insert "${args[@]}" -T "$(seconds "$warmup")" >/dev/null 2>&1
     pgbench_insert "${args[@]}" -T "$(seconds "$batch_duration")" >"$out/$prefix-rows-$n.txt" 2>"$out/$prefix-rows-$n.log"
     tps="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/$prefix-rows-$n.txt")"
