@@ -2,7 +2,6 @@ package envelope
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -25,14 +24,17 @@ type BatchItem struct {
 // that item, so that the caller can list every bad item at once. Payloads
 // are slices of body, as with Parse.
 func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
-	if err := CheckJSON(body); err != nil {
+	// The body, its array, the items and their members are the four
+	// levels read.
+	s, err := checkShallow(body, 4)
+	if err != nil {
 		return nil, err
 	}
-	root := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
-	if !root.IsObject() {
+	root := s.skipSpace(0)
+	if body[root] != '{' {
 		return nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
 	}
-	members, err := membersOf(root)
+	members, err := s.members(root)
 	if err != nil {
 		return nil, err
 	}
@@ -40,15 +42,18 @@ func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	if !ok {
 		return nil, apperr.New(apperr.Invalid, "missing-field", "messages is required")
 	}
-	list := messages.Array()
-	if !messages.IsArray() || len(list) == 0 || len(list) > maxItems {
+	var list []int
+	if messages.IsArray() {
+		list = s.elements(messages.Index)
+	}
+	if len(list) == 0 || len(list) > maxItems {
 		return nil, apperr.New(apperr.Invalid, "invalid-field",
 			"messages must be an array of 1 to %d envelopes", maxItems)
 	}
 	items := make([]BatchItem, len(list))
-	for i, raw := range list {
+	for i, start := range list {
 		item := &items[i]
-		env, itemMembers, err := parseChecked(body[raw.Index : raw.Index+len(raw.Raw)])
+		env, itemMembers, err := parseChecked(s, start)
 		if err != nil {
 			item.Err = asUserError(err)
 			continue

@@ -36,6 +36,12 @@ const (
 // On the first fault the rest of the body is handed to refusal, which names
 // the fault as the three separate checks this pass replaced did.
 func CheckJSON(body []byte) error {
+	return check(body, nil)
+}
+
+// check is CheckJSON, noting in ends, when it is not nil, where each of the
+// containers within its outermost levels ends.
+func check(body []byte, ends *containerEnds) error {
 	var closers [MaxDepth]byte // the bracket closing each open container, innermost last
 	open := 0
 	want := expectValue
@@ -63,6 +69,7 @@ func CheckJSON(body []byte) error {
 			case closers[open-1]:
 				i++
 				open--
+				ends.closed(open, i)
 				want = afterValue(open)
 				continue
 			}
@@ -78,6 +85,7 @@ func CheckJSON(body []byte) error {
 			if c == '}' {
 				i++
 				open--
+				ends.closed(open, i)
 				want = afterValue(open)
 				continue
 			}
@@ -97,6 +105,7 @@ func CheckJSON(body []byte) error {
 			if c == ']' {
 				i++
 				open--
+				ends.closed(open, i)
 				want = afterValue(open)
 				continue
 			}
@@ -118,6 +127,7 @@ func CheckJSON(body []byte) error {
 				closers[open] = '}'
 				want = expectKeyOrClose
 			}
+			ends.opened(open, i)
 			open++
 			i++
 			continue

@@ -4,7 +4,6 @@ package envelope
 
 import (
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 
@@ -32,71 +31,77 @@ var docnumPaths = []string{"EDI_DC40.DOCNUM", "IDOC.EDI_DC40.DOCNUM", "*.IDOC.ED
 // three it knows are ignored, so senders may add their own. The payload is a
 // slice of body, which the caller must therefore not modify.
 func Parse(body []byte) (env Envelope, err error) {
-	if err := CheckJSON(body); err != nil {
+	// The envelope and its payload are the two levels read.
+	s, err := checkShallow(body, 2)
+	if err != nil {
 		return env, err
 	}
-	env, _, err = parseChecked(body)
+	env, _, err = parseChecked(s, s.skipSpace(0))
 	return env, err
 }
 
-// parseChecked is Parse for a body that CheckJSON accepted, on its own or
-// as part of a larger document that it accepted: a batch's items are
-// checked once, with their batch. It also returns the body's members, in
-// which a batch item's own members are found.
-func parseChecked(body []byte) (env Envelope, members map[string]gjson.Result, err error) {
-	// gjson reads strings. Converting the body would copy it, and the
-	// payload taken from that copy would be copied again, each time as much
-	// memory as the body (up to MAX_BODY_BYTES). The body is not modified
-	// after it is read, so gjson is given a view of it instead, and the
-	// payload is sliced from the body at the offset gjson reports.
-	root := gjson.Parse(unsafe.String(unsafe.SliceData(body), len(body)))
-	if !root.IsObject() {
+// parseChecked is Parse for the value at start of a body that check
+// accepted, on its own or as an item of a batch. It also returns the
+// envelope's members, in which a batch item's own members are found.
+//
+// gjson reads strings. Converting the body would copy it, and the payload
+// taken from that copy would be copied again, each time as much memory as
+// the body (up to MAX_BODY_BYTES). The body is not modified after it is
+// read, so gjson is given views of it instead, and the payload is a slice
+// of the body.
+func parseChecked(s shallow, start int) (env Envelope, members map[string]gjson.Result, err error) {
+	if s.body[start] != '{' {
 		return env, nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
 	}
-	if members, err = membersOf(root); err != nil {
+	if members, err = s.members(start); err != nil {
 		return env, nil, err
 	}
+	env, err = envelopeOf(s.body, members)
+	return env, members, err
+}
 
+// envelopeOf reads the envelope from its members, found in body.
+func envelopeOf(body []byte, members map[string]gjson.Result) (env Envelope, err error) {
 	mt, ok := members["message_type"]
 	switch {
 	case !ok || mt.Type == gjson.Null:
-		return env, nil, apperr.New(apperr.Invalid, "missing-field", "message_type is required")
+		return env, apperr.New(apperr.Invalid, "missing-field", "message_type is required")
 	case mt.Type != gjson.String || mt.Str == "":
-		return env, nil, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
+		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type must be a non-empty string, such as \"ORDERS05\"")
 	}
 	// A message type that cannot be a code is refused before it is looked
 	// up, logged or counted, so that huge or hostile values never reach a
 	// log line or a metrics label.
 	if problem := identifier.Problem(mt.Str, messagetype.MaxCodeLength); problem != "" {
-		return env, nil, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
+		return env, apperr.New(apperr.Invalid, "invalid-field", "message_type is %s", problem)
 	}
 	if env.MessageType, err = text("message_type", mt); err != nil {
-		return env, nil, err
+		return env, err
 	}
 
 	payload, ok := members["payload"]
 	if !ok {
-		return env, nil, apperr.New(apperr.Invalid, "missing-field", "payload is required")
+		return env, apperr.New(apperr.Invalid, "missing-field", "payload is required")
 	}
 	env.Payload = body[payload.Index : payload.Index+len(payload.Raw)]
 
 	if d, ok := members["docnum"]; ok && d.Type != gjson.Null {
 		if d.Type != gjson.String {
-			return env, nil, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
+			return env, apperr.New(apperr.Invalid, "invalid-field", "docnum must be a string, such as \"0000000064132944\"")
 		}
 		if err := CheckDocnum("docnum", d.Str); err != nil {
-			return env, nil, err
+			return env, err
 		}
 		if env.Docnum, err = text("docnum", d); err != nil {
-			return env, nil, err
+			return env, err
 		}
 	}
 	if env.Docnum == "" {
 		if env.Docnum, err = detectedDocnum(env.Payload); err != nil {
-			return env, nil, err
+			return env, err
 		}
 	}
-	return env, members, nil
+	return env, nil
 }
 
 // text is the text of the string member named name, read as the payload's
@@ -132,22 +137,6 @@ func CheckDocnum(where, docnum string) error {
 		return apperr.New(apperr.Invalid, "invalid-field", "%s is %s", where, problem)
 	}
 	return nil
-}
-
-// membersOf returns the members of the object root by name; a name that
-// appears twice is refused rather than guessing which one counts.
-func membersOf(root gjson.Result) (map[string]gjson.Result, error) {
-	members := map[string]gjson.Result{}
-	var dupErr error
-	root.ForEach(func(key, value gjson.Result) bool {
-		if _, seen := members[key.Str]; seen {
-			dupErr = apperr.New(apperr.Invalid, "malformed-json", "the member %q appears twice in the body", key.Str)
-			return false
-		}
-		members[key.Str] = value
-		return true
-	})
-	return members, dupErr
 }
 
 // DetectDocnum returns the DOCNUM of an IDoc control record in payload, or
