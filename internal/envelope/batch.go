@@ -52,22 +52,26 @@ func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	}
 	items := make([]BatchItem, len(list))
 	for i, start := range list {
-		item := &items[i]
-		env, itemMembers, err := parseChecked(s, start)
-		if err != nil {
-			item.Err = asUserError(err)
-			continue
-		}
-		item.Envelope = env
-		switch key := itemMembers["idempotency_key"]; key.Type {
-		case gjson.Null:
-		case gjson.String:
-			item.IdempotencyKey, item.HasKey = strings.Clone(key.Str), true
-		default:
-			item.Err = apperr.New(apperr.Invalid, "invalid-idempotency-key", "idempotency_key must be a string")
-		}
+		items[i].read(parseChecked(s, start))
 	}
 	return items, nil
+}
+
+// read fills the item from its envelope, its members and the error that
+// reading them gave.
+func (item *BatchItem) read(env Envelope, members map[string]gjson.Result, err error) {
+	if err != nil {
+		item.Err = asUserError(err)
+		return
+	}
+	item.Envelope = env
+	switch key := members["idempotency_key"]; key.Type {
+	case gjson.Null:
+	case gjson.String:
+		item.IdempotencyKey, item.HasKey = strings.Clone(key.Str), true
+	default:
+		item.Err = apperr.New(apperr.Invalid, "invalid-idempotency-key", "idempotency_key must be a string")
+	}
 }
 
 // asUserError returns the user-facing error Parse reported; Parse reports

@@ -1,7 +1,6 @@
 package envelope
 
 import (
-	"strings"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -45,20 +44,7 @@ func gjsonParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	}
 	items := make([]BatchItem, len(list))
 	for i, raw := range list {
-		item := &items[i]
-		env, itemMembers, err := gjsonParseChecked(body[raw.Index : raw.Index+len(raw.Raw)])
-		if err != nil {
-			item.Err = asUserError(err)
-			continue
-		}
-		item.Envelope = env
-		switch key := itemMembers["idempotency_key"]; key.Type {
-		case gjson.Null:
-		case gjson.String:
-			item.IdempotencyKey, item.HasKey = strings.Clone(key.Str), true
-		default:
-			item.Err = apperr.New(apperr.Invalid, "invalid-idempotency-key", "idempotency_key must be a string")
-		}
+		items[i].read(gjsonParseChecked(body[raw.Index : raw.Index+len(raw.Raw)]))
 	}
 	return items, nil
 }
