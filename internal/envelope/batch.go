@@ -44,7 +44,7 @@ func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	}
 	var list []int
 	if messages.IsArray() {
-		list = s.elements(messages.Index)
+		list = s.elements(messages.Index, maxItems)
 	}
 	if len(list) == 0 || len(list) > maxItems {
 		return nil, apperr.New(apperr.Invalid, "invalid-field",

@@ -1,6 +1,7 @@
 package envelope
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 
@@ -9,45 +10,81 @@ import (
 	"github.com/lefia/edihub/internal/apperr"
 )
 
-// containerEnds is where each container of a body opened with fewer than
-// levels containers around it ends, noted while check reads the body. An
-// envelope's members are then read without reading their values again: a
-// batch item's payload is most of its bytes, and gjson finds a container's
-// end by scanning it, once for the batch's array and once more for the
-// item's members.
+// containerEnds is where the containers of a body that are opened with
+// fewer than levels containers around it end, noted while check reads the
+// body. An envelope's members are then read without reading their values
+// again: a batch item's payload is most of its bytes, and gjson found a
+// container's end by scanning it, once for the batch's array and once more
+// for the item's members.
+//
+// Only a container longer than minNoted bytes is noted: the containers
+// noted at one level are apart, so each level's notes take at most 8 bytes
+// for every minNoted of the body, and all of them at most a sixteenth of
+// it whatever its shape (a body of "[]," would otherwise take 8 bytes of
+// notes for every 3 of its own). A shorter container is found again by
+// skipContainer, which costs little for so few bytes.
 type containerEnds struct {
 	levels int
-	starts []int // the offsets of the opening brackets, in the body's order
-	ends   []int // the offsets just past the matching closing brackets
-	open   []int // indexes into starts of the noted containers still open
+	open   [maxNotedLevels]int32 // the opening brackets of the containers open at those levels
+	noted  []span                // in the order the containers closed
+	sorted bool
 }
+
+const (
+	maxNotedLevels = 4
+	minNoted       = 512
+)
+
+type span struct{ start, end int32 }
 
 // opened notes the container whose bracket is at i, with open containers
 // around it. A nil receiver notes nothing.
 func (e *containerEnds) opened(open, i int) {
-	if e == nil || open >= e.levels {
-		return
+	if e != nil && open < e.levels {
+		e.open[open] = int32(i)
 	}
-	e.open = append(e.open, len(e.starts))
-	e.starts = append(e.starts, i)
-	e.ends = append(e.ends, 0)
 }
 
 // closed notes that the container with open containers around it ended just
 // before i.
 func (e *containerEnds) closed(open, i int) {
-	if e == nil || open >= e.levels {
-		return
+	if e != nil && open < e.levels && i-int(e.open[open]) > minNoted {
+		e.noted = append(e.noted, span{e.open[open], int32(i)})
 	}
-	last := len(e.open) - 1
-	e.ends[e.open[last]] = i
-	e.open = e.open[:last]
 }
 
-// end is the offset just past the container whose bracket is at start.
-func (e *containerEnds) end(start int) int {
-	k, _ := slices.BinarySearch(e.starts, start)
-	return e.ends[k]
+// end is the offset just past the container whose bracket is at start in
+// body.
+func (e *containerEnds) end(body []byte, start int) int {
+	if !e.sorted {
+		// Containers close inner first; they are looked up by where they
+		// open.
+		slices.SortFunc(e.noted, func(a, b span) int { return int(a.start - b.start) })
+		e.sorted = true
+	}
+	k, found := slices.BinarySearchFunc(e.noted, int32(start), func(s span, start int32) int { return int(s.start - start) })
+	if found {
+		return int(e.noted[k].end)
+	}
+	return skipContainer(body, start)
+}
+
+// skipContainer is the offset just past the container whose bracket is at
+// i in a body that check accepted.
+func skipContainer(body []byte, i int) int {
+	depth := 0
+	for ; ; i++ {
+		switch body[i] {
+		case '"':
+			i = closingQuote(body, i+1)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		}
+	}
 }
 
 // shallow reads the outermost levels of a body that check accepted while
@@ -61,6 +98,10 @@ type shallow struct {
 // checkShallow checks body as CheckJSON does and returns a reader of its
 // outermost levels: those around a value with levels-1 containers around it.
 func checkShallow(body []byte, levels int) (shallow, error) {
+	if len(body) > math.MaxInt32 {
+		// The notes hold 32-bit offsets; no body is allowed near this size.
+		return shallow{}, apperr.New(apperr.TooLarge, "payload-too-large", "the body is larger than 2 GiB")
+	}
 	ends := &containerEnds{levels: levels}
 	err := check(body, ends)
 	return shallow{body: body, ends: ends}, err
@@ -77,7 +118,7 @@ func (s shallow) skipSpace(i int) int {
 func (s shallow) valueEnd(i int) int {
 	switch s.body[i] {
 	case '{', '[':
-		return s.ends.end(i)
+		return s.ends.end(s.body, i)
 	case '"':
 		return stringEnd(s.body, i+1)
 	case 't', 'n':
@@ -138,14 +179,18 @@ func (s shallow) name(start, end int) string {
 }
 
 // elements returns where each element of the array whose bracket is at start
-// begins.
-func (s shallow) elements(start int) (starts []int) {
+// begins, up to max+1 of them: enough to refuse an array longer than max
+// without holding its every offset.
+func (s shallow) elements(start, max int) (starts []int) {
 	i := s.skipSpace(start + 1)
 	if s.body[i] == ']' {
 		return nil
 	}
 	for {
 		starts = append(starts, i)
+		if len(starts) > max {
+			return starts
+		}
 		i = s.skipSpace(s.valueEnd(i))
 		if s.body[i] == ']' {
 			return starts

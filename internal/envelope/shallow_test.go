@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,6 +45,11 @@ var batchCases = []string{
 	`{"messages":[{"message_type":"A","payload":{}}],"messages":[]}`,
 	`{"messages":[{"message_type":"A","payload":{}},{"message_type":"A","payload":{}},{"message_type":"A","payload":{}},{"message_type":"A","payload":{}}]}`,
 	`{"messages":[{"message\u005ftype":"A","payload":{"deep":[[[[[[1]]]]]]}}]}`,
+	// Containers longer than minNoted at every level, whose ends are noted,
+	// beside short ones, whose ends are found again.
+	`{"before":{"long":"` + strings.Repeat("x", 600) + `"},"messages":[{"message_type":"A","payload":{"E1EDK01":[{"BELNR":"` +
+		strings.Repeat("4", 600) + `"},{"a":[]}],"b":{}}},{"message_type":"B","payload":[` + strings.Repeat(`"\"]}",`, 100) +
+		`1],"idempotency_key":"k"},{"message_type":"C","payload":{}}],"after":[` + strings.Repeat(`{"y":[1]},`, 30) + `{}]}`,
 }
 
 func TestParseMatchesGJSON(t *testing.T) {
@@ -74,6 +80,27 @@ func TestParseBatchMatchesGJSON(t *testing.T) {
 		requireParseBatchMatches(t, []byte(`{"messages":[`+items[i]+`]}`), 3)
 	}
 	requireParseBatchMatches(t, []byte(`{"messages":[`+strings.Join(items, ",")+`]}`), len(items))
+}
+
+// TestNotesStayFewWhateverTheShape holds the notes of containers' ends to a
+// sixteenth of the body's bytes for bodies made of the smallest containers
+// at every level noted, and checks that the members and items are still
+// found where gjson finds them.
+func TestNotesStayFewWhateverTheShape(t *testing.T) {
+	t.Parallel()
+	item := `{"message_type":"A","payload":[` + strings.Repeat(`[],{},`, 90) + `[]]}`
+	for _, body := range []string{
+		`{"x":[` + strings.Repeat(`[],`, 100_000) + `[]],"messages":[` + item + `]}`,
+		`{"messages":[` + strings.Repeat(`[],`, 100_000) + `[]]}`,
+		`{"messages":[` + strings.Repeat(item+`,`, 2_000) + item + `]}`,
+		`{"messages":[` + strings.Repeat(`{"message_type":"A","payload":{},"x":[`+strings.Repeat(`{},`, 200)+`{}]},`, 1_000) + item + `]}`,
+	} {
+		s, err := checkShallow([]byte(body), 4)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(s.ends.noted)*int(unsafe.Sizeof(span{})), len(body)/16, "notes of %.40q…", body)
+		requireParseBatchMatches(t, []byte(body), 100)
+		requireParseBatchMatches(t, []byte(body), 5_000)
+	}
 }
 
 func FuzzParseMatchesGJSON(f *testing.F) {
