@@ -30,11 +30,7 @@ func ParseBatch(body []byte, maxItems int) ([]BatchItem, error) {
 	if err != nil {
 		return nil, err
 	}
-	root := s.skipSpace(0)
-	if body[root] != '{' {
-		return nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
-	}
-	members, err := s.members(root)
+	members, err := s.object(s.skipSpace(0))
 	if err != nil {
 		return nil, err
 	}

@@ -46,9 +46,7 @@ func check(body []byte, ends *containerEnds) error {
 	open := 0
 	want := expectValue
 	for i := 0; ; {
-		for i < len(body) && isSpace(body[i]) {
-			i++
-		}
+		i = skipSpace(body, i)
 		if i == len(body) {
 			if want == expectNothing {
 				return nil
@@ -157,6 +155,15 @@ func afterValue(open int) expectation {
 		return expectNothing
 	}
 	return expectCommaOrClose
+}
+
+// skipSpace is the offset of the first byte from i on that is not JSON's
+// whitespace, or the body's length.
+func skipSpace(body []byte, i int) int {
+	for i < len(body) && isSpace(body[i]) {
+		i++
+	}
+	return i
 }
 
 func isSpace(c byte) bool {

@@ -50,10 +50,7 @@ func Parse(body []byte) (env Envelope, err error) {
 // read, so gjson is given views of it instead, and the payload is a slice
 // of the body.
 func parseChecked(s shallow, start int) (env Envelope, members map[string]gjson.Result, err error) {
-	if s.body[start] != '{' {
-		return env, nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
-	}
-	if members, err = s.members(start); err != nil {
+	if members, err = s.object(start); err != nil {
 		return env, nil, err
 	}
 	env, err = envelopeOf(s.body, members)

@@ -26,8 +26,7 @@ import (
 type containerEnds struct {
 	levels int
 	open   [maxNotedLevels]int32 // the opening brackets of the containers open at those levels
-	noted  []span                // in the order the containers closed
-	sorted bool
+	noted  []span                // by where they open, once check has returned
 }
 
 const (
@@ -53,20 +52,14 @@ func (e *containerEnds) closed(open, i int) {
 	}
 }
 
-// end is the offset just past the container whose bracket is at start in
-// body.
-func (e *containerEnds) end(body []byte, start int) int {
-	if !e.sorted {
-		// Containers close inner first; they are looked up by where they
-		// open.
-		slices.SortFunc(e.noted, func(a, b span) int { return int(a.start - b.start) })
-		e.sorted = true
-	}
+// end is the offset just past the container whose bracket is at start, if
+// it was noted.
+func (e *containerEnds) end(start int) (int, bool) {
 	k, found := slices.BinarySearchFunc(e.noted, int32(start), func(s span, start int32) int { return int(s.start - start) })
-	if found {
-		return int(e.noted[k].end)
+	if !found {
+		return 0, false
 	}
-	return skipContainer(body, start)
+	return int(e.noted[k].end), true
 }
 
 // skipContainer is the offset just past the container whose bracket is at
@@ -104,23 +97,26 @@ func checkShallow(body []byte, levels int) (shallow, error) {
 	}
 	ends := &containerEnds{levels: levels}
 	err := check(body, ends)
+	// Containers close inner first; they are looked up by where they open.
+	slices.SortFunc(ends.noted, func(a, b span) int { return int(a.start - b.start) })
 	return shallow{body: body, ends: ends}, err
 }
 
 func (s shallow) skipSpace(i int) int {
-	for i < len(s.body) && isSpace(s.body[i]) {
-		i++
-	}
-	return i
+	return skipSpace(s.body, i)
 }
 
-// valueEnd is the offset just past the value that starts at i.
+// valueEnd is the offset just past the value that starts at i. The body is
+// valid, so a string ends at its first unescaped quote.
 func (s shallow) valueEnd(i int) int {
 	switch s.body[i] {
 	case '{', '[':
-		return s.ends.end(s.body, i)
+		if end, noted := s.ends.end(i); noted {
+			return end
+		}
+		return skipContainer(s.body, i)
 	case '"':
-		return stringEnd(s.body, i+1)
+		return closingQuote(s.body, i+1) + 1
 	case 't', 'n':
 		return i + len("true")
 	case 'f':
@@ -141,17 +137,20 @@ func (s shallow) value(start, end int) gjson.Result {
 	return r
 }
 
-// members returns the members of the object whose brace is at start by
-// name; a name that appears twice is refused rather than guessing which one
-// counts. The names are views of the body, like gjson's.
-func (s shallow) members(start int) (map[string]gjson.Result, error) {
+// object returns the members of the object at start by name; a value that
+// is no object, or a name that appears twice, is refused rather than
+// guessing which one counts. The names are views of the body, like gjson's.
+func (s shallow) object(start int) (map[string]gjson.Result, error) {
+	if s.body[start] != '{' {
+		return nil, apperr.New(apperr.Invalid, "malformed-json", "the body must be a JSON object")
+	}
 	members := map[string]gjson.Result{}
 	i := s.skipSpace(start + 1)
 	if s.body[i] == '}' {
 		return members, nil
 	}
 	for {
-		nameEnd := stringEnd(s.body, i+1)
+		nameEnd := s.valueEnd(i)
 		name := s.name(i, nameEnd)
 		valueStart := s.skipSpace(s.skipSpace(nameEnd) + 1) // past the colon
 		valueEnd := s.valueEnd(valueStart)
