@@ -249,22 +249,23 @@ ORDER BY j.ord;
 -- MessageStoreNew stores several messages, no two of which share a claim
 -- (tenant, environment and fingerprint; the caller sees to that), each
 -- unless its claim is taken, with its business keys and its deliveries, and
--- returns for each one it stored its ordinal (1 for the first message), its
--- id, and the ids and destinations of its deliveries, in the order of their
--- ids. It is MessageStoreOrBlockAll for messages that are most likely new
--- (their bytes were not seen lately), without the lookup of a holder and
--- the inserts of a blocked message: every one it stores is decided as that
--- statement would have decided it, and each one it finds taken (by a holder
--- in or out of its window, or by a concurrent insert) is left as it was,
--- for MessageStoreOrBlockAll to decide after it in the same transaction.
--- The deliveries are written as DeliveryCreateForStored writes them, which
--- then need not find the messages again; the destinations are looked up
--- apart (OFFSET 0), per message, as there. Nulls and keys are sent as
--- MessageStoreOrBlockAll's are. The insert reads the arrays itself, and the
--- rows it stored find their ordinals again by their claims in the three
--- arrays that hold them: a CTE of every column read twice would hold each
--- payload once more (about 1 µs a message, docs/performance.md, "Where a
--- batch message's PostgreSQL time goes").
+-- returns for each one it stored its claim, its id and time, and the ids
+-- and destinations of its deliveries: one row per delivery (or one with
+-- neither for a message without), in the order of the messages' ids and
+-- then the deliveries'. It is MessageStoreOrBlockAll for messages that are
+-- most likely new (their bytes were not seen lately), without the lookup
+-- of a holder and the inserts of a blocked message: every one it stores is
+-- decided as that statement would have decided it, and each one it finds
+-- taken (by a holder in or out of its window, or by a concurrent insert) is
+-- left as it was, for MessageStoreOrBlockAll to decide after it in the same
+-- transaction. The deliveries are written as DeliveryCreateForStored writes
+-- them, which then need not find the messages again. The caller finds each
+-- stored message's place by its claim, and the keys beyond the first name
+-- theirs by the same three values, so the rows inserted are joined to
+-- nothing but their keys and deliveries; the destinations are looked up
+-- apart (OFFSET 0) once per environment the messages were stored in, not
+-- per message (docs/performance.md, "Where a batch message's PostgreSQL
+-- time goes"). Nulls are sent as MessageStoreOrBlockAll's are.
 -- name: MessageStoreNew :many
 WITH inserted AS (
     INSERT INTO messages (
@@ -287,37 +288,37 @@ WITH inserted AS (
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
-), stored AS (
-    SELECT c.ord, n.id, n.received_at, n.tenant_id, n.environment_id, n.message_type_id
-    FROM inserted n
-    JOIN ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@fingerprints::text[]))
-         WITH ORDINALITY AS c (tenant_id, environment_id, fingerprint, ord)
-      ON c.tenant_id = n.tenant_id AND c.environment_id = n.environment_id AND c.fingerprint = n.fingerprint
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT s.tenant_id, s.id, k.value
-    FROM stored s
-    JOIN ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) AS k (ord, value) ON k.ord = s.ord
-), delivered AS (
-    INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
-    SELECT s.tenant_id, s.environment_id, s.id, d.id, s.message_type_id
-    FROM stored s
+    SELECT n.tenant_id, n.id, k.value
+    FROM inserted n
+    JOIN ROWS FROM (unnest(@key_tenant_ids::bigint[]), unnest(@key_environment_ids::bigint[]),
+                    unnest(@key_fingerprints::text[]), unnest(@key_values::text[]))
+         AS k (tenant_id, environment_id, fingerprint, value)
+      ON k.tenant_id = n.tenant_id AND k.environment_id = n.environment_id AND k.fingerprint = n.fingerprint
+), taking AS (
+    SELECT d.id, d.tenant_id, d.environment_id, d.message_type_ids
+    FROM (SELECT DISTINCT n.tenant_id, n.environment_id FROM inserted n) e
     CROSS JOIN LATERAL (
-        SELECT d.id FROM destinations d
-        WHERE d.tenant_id = s.tenant_id AND d.environment_id = s.environment_id AND d.deleted_at IS NULL
-          AND (cardinality(d.message_type_ids) = 0 OR s.message_type_id = ANY(d.message_type_ids))
+        SELECT d.id, d.tenant_id, d.environment_id, d.message_type_ids FROM destinations d
+        WHERE d.tenant_id = e.tenant_id AND d.environment_id = e.environment_id AND d.deleted_at IS NULL
         OFFSET 0
     ) d
-    ORDER BY s.id, d.id
+), delivered AS (
+    INSERT INTO deliveries (tenant_id, environment_id, message_id, destination_id, message_type_id)
+    SELECT n.tenant_id, n.environment_id, n.id, d.id, n.message_type_id
+    FROM inserted n
+    JOIN taking d ON d.tenant_id = n.tenant_id AND d.environment_id = n.environment_id
+    WHERE cardinality(d.message_type_ids) = 0 OR n.message_type_id = ANY(d.message_type_ids)
+    ORDER BY n.id, d.id
     RETURNING id, destination_id, message_id
 )
-SELECT s.ord::int AS ord, s.id, s.received_at,
-       array_remove(array_agg(v.id ORDER BY v.id), NULL)::bigint[] AS delivery_ids,
-       array_remove(array_agg(v.destination_id ORDER BY v.id), NULL)::bigint[] AS destination_ids
-FROM stored s
-LEFT JOIN delivered v ON v.message_id = s.id
-GROUP BY s.ord, s.id, s.received_at
-ORDER BY s.ord;
+-- The left join is how sqlc knows that a message may have no delivery.
+SELECT n.tenant_id, n.environment_id, n.fingerprint::text AS fingerprint, n.id, n.received_at,
+       v.id AS delivery_id, v.destination_id
+FROM inserted n
+LEFT JOIN delivered v ON v.message_id = n.id
+ORDER BY n.id, v.id;
 
 -- MessageBlockRetransmissions blocks several messages as duplicates of the
 -- messages already holding their fingerprints, or changes nothing: it

@@ -229,6 +229,17 @@ func decideAll(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksPar
 	return results, nil
 }
 
+// claim is what a message with a fingerprint claims: the fingerprint in its
+// tenant and environment, which uq_messages_fingerprint keeps unique.
+type claim struct {
+	tenant, environment int64
+	fingerprint         string
+}
+
+func claimOfFingerprint(m message) claim {
+	return claim{m.TenantID, m.EnvironmentID, *m.fingerprint}
+}
+
 // allFresh tells whether ms are most likely all new messages: the tenant
 // sent none of their bytes lately with their fingerprints (message.seen),
 // and no two of them claim the same fingerprint, so that none of them can
@@ -242,13 +253,9 @@ func allFresh(ms []message) bool {
 	if len(ms) == 1 {
 		return true // a single request, most of them: no claim to repeat
 	}
-	type claim struct {
-		tenant, environment int64
-		fingerprint         string
-	}
 	claims := make(map[claim]struct{}, len(ms))
 	for _, m := range ms {
-		c := claim{m.TenantID, m.EnvironmentID, *m.fingerprint}
+		c := claimOfFingerprint(m)
 		if _, repeated := claims[c]; repeated {
 			return false
 		}
@@ -287,21 +294,9 @@ func storeNew(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksPara
 	case storeErr != nil:
 		return nil, nil, fmt.Errorf("store messages: %w", storeErr)
 	}
-	results = make([]Result, len(ms))
-	for _, s := range stored {
-		i := int(s.Ord) - 1
-		if i < 0 || i >= len(ms) || results[i].MessageID != 0 || len(s.DeliveryIds) != len(s.DestinationIds) {
-			return nil, nil, fmt.Errorf("store messages: answer for message %d of %d", s.Ord, len(ms))
-		}
-		res, err := created(ms[i], s.ID, s.ReceivedAt)
-		if err != nil {
-			return nil, nil, err
-		}
-		written := make([]db.DeliveryCreateForStoredRow, len(s.DeliveryIds))
-		for j, id := range s.DeliveryIds {
-			written[j] = db.DeliveryCreateForStoredRow{ID: id, DestinationID: s.DestinationIds[j], MessageID: s.ID}
-		}
-		results[i] = res.withWrittenDeliveries(written)
+	results, err = storedResults(ms, stored)
+	if err != nil {
+		return nil, nil, err
 	}
 	for i := range results {
 		if results[i].MessageID == 0 {
@@ -309,6 +304,37 @@ func storeNew(ctx context.Context, q *db.Queries, locks db.MessageClaimLocksPara
 		}
 	}
 	return results, taken, nil
+}
+
+// storedResults are the results of ms whose rows MessageStoreNew returned
+// (stored, one row per delivery, a message's rows one after the other), in
+// the places of the messages their claims name; the others are left empty.
+func storedResults(ms []message, stored []db.MessageStoreNewRow) ([]Result, error) {
+	places := make(map[claim]int, len(ms))
+	for i, m := range ms {
+		places[claimOfFingerprint(m)] = i
+	}
+	results := make([]Result, len(ms))
+	var written []db.DeliveryCreateForStoredRow
+	for k, s := range stored {
+		i, ok := places[claim{s.TenantID, s.EnvironmentID, s.Fingerprint}]
+		first := k == 0 || stored[k-1].ID != s.ID
+		if !ok || (first && results[i].MessageID != 0) || (s.DeliveryID == nil) != (s.DestinationID == nil) {
+			return nil, fmt.Errorf("store messages: answer for message %d, which none of the %d claims", s.ID, len(ms))
+		}
+		if s.DeliveryID != nil {
+			written = append(written, db.DeliveryCreateForStoredRow{ID: *s.DeliveryID, DestinationID: *s.DestinationID, MessageID: s.ID})
+		}
+		if k+1 < len(stored) && stored[k+1].ID == s.ID {
+			continue // more deliveries of this message follow
+		}
+		res, err := created(ms[i], s.ID, s.ReceivedAt)
+		if err != nil {
+			return nil, err
+		}
+		results[i], written = res.withWrittenDeliveries(written), nil
+	}
+	return results, nil
 }
 
 // blockRetransmissions decides ms, which all have a fingerprint, as
@@ -489,12 +515,20 @@ func storeNewParams(ms []message) db.MessageStoreNewParams {
 		if len(m.keyValues) > 0 { // the first in the message's row, the others in message_keys
 			p.FirstKeyValues[i] = m.keyValues[0]
 		}
-		for _, v := range m.keyValues[min(1, len(m.keyValues)):] {
-			p.KeyOrds = append(p.KeyOrds, int32(i+1))
+		for _, v := range m.laterKeyValues() {
+			p.KeyTenantIds = append(p.KeyTenantIds, m.TenantID)
+			p.KeyEnvironmentIds = append(p.KeyEnvironmentIds, m.EnvironmentID)
+			p.KeyFingerprints = append(p.KeyFingerprints, *m.fingerprint)
 			p.KeyValues = append(p.KeyValues, v)
 		}
 	}
 	return p
+}
+
+// laterKeyValues are m's business key values after the first, which
+// message_keys holds (the first is in the message's row).
+func (m message) laterKeyValues() []string {
+	return m.keyValues[min(1, len(m.keyValues)):]
 }
 
 // storeOrBlockAllParams is MessageStoreOrBlockAll's arrays for ms: those
@@ -508,12 +542,16 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		Fingerprints: s.Fingerprints, SourceEndpoints: s.SourceEndpoints, IntegrationIds: s.IntegrationIds,
 		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes,
 		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes,
-		FirstKeyValues: s.FirstKeyValues, KeyOrds: s.KeyOrds, KeyValues: s.KeyValues,
-		Actors: make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
+		FirstKeyValues: s.FirstKeyValues,
+		Actors:         make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
 		Action: auditevent.DuplicateBlocked,
 	}
 	for i, m := range ms {
 		p.Actors[i], p.WindowHours[i], p.Details[i], p.Senders[i] = m.Source.Actor, m.windowHours, m.blocked, m.sender
+		for _, v := range m.laterKeyValues() { // a claim may repeat here: the keys name their message by its place
+			p.KeyOrds = append(p.KeyOrds, int32(i+1))
+			p.KeyValues = append(p.KeyValues, v)
+		}
 	}
 	return p
 }

@@ -678,3 +678,70 @@ func TestGroupCommitKeysUnderConcurrency(t *testing.T) {
 		require.Equal(t, distinct, blocked(`payload->>'id' LIKE 'order-%'`))
 	})
 }
+
+// New messages of two environments and two tenants in one group, two of
+// them with the same fingerprint (the same order of one type, sent to the
+// tenant's production and to its test environment), are stored by the one
+// statement that answers by claim: each request gets its own message, in
+// its own environment, with its own business keys, and one delivery with
+// its job to each destination there that takes its type.
+func TestGroupCommitStoresNewMessagesByTheirClaims(t *testing.T) {
+	t.Parallel()
+	s := newGroupSite(t)
+	keyed := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Code: "KEYED", Fields: []string{"id", "line"}})
+	test := testfactory.Environment(t, s.pool, &testfactory.EnvironmentOpts{Slug: "test"})
+	other, otherEnv := testfactory.TenantWithEnvironment(t, s.pool, "globex")
+	otherKeyed := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Tenant: other.Slug, Code: "KEYED", Fields: []string{"id", "line"}})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/orders"})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/archive"})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{URL: "http://127.0.0.1:9/gated", MessageTypes: []string{"GATED"}})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{Environment: test.Slug, URL: "http://127.0.0.1:9/test"})
+	testfactory.Destination(t, s.pool, testfactory.DestinationOpts{Tenant: other.Slug, URL: "http://127.0.0.1:9/globex"})
+	inTest := s.req(keyed, `{"id": "A", "line": "1", "sent_to": "test"}`) // other bytes, or it would look retransmitted
+	inTest.EnvironmentID = test.ID
+	inOther := s.req(otherKeyed, `{"id": "A", "line": "1"}`)
+	inOther.TenantID, inOther.EnvironmentID = other.ID, otherEnv.ID
+
+	reqs := []ingest.Request{s.req(keyed, `{"id": "A", "line": "1"}`), inTest, s.req(keyed, `{"id": "B", "line": "2"}`), inOther}
+	answers := s.group(t, reqs)
+	require.Contains(t, s.observed(), observedGroup{size: 4}, "the four shared a transaction")
+	for i, a := range answers {
+		require.NoError(t, a.err)
+		require.Equal(t, ingest.Created, a.res.Outcome, "request %d", i)
+		var env int64
+		var payload string
+		require.NoError(t, s.pool.QueryRow(context.Background(),
+			`SELECT environment_id, payload::text FROM messages WHERE id = $1 AND tenant_id = $2`,
+			a.res.MessageID, reqs[i].TenantID).Scan(&env, &payload))
+		require.Equal(t, reqs[i].EnvironmentID, env, "request %d", i)
+		require.JSONEq(t, string(reqs[i].Payload), payload, "request %d", i)
+	}
+	require.Equal(t, 2, s.count(t, `SELECT count(DISTINCT fingerprint) FROM messages WHERE id = ANY($1)`,
+		[]int64{answers[0].res.MessageID, answers[1].res.MessageID, answers[2].res.MessageID}),
+		"the order in production and in test have one fingerprint")
+	for i, want := range [][]string{{"A", "1"}, {"A", "1"}, {"B", "2"}, {"A", "1"}} {
+		require.Equal(t, want, s.keyValues(t, answers[i].res.MessageID), "request %d", i)
+	}
+	require.Equal(t, 4, s.count(t, `SELECT count(*) FROM message_keys`), "the second key of each, and no more")
+
+	destinations := func(id int64) int {
+		return s.count(t, `SELECT count(*) FROM deliveries d JOIN destinations t ON t.id = d.destination_id
+			JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id
+			WHERE d.message_id = $1 AND t.tenant_id = d.tenant_id AND t.environment_id = d.environment_id`, id)
+	}
+	for i, want := range []int{2, 1, 2, 1} {
+		require.Equal(t, want, destinations(answers[i].res.MessageID), "request %d: its environment's destinations, each with its job", i)
+	}
+	require.Equal(t, 9, s.count(t, `SELECT count(*) FROM deliveries`), "the six above and the gated leader's three")
+}
+
+// keyValues are the business key values stored for message id: the first,
+// in the message's row, then the others, in message_keys.
+func (s *groupSite) keyValues(t *testing.T, id int64) []string {
+	t.Helper()
+	var values []string
+	require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT m.first_key_value || array(
+		SELECT k.value FROM message_keys k WHERE k.message_id = m.id AND k.tenant_id = m.tenant_id ORDER BY k.value)
+		FROM messages m WHERE m.id = $1`, id).Scan(&values))
+	return values
+}
