@@ -264,8 +264,8 @@ ORDER BY j.ord;
 -- theirs by the same three values, so the rows inserted are joined to
 -- nothing but their keys and deliveries; the destinations are looked up
 -- apart (OFFSET 0) once per environment the messages were stored in, not
--- per message (docs/performance.md, "Where a batch message's PostgreSQL
--- time goes"). Nulls are sent as MessageStoreOrBlockAll's are.
+-- per message (docs/performance.md, "Stored messages found by their
+-- claims"). Nulls are sent as MessageStoreOrBlockAll's are.
 -- name: MessageStoreNew :many
 WITH inserted AS (
     INSERT INTO messages (

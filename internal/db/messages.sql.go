@@ -1254,8 +1254,8 @@ type MessageStoreNewRow struct {
 // theirs by the same three values, so the rows inserted are joined to
 // nothing but their keys and deliveries; the destinations are looked up
 // apart (OFFSET 0) once per environment the messages were stored in, not
-// per message (docs/performance.md, "Where a batch message's PostgreSQL
-// time goes"). Nulls are sent as MessageStoreOrBlockAll's are.
+// per message (docs/performance.md, "Stored messages found by their
+// claims"). Nulls are sent as MessageStoreOrBlockAll's are.
 // The left join is how sqlc knows that a message may have no delivery.
 func (q *Queries) MessageStoreNew(ctx context.Context, arg MessageStoreNewParams) ([]MessageStoreNewRow, error) {
 	rows, err := q.db.Query(ctx, messageStoreNew,
