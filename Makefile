@@ -69,6 +69,10 @@ profile: ## CPU and allocation profiles of the server and PostgreSQL's statement
 profile/system: ## CPU per message of every process and of PostgreSQL's parts, by perf, beside pgbench's insert (docs/performance.md)
 	@scripts/profile-system.sh
 
+.PHONY: profile/postgres
+profile/postgres: ## PostgreSQL's CPU per batch message under edihub beside under the batch floor, function by function, by perf (docs/performance.md)
+	@scripts/profile-postgres.sh
+
 .PHONY: bench/go
 bench/go: ## run every Go benchmark with allocation counts
 	go test -run '^$$' -bench . -benchmem ./...
