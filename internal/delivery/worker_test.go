@@ -191,11 +191,12 @@ func TestAHangingDestinationDoesNotSlowTheOthers(t *testing.T) {
 		"waiting for a place uses up no attempt")
 
 	// A raised limit has its new place as soon as a waiting job looks
-	// again, however it was raised: a job snoozed for a place is made
-	// available again by River's scheduler, which runs every 5 s.
+	// again, however it was raised: a job snoozed for a place (up to 1.5 s)
+	// is made available again by River's scheduler, which runs every 5 s,
+	// and a busy machine delays its runs; 20 s is several of them.
 	_, err := b.pool.Exec(context.Background(), `UPDATE destinations SET max_concurrency = 3 WHERE id = $1`, hangingID)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return maxInFlight.Load() == 3 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return maxInFlight.Load() == 3 }, 20*time.Second, 10*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	require.Equal(t, 3, hanging.total(), "the third place is taken, and no fourth")
 	require.Equal(t, 3, b.count(t, `SELECT count(*) FROM destination_places WHERE destination_id = $1 AND delivery_id IS NOT NULL`, hangingID))
