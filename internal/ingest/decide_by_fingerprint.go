@@ -320,7 +320,7 @@ func storedResults(ms []message, stored []db.MessageStoreNewRow) ([]Result, erro
 		i, ok := places[claim{s.TenantID, s.EnvironmentID, s.Fingerprint}]
 		first := k == 0 || stored[k-1].ID != s.ID
 		if !ok || (first && results[i].MessageID != 0) || (s.DeliveryID == nil) != (s.DestinationID == nil) {
-			return nil, fmt.Errorf("store messages: answer for message %d, which none of the %d claims", s.ID, len(ms))
+			return nil, fmt.Errorf("store messages: the answer's row for message %d fits none of the %d messages sent", s.ID, len(ms))
 		}
 		if s.DeliveryID != nil {
 			written = append(written, db.DeliveryCreateForStoredRow{ID: *s.DeliveryID, DestinationID: *s.DestinationID, MessageID: s.ID})
@@ -487,9 +487,26 @@ func claimsOf(ms []message) db.DeliveryCreateForStoredParams {
 	return p
 }
 
-// storeNewParams lays ms out as MessageStoreNew's arrays, one element per
-// message, with the values that stand for NULL there.
+// storeNewParams lays ms out as MessageStoreNew's arrays: their columns,
+// and their keys beyond the first, each named by its message's claim.
 func storeNewParams(ms []message) db.MessageStoreNewParams {
+	p := messageColumns(ms)
+	for _, m := range ms {
+		for _, v := range m.laterKeyValues() {
+			p.KeyTenantIds = append(p.KeyTenantIds, m.TenantID)
+			p.KeyEnvironmentIds = append(p.KeyEnvironmentIds, m.EnvironmentID)
+			p.KeyFingerprints = append(p.KeyFingerprints, *m.fingerprint)
+			p.KeyValues = append(p.KeyValues, v)
+		}
+	}
+	return p
+}
+
+// messageColumns lays out the columns of ms, one element per message and
+// with the values that stand for NULL, as MessageStoreNew and
+// MessageStoreOrBlockAll take them; each statement names the keys beyond
+// the first in its own way.
+func messageColumns(ms []message) db.MessageStoreNewParams {
 	n := len(ms)
 	p := db.MessageStoreNewParams{
 		TenantIds: make([]int64, n), EnvironmentIds: make([]int64, n), MessageTypeIds: make([]int64, n),
@@ -515,12 +532,6 @@ func storeNewParams(ms []message) db.MessageStoreNewParams {
 		if len(m.keyValues) > 0 { // the first in the message's row, the others in message_keys
 			p.FirstKeyValues[i] = m.keyValues[0]
 		}
-		for _, v := range m.laterKeyValues() {
-			p.KeyTenantIds = append(p.KeyTenantIds, m.TenantID)
-			p.KeyEnvironmentIds = append(p.KeyEnvironmentIds, m.EnvironmentID)
-			p.KeyFingerprints = append(p.KeyFingerprints, *m.fingerprint)
-			p.KeyValues = append(p.KeyValues, v)
-		}
 	}
 	return p
 }
@@ -531,11 +542,11 @@ func (m message) laterKeyValues() []string {
 	return m.keyValues[min(1, len(m.keyValues)):]
 }
 
-// storeOrBlockAllParams is MessageStoreOrBlockAll's arrays for ms: those
-// of MessageStoreNew, and what blocking a message records (the event's
-// actor and details, the window, the sender of a kept copy).
+// storeOrBlockAllParams is MessageStoreOrBlockAll's arrays for ms: their
+// columns, their keys beyond the first, and what blocking a message records
+// (the event's actor and details, the window, the sender of a kept copy).
 func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
-	s, n := storeNewParams(ms), len(ms)
+	s, n := messageColumns(ms), len(ms)
 	p := db.MessageStoreOrBlockAllParams{
 		TenantIds: s.TenantIds, EnvironmentIds: s.EnvironmentIds, MessageTypeIds: s.MessageTypeIds,
 		Docnums: s.Docnums, Payloads: s.Payloads, ContentHashes: s.ContentHashes, ShapeHashes: s.ShapeHashes,
