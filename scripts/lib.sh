@@ -124,3 +124,41 @@ stop_server() {
 stop_server_quietly() {
   [ -z "$server_pid" ] || kill -TERM "$server_pid" 2>/dev/null || true
 }
+
+# perf_sample FILE starts perf on every core, $frequency samples a second,
+# for $seconds after a 3 s delay (the middle of an edihub-load row measured
+# for $seconds + 4 after its warm-up), in the background; perf_pid is what
+# to wait for.
+perf_sample() {
+  (sleep 3 && perf record -F "$frequency" -a -g -o "$1" -- sleep "$seconds" >/dev/null 2>&1) &
+  perf_pid=$!
+}
+# row_rate JSON is the messages a second of an edihub-load row's answer.
+row_rate() {
+  sed -n 's/.*"messages_per_second":\([0-9.]*\).*/\1/p' "$1"
+}
+# perf_per_message FILE RATE prints "name µs" lines from perf_sample's FILE
+# at RATE messages a second: the CPU a message of every process, as
+# "process:NAME" (swapper is the idle cores), and of every function on the
+# stack of PostgreSQL's samples, counted once a sample (a sample is
+# 1/frequency s of one core). PostgreSQL's exported functions are in its
+# dynamic symbol table, so no debug symbols are needed; its static ones
+# show as [unknown].
+perf_per_message() {
+  perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk -v rate="$2" -v frequency="$frequency" -v seconds="$seconds" '
+    function flush() {
+      if (comm == "") return
+      cpu[comm]++
+      if (comm == "postgres") for (f in seen) hit[f]++
+      delete seen
+    }
+    BEGIN { us = 1000000 / frequency / (rate * seconds) }
+    /^[^ \t]/ { flush(); comm = $1; next }
+    NF == 0 { flush(); comm = ""; next }
+    { seen[$2] = 1 }
+    END {
+      flush()
+      for (c in cpu) printf "process:%s %.2f\n", c, cpu[c] * us
+      for (f in hit) printf "%s %.2f\n", f, hit[f] * us
+    }'
+}

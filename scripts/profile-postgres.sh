@@ -10,10 +10,8 @@
 # the middle of the row. It prints, in µs per message averaged over the
 # rounds, the CPU of edihub, the floor's process (edihub-load floor, which
 # includes the load generator's own), PostgreSQL, and each PostgreSQL
-# function on the stack of PostgreSQL's samples (inclusive), the largest
-# differences first: PostgreSQL's exported functions are in its dynamic
-# symbol table, so no debug symbols are needed; its static ones show as
-# [unknown].
+# function on the stack of PostgreSQL's samples (inclusive, see
+# perf_per_message in scripts/lib.sh), the largest differences first.
 #
 #   scripts/profile-postgres.sh [edihub-load run flags]
 #       (default: -mix new -form batch -per-request 100)
@@ -50,28 +48,6 @@ start_floor "$out/floor.log"
 floor_url="$url" floor_pid="$server_pid"
 trap 'kill "$edihub_pid" "$floor_pid" 2>/dev/null || true' EXIT
 
-# per_message DATA RATE prints "name µs" lines: the CPU per message of
-# each process, as "process:NAME", and of each function on the stack of
-# PostgreSQL's samples (a sample is 1/frequency s of one core).
-per_message() {
-  perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk -v rate="$2" -v frequency="$frequency" -v seconds="$seconds" '
-    function flush() {
-      if (comm == "") return
-      cpu[comm]++
-      if (comm == "postgres") for (f in seen) hit[f]++
-      delete seen
-    }
-    BEGIN { us = 1000000 / frequency / (rate * seconds) }
-    /^[^ \t]/ { flush(); comm = $1; next }
-    NF == 0 { flush(); comm = ""; next }
-    { seen[$2] = 1 }
-    END {
-      flush()
-      for (c in cpu) if (c == "edihub" || c == "edihub-load" || c == "postgres") printf "process:%s %.2f\n", c, cpu[c] * us
-      for (f in hit) printf "%s %.2f\n", f, hit[f] * us
-    }'
-}
-
 for round in $(seq 1 "$rounds"); do
   order="floor edihub"
   [ $((round % 2)) -eq 1 ] || order="edihub floor"
@@ -79,22 +55,21 @@ for round in $(seq 1 "$rounds"); do
     target="$edihub_url"
     [ "$who" = edihub ] || target="$floor_url"
     psql_db -d "$db" -c CHECKPOINT
-    (sleep 3 && perf record -F "$frequency" -a -g -o "$out/$who-$round.data" -- sleep "$seconds" >/dev/null 2>&1) &
-    perf_pid=$!
+    perf_sample "$out/$who-$round.data"
     bin/edihub-load run -url "$target" -key "$api_key" "$@" -clients "$clients" -warmup 2s \
       -duration "$((seconds + 4))s" >"$out/$who-$round.json" 2>/dev/null
     wait "$perf_pid"
-    rate="$(sed -n 's/.*"messages_per_second":\([0-9.]*\).*/\1/p' "$out/$who-$round.json")"
+    rate="$(row_rate "$out/$who-$round.json")"
     printf 'round %s: %s %.0f messages/s\n' "$round" "$who" "$rate"
-    per_message "$out/$who-$round.data" "$rate" >"$out/$who-$round.txt"
+    perf_per_message "$out/$who-$round.data" "$rate" |
+      awk '!/^process:/ || /^process:(edihub|edihub-load|postgres) /' >"$out/$who-$round.txt"
   done
 done
 
 # The mean over the rounds of each line, floor beside edihub, largest
 # difference first; the processes lead.
 printf '\n%-48s %10s %10s %10s\n' "CPU µs a message ($*)" floor edihub difference
-cat "$out"/floor-*.txt | awk -v n="$rounds" '{ sum[$1] += $2 } END { for (k in sum) printf "%s %.2f\n", k, sum[k] / n }' | sort >"$out/floor.txt"
-cat "$out"/edihub-*.txt | awk -v n="$rounds" '{ sum[$1] += $2 } END { for (k in sum) printf "%s %.2f\n", k, sum[k] / n }' | sort >"$out/edihub.txt"
-join -a1 -a2 -e 0 -o 0,1.2,2.2 "$out/floor.txt" "$out/edihub.txt" |
+mean() { cat "$out/$1"-*.txt | awk -v n="$rounds" '{ sum[$1] += $2 } END { for (k in sum) printf "%s %.2f\n", k, sum[k] / n }' | sort; }
+join -a1 -a2 -e 0 -o 0,1.2,2.2 <(mean floor) <(mean edihub) |
   awk '{ d = $3 - $2; printf "%d %-48s %10.2f %10.2f %10.2f\n", ($1 ~ /^process:/), $1, $2, $3, d }' |
   sort -k1,1nr -k5,5gr | cut -d' ' -f2- | awk -v top="$top" '/^process:/ || ++shown <= top'

@@ -40,23 +40,16 @@ fresh_database "$db"
 bench_tenant
 trap stop_server_quietly EXIT
 
-# sample FILE starts perf on every core for $seconds after a 3 s delay, in
-# the background; perf_pid is what to wait for.
-sample() {
-  (sleep 3 && perf record -F "$frequency" -a -g -o "$1" -- sleep "$seconds" >/dev/null 2>&1) &
-  perf_pid=$!
-}
-
 start_server "$out/server.log"
 measure=(-clients "$clients" -warmup 2s -duration "$((seconds + 4))s")
 bin/edihub-load run -url "$url" -key "$api_key" "$@" "${measure[@]}" >/dev/null 2>&1 # warms the caches and plans
-sample "$out/edihub.data"
+perf_sample "$out/edihub.data"
 bin/edihub-load run -url "$url" -key "$api_key" "$@" "${measure[@]}" >"$out/edihub.json" 2>/dev/null
 wait "$perf_pid"
 stop_server
-edihub_rate="$(sed -n 's/.*"messages_per_second":\([0-9.]*\).*/\1/p' "$out/edihub.json")"
+edihub_rate="$(row_rate "$out/edihub.json")"
 
-sample "$out/pgbench.data"
+perf_sample "$out/pgbench.data"
 pgbench_insert 2048 -c "$clients" -j "$((clients < 2 ? clients : 2))" -T "$((seconds + 6))" \
   -f scripts/bench/insert.sql >"$out/pgbench.txt" 2>&1
 wait "$perf_pid"
@@ -64,30 +57,19 @@ pgbench_rate="$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$out/pgbench.txt")"
 
 # per_message FILE RATE prints "name µs" lines: the CPU per message of each
 # process that matters here (swapper is the idle cores), then of
-# PostgreSQL's samples whose stack holds each function named (a sample is
-# 1/frequency s of one core).
+# PostgreSQL's samples whose stack holds each function named.
 per_message() {
-  perf script -i "$1" -F comm,ip,sym 2>/dev/null | awk -v frequency="$frequency" -v rate="$2" -v seconds="$seconds" '
-    function flush() {
-      if (comm == "") return
-      cpu[comm]++
-      if (comm != "postgres") return
-      for (i = 1; i <= n; i++) if (index(stack, ";" part[i] ";")) hit[part[i]]++
-    }
+  perf_per_message "$1" "$2" | awk '
     BEGIN {
-      us = 1000000 / frequency / (rate * seconds)
       n = split("PortalRun standard_ExecutorStart ExecInitModifyTable ExecConstraints AfterTriggerEndQuery " \
         "ExecInsertIndexTuples heap_insert toast_compress_datum array_recv pg_parse_json CommitTransactionCommand " \
         "XLogFlush __send", part, " ")
     }
-    /^[^ \t]/ { flush(); comm = $1; stack = ";"; next }
-    NF == 0 { flush(); comm = ""; next }
-    { stack = stack $2 ";" }
+    { us[$1] = $2 }
     END {
-      flush()
       split("edihub edihub-load pgbench postgres swapper", shown, " ")
-      for (i = 1; i <= 5; i++) printf "%s %.0f\n", shown[i], cpu[shown[i]] * us
-      for (i = 1; i <= n; i++) printf "postgres:%s %.0f\n", part[i], hit[part[i]] * us
+      for (i = 1; i <= 5; i++) printf "%s %.0f\n", shown[i], us["process:" shown[i]]
+      for (i = 1; i <= n; i++) printf "postgres:%s %.0f\n", part[i], us[part[i]]
     }'
 }
 
