@@ -1,5 +1,6 @@
 // Package pgarray teaches pgx to encode the array parameters edihub sends
-// most without reflection.
+// most without reflection, and to send them without growing its write
+// buffer again and again.
 package pgarray
 
 import (
@@ -24,7 +25,13 @@ import (
 // Encoded directly, the arrays cost a fraction of that (docs/performance.md,
 // "Array parameters without reflection"). The bytes sent are the same;
 // pgarray_test.go compares them.
+//
+// A pool without a tracer of its own also gets sendRoom, which grows pgx's
+// write buffer once for a batch's large arrays before pgx writes them.
 func EncodeDirectly(cfg *pgxpool.Config) {
+	if cfg.ConnConfig.Tracer == nil {
+		cfg.ConnConfig.Tracer = sendRoom{}
+	}
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		Register(conn.TypeMap())
