@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -221,13 +222,55 @@ func (b *bodyBudget) read(c echo.Context, r io.Reader, need, cost int64) ([]byte
 			if err := b.grow(c.Request().Context(), s, (next-int64(cap(buf)))*cost); err != nil {
 				return nil, err
 			}
-			buf = append(append(make([]byte, 0, next), buf...), probe[0])
+			grown := append(append(stepBuffer(next), buf...), probe[0])
+			recycleStep(buf)
+			buf = grown
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
 		if err != nil {
 			return b.finished(s, buf, err)
 		}
+	}
+}
+
+// stepBuffers keeps the buffers that bodies outgrew, a pool for each
+// step's size (firstStep doubled k times, up to maxPooledStep), for the
+// next body that reaches the step. Read in doubling steps, a body would
+// otherwise leave the collector about as many bytes again as it holds (a
+// batch of 100 messages: 528 KB allocated for 225 KB). The buffer a body
+// ends in is the body, and is never put back; a buffer is put back only
+// once what it held has been copied into the next.
+var stepBuffers [maxPooledStep + 1]sync.Pool
+
+// maxPooledStep is the largest step pooled: firstStep << 14 is 8 MiB.
+const maxPooledStep = 14
+
+// stepClass is the pool of a step of size bytes, if it has one.
+func stepClass(size int64) (int, bool) {
+	n := size / firstStep
+	if size%firstStep != 0 || n == 0 || n&(n-1) != 0 {
+		return 0, false
+	}
+	k := bits.TrailingZeros64(uint64(n))
+	return k, k <= maxPooledStep
+}
+
+// stepBuffer is an empty buffer of size bytes' capacity, from its pool
+// when one is there.
+func stepBuffer(size int64) []byte {
+	if k, ok := stepClass(size); ok {
+		if p, _ := stepBuffers[k].Get().(*[]byte); p != nil {
+			return (*p)[:0]
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// recycleStep puts back a buffer a body has outgrown.
+func recycleStep(buf []byte) {
+	if k, ok := stepClass(int64(cap(buf))); ok {
+		stepBuffers[k].Put(&buf)
 	}
 }
 
