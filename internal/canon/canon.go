@@ -49,7 +49,7 @@ var canonicals = sync.Pool{New: func() any { return new(Canonical) }}
 func Canonicalise(raw []byte) (*Canonical, error) {
 	c := canonicals.Get().(*Canonical)
 	w := &c.w
-	w.src, w.pos, w.depth = raw, 0, 0
+	w.src, w.pos, w.depth, w.oneObjectArrays = raw, 0, 0, 0
 	w.members, w.names = w.members[:0], w.names[:0]
 	// The canonical form is rarely longer than its input.
 	w.out = slices.Grow(w.out[:0], len(raw))
@@ -62,6 +62,17 @@ func Canonicalise(raw []byte) (*Canonical, error) {
 
 // Bytes is the canonical form, valid until Release.
 func (c *Canonical) Bytes() []byte { return c.w.out }
+
+// ShapeHash is ShapeHash of the canonical form, whose content hash is
+// contentHash. The writer counted the one-object arrays it wrote, so a form
+// without any, as most are, is known to be its own shape form without
+// being scanned for them.
+func (c *Canonical) ShapeHash(contentHash [32]byte) [32]byte {
+	if c.w.oneObjectArrays == 0 {
+		return contentHash
+	}
+	return ShapeHash(c.w.out, contentHash)
+}
 
 // Release hands the buffer back for reuse.
 func (c *Canonical) Release() {

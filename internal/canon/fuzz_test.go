@@ -2,6 +2,7 @@ package canon_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
@@ -10,7 +11,8 @@ import (
 )
 
 // FuzzCanonJSON checks that canonicalisation is idempotent: the canonical
-// form of a canonical document is itself.
+// form of a canonical document is itself; and that the writer's shape
+// hash is the one ShapeHash finds by scanning the form.
 func FuzzCanonJSON(f *testing.F) {
 	for _, seed := range []string{
 		`{"b":1,"a":[1.0,2e3,-0,"x"]}`,
@@ -21,6 +23,7 @@ func FuzzCanonJSON(f *testing.F) {
 		`{"a":{"b":{"c":[true,false,null]}}}`,
 		"\"\xff\"",
 		`"\ud800"`,
+		`{"x":[ {"b":[{"c":1}],"a":2} ],"y":[{"z":1},{"z":2}]}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -35,6 +38,15 @@ func FuzzCanonJSON(f *testing.F) {
 		}
 		if !bytes.Equal(once, twice) {
 			t.Fatalf("not idempotent: %q then %q", once, twice)
+		}
+		c, err := canon.Canonicalise(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Release()
+		content := sha256.Sum256(c.Bytes())
+		if written, scanned := c.ShapeHash(content), canon.ShapeHash(c.Bytes(), content); written != scanned {
+			t.Fatalf("the writer's shape hash of %q is not the scan's", raw)
 		}
 	})
 }

@@ -80,3 +80,32 @@ func TestShapeHashOfTheSamples(t *testing.T) {
 	require.Equal(t, orderShape, arrayShape, "the shape forms are equal")
 	require.NotEqual(t, orderShape, changedShape)
 }
+
+// The shape hash of a document the writer canonicalised is the one
+// ShapeHash finds by scanning its form, whether the writer counted a
+// one-object array in it or none.
+func TestCanonicalShapeHashMatchesTheScan(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		`{"a":1}`, `[]`, `[1]`, `["{"]`, `[{}]`, `[ {"a":1} ]`, `[{"a":1},{"b":2}]`, `[[{"a":1}]]`,
+		`{"x":[{"b":[{"c":1}],"a":2}],"y":[{"z":1},{"z":2}]}`, `{"b":[{"q":1}],"a":[{"q":1},"s"]}`,
+		`[{"a":"[{\"b\":1}]"}]`, `{"s":"[{","t":[1,{"u":[{}]}]}`,
+	} {
+		shapeOfBoth(t, []byte(doc))
+	}
+	for _, name := range []string{"orders05.json", "orders05_e1edk02_as_array.json", "invoic02.json"} {
+		raw, err := os.ReadFile(filepath.Join("..", "fingerprint", "testdata", name))
+		require.NoError(t, err)
+		shapeOfBoth(t, raw)
+	}
+}
+
+// shapeOfBoth checks that the writer's shape hash of raw is the scan's.
+func shapeOfBoth(t *testing.T, raw []byte) {
+	t.Helper()
+	c, err := canon.Canonicalise(raw)
+	require.NoError(t, err)
+	defer c.Release()
+	content := sha256.Sum256(c.Bytes())
+	require.Equal(t, canon.ShapeHash(c.Bytes(), content), c.ShapeHash(content), "%s", raw)
+}

@@ -43,6 +43,9 @@ type writer struct {
 	// lastAt is, for each of the outermost levels of nesting, the canonical
 	// order of the last object at that level that arrived out of order.
 	lastAt [orderedLevels]memberOrder
+	// oneObjectArrays counts the arrays written whose only item is an
+	// object: the brackets a shape form leaves out (ShapeHash).
+	oneObjectArrays int
 }
 
 // orderedLevels is how many levels of nesting remember an order: an IDoc's
@@ -194,6 +197,7 @@ func (w *writer) array() error {
 		w.depth--
 		return nil
 	}
+	oneObject := w.pos < len(w.src) && w.src[w.pos] == '{'
 	for {
 		w.skipSpace()
 		if err := w.value(); err != nil {
@@ -207,10 +211,14 @@ func (w *writer) array() error {
 		case ',':
 			w.pos++
 			w.out = append(w.out, ',')
+			oneObject = false
 		case ']':
 			w.pos++
 			w.out = append(w.out, ']')
 			w.depth--
+			if oneObject {
+				w.oneObjectArrays++
+			}
 			return nil
 		default:
 			return w.fail("expected ',' or ']' in an array")

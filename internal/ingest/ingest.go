@@ -419,6 +419,7 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 // admitted by canonicalising.
 func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, content *[32]byte) (payloadHashes, error) {
 	canonical := m.CanonicalPayload
+	var written *canon.Canonical
 	if canonical == nil {
 		select {
 		case s.canonicalising <- struct{}{}:
@@ -432,7 +433,7 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, c
 				Detail: "the payload cannot be canonicalised: " + err.Error()}
 		}
 		defer c.Release()
-		canonical = c.Bytes()
+		written, canonical = c, c.Bytes()
 	}
 	h := payloadHashes{}
 	if content != nil {
@@ -440,7 +441,11 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, c
 	} else {
 		h.content = sha256.Sum256(canonical)
 	}
-	h.shape = canon.ShapeHash(canonical, h.content)
+	if written != nil {
+		h.shape = written.ShapeHash(h.content)
+	} else {
+		h.shape = canon.ShapeHash(canonical, h.content)
+	}
 	if keyed {
 		h.requestType, h.requestDocnum, h.requested = m.MessageType.Code, m.Docnum, true
 		h.request = canon.RequestHash(m.MessageType.Code, m.Docnum, canonical)
