@@ -43,7 +43,9 @@ func TestBodyBudgetGrantsOnlySafeSteps(t *testing.T) {
 
 // A body read in doubling steps takes each step's buffer from those that
 // earlier bodies outgrew, so that once warm, reading a batch of 225 KB
-// allocates about the body and not its steps too (2.2 × without them).
+// allocates about the body and not its steps too (2.2 × without them). The
+// race detector, which make test runs with, drops a quarter of what goes
+// back to a pool, so about 1.3 × is allocated then.
 func TestBodyStepsAreReused(t *testing.T) {
 	b := newBodyBudget(1<<30, metrics.New(nil))
 	body := bytes.Repeat([]byte("0123456789"), 22_500)
@@ -65,5 +67,5 @@ func TestBodyStepsAreReused(t *testing.T) {
 	}
 	runtime.ReadMemStats(&after)
 	perRead := float64(after.TotalAlloc-before.TotalAlloc) / runs
-	require.Less(t, perRead/float64(len(body)), 1.3, "bytes allocated a read of %d bytes: %.0f", len(body), perRead)
+	require.Less(t, perRead/float64(len(body)), 1.75, "bytes allocated a read of %d bytes: %.0f", len(body), perRead)
 }
