@@ -7,12 +7,17 @@
 -- (received_at, audit_event_id), the event's primary key, which finds it
 -- in one partition of audit_events. Of the bytes the copy was received as
 -- (when not JSON) it loads the first shown_bytes, what the page shows, and
--- their size; BlockedCopyReceivedPart downloads them.
+-- their size; BlockedCopyReceivedPart downloads them. A copy or original
+-- stored without its view (migration 040) has what rebuilds it, as
+-- MessageGetForAdmin loads it.
 -- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.copies, c.last_seen_at,
+       (CASE WHEN c.payload IS NULL THEN c.received_bytes END)::bytea AS view_bytes, c.edi_frame,
        c.content_type, substr(c.received_bytes, 1, @shown_bytes::int) AS received_head,
        COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
+       o.content_type AS original_content_type,
+       (CASE WHEN o.payload IS NULL THEN o.received_bytes END)::bytea AS original_view_bytes, o.edi_frame AS original_edi_frame,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
        c.dismissed_at, c.dismiss_reason, du.email AS dismissed_by_email,
@@ -57,12 +62,12 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     )
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
            e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
            coalesce(c.sender->>'remote_addr', ''), c.received_at,
-           c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values[1]
+           c.content_type, c.received_bytes, c.edi_frame, c.packet_position, c.packet_size, c.key_values[1]
     FROM blocked_copies c
     JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
     WHERE c.id = @id

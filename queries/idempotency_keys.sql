@@ -21,11 +21,11 @@ WITH claim AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     )
     SELECT @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
            @computed_fingerprint, @source_endpoint, @integration_id, @key, @remote_addr,
-           @content_type, @received_bytes, @packet_position, @packet_size, (@key_values::text[])[1]
+           @content_type, @received_bytes, @edi_frame, @packet_position, @packet_size, (@key_values::text[])[1]
     FROM claim
     RETURNING id, received_at
 ), keys AS (

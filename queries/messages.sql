@@ -10,11 +10,11 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
         @computed_fingerprint, @source_endpoint, @integration_id, @idempotency_key, @remote_addr,
-        @content_type, @received_bytes, @packet_position, @packet_size, (@key_values::text[])[1]
+        @content_type, @received_bytes, @edi_frame, @packet_position, @packet_size, (@key_values::text[])[1]
     )
     RETURNING id, received_at
 ), keys AS (
@@ -48,11 +48,11 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     ) VALUES (
         @tenant_id, @environment_id, @message_type_id, @docnum, @payload, @content_hash,
         @fingerprint, @fingerprint, @source_endpoint, @integration_id, @remote_addr,
-        @content_type, @received_bytes, @packet_position, @packet_size,
+        @content_type, @received_bytes, @edi_frame, @packet_position, @packet_size,
         nullif(@shape_hash::bytea, @content_hash::bytea), (@key_values::text[])[1]
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
@@ -81,10 +81,10 @@ WITH inserted AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
                                 original_message_id, docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size, key_values)
+                                content_type, received_bytes, edi_frame, packet_position, packet_size, key_values)
     SELECT @tenant_id, @environment_id, @message_type_id, blocked.id, blocked.created_at,
            holder.id, @docnum, @payload, @content_hash, @sender::jsonb,
-           @content_type, @received_bytes, @packet_position, @packet_size, @key_values::text[]
+           @content_type, @received_bytes, @edi_frame, @packet_position, @packet_size, @key_values::text[]
     FROM blocked, holder
     WHERE holder.content = 'changed'
     ON CONFLICT (original_message_id, content_hash) WHERE review_state = 'open' DO UPDATE
@@ -120,10 +120,10 @@ LEFT JOIN holder h ON true;
 -- whole table (docs/performance.md, "Plans"). Array elements cannot be NULL
 -- here (sqlc passes Go slices of values), so the nullable columns are sent
 -- as a value that no message has: '' for no docnum, the nil UUID for no
--- integration, 0 for no packet position and size; received_bytes is NULL
--- for a nil slice. A message's first business key value is in
--- first_key_values ('' for none) and goes to its row, as MessageInsert puts
--- it; key_values are all messages' other values in one array, each with the
+-- integration, 0 for no packet position and size; payload, received_bytes
+-- and edi_frame are NULL for a nil slice. A message's first business key
+-- value is in first_key_values ('' for none) and goes to its row, as
+-- MessageInsert puts it; key_values are all messages' other values in one array, each with the
 -- ordinal (1 for the first message) of its message in key_ords, and go to
 -- message_keys. The arrays are read side by side by one ROWS FROM of
 -- unnests, once each: a subscript walks its array from the start, so
@@ -137,21 +137,22 @@ WITH input AS (
     FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
                     unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
                     unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]), unnest(@actors::text[]),
-                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@edi_frames::json[]),
+                    unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
                     unnest(@window_hours::int[]), unnest(@details::jsonb[]), unnest(@senders::jsonb[]), unnest(@first_key_values::text[]))
          WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, actor, content_type,
-                               received_bytes, packet_position, packet_size, window_hours, details, sender,
+                               received_bytes, edi_frame, packet_position, packet_size, window_hours, details, sender,
                                first_key_value, ord)
 ), inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
-           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM input i
     WHERE i.offered
@@ -198,11 +199,11 @@ WITH input AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
                                 original_message_id, docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size, key_values,
+                                content_type, received_bytes, edi_frame, packet_position, packet_size, key_values,
                                 copies, last_seen_at)
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.received_at,
            c.holder_id, nullif(c.docnum, ''), c.payload, c.content_hash, c.sender,
-           c.content_type, c.received_bytes, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
+           c.content_type, c.received_bytes, c.edi_frame, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
            CASE WHEN c.first_key_value <> '' THEN array_prepend(c.first_key_value, ARRAY(
                SELECT k.value
                FROM ROWS FROM (unnest(@key_ords::int[]), unnest(@key_values::text[])) WITH ORDINALITY AS k (ord, value, n)
@@ -271,20 +272,20 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
-           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
                     unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
                     unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
-                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]),
-                    unnest(@first_key_values::text[]))
+                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@edi_frames::json[]),
+                    unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]), unnest(@first_key_values::text[]))
          WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, packet_position, packet_size, first_key_value, ord)
+                               received_bytes, edi_frame, packet_position, packet_size, first_key_value, ord)
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
@@ -403,9 +404,12 @@ SELECT count(*) FROM messages WHERE tenant_id = @tenant_id AND environment_id = 
 -- (NULL: a global user); a message outside the scope is not found. Of the
 -- bytes it was received as (when not JSON) it loads the first shown_bytes,
 -- what the page shows, and their size; MessageReceivedPart downloads them.
+-- A message stored without its view (migration 040) loads them whole as
+-- view_bytes, with its edi_frame, to rebuild it (package storedview).
 -- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       (CASE WHEN m.payload IS NULL THEN m.received_bytes END)::bytea AS view_bytes, m.edi_frame,
        m.content_type, substr(m.received_bytes, 1, @shown_bytes::int) AS received_head,
        COALESCE(octet_length(m.received_bytes), 0)::int AS received_size, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
@@ -432,10 +436,13 @@ WHERE m.id = @id AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id 
 -- first, along the messages_type_received index, without their payloads:
 -- the editor offers them as samples and analyses them in batches of
 -- payload_bytes, so that a sample of large documents never sits in memory
--- at once. payload_bytes reads the stored size without fetching the value.
+-- at once. payload_bytes reads the stored size without fetching the value;
+-- a view rebuilt from the bytes received (migration 040) counts four times
+-- their size, with them: an X12 view is about three times its segments.
 -- name: MessageListOfType :many
 SELECT m.id, m.environment_id, env.slug AS environment_slug, m.docnum, m.received_at,
-       (m.idempotency_key IS NOT NULL)::boolean AS keyed, octet_length(m.payload::text)::bigint AS payload_bytes
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed,
+       COALESCE(octet_length(m.payload::text), 4 * octet_length(m.received_bytes))::bigint AS payload_bytes
 FROM messages m
 JOIN environments env ON env.id = m.environment_id
 WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id
@@ -444,9 +451,11 @@ ORDER BY m.received_at DESC, m.id DESC
 LIMIT @max_messages;
 
 -- MessagePayloadsOfType loads the payloads of some of a message type's
--- messages; ids of other types or tenants are left out.
+-- messages; ids of other types or tenants are left out. A message stored
+-- without its view has what rebuilds it instead, as from MessageGetForAdmin.
 -- name: MessagePayloadsOfType :many
-SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload
+SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload,
+       m.content_type, (CASE WHEN m.payload IS NULL THEN m.received_bytes END)::bytea AS view_bytes, m.edi_frame
 FROM messages m
 WHERE m.tenant_id = @tenant_id AND m.message_type_id = @message_type_id AND m.id = ANY(@ids::bigint[])
   AND (sqlc.narg(scope_tenant_id)::bigint IS NULL OR m.tenant_id = sqlc.narg(scope_tenant_id));

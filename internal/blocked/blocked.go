@@ -31,6 +31,7 @@ import (
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
+	"github.com/lefia/edihub/internal/storedview"
 	"github.com/lefia/edihub/internal/rollup"
 )
 
@@ -149,10 +150,22 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Copy, er
 	if err := json.Unmarshal(row.Sender, &c.Sender); err != nil {
 		return Copy{}, fmt.Errorf("decode sender of blocked copy %d: %w", id, err)
 	}
-	if c.Changes, err = payloaddiff.Compare(row.OriginalPayload, row.Payload); err != nil {
+	view, err := storedview.Stored{
+		Payload: row.Payload, ContentType: row.ContentType, Received: row.ViewBytes, Frame: row.EdiFrame,
+	}.View()
+	if err != nil {
+		return Copy{}, fmt.Errorf("rebuild the view of blocked copy %d: %w", id, err)
+	}
+	original, err := storedview.Stored{
+		Payload: row.OriginalPayload, ContentType: row.OriginalContentType, Received: row.OriginalViewBytes, Frame: row.OriginalEdiFrame,
+	}.View()
+	if err != nil {
+		return Copy{}, fmt.Errorf("rebuild the view of message %d: %w", row.OriginalMessageID, err)
+	}
+	if c.Changes, err = payloaddiff.Compare(original, view); err != nil {
 		return Copy{}, fmt.Errorf("compare blocked copy %d with message %d: %w", id, row.OriginalMessageID, err)
 	}
-	c.Payload = messageview.View(row.Payload)
+	c.Payload = messageview.View(view)
 	if row.ReleasedMessageID != nil {
 		c.Released = &Released{
 			MessageID: *row.ReleasedMessageID, At: row.ReleasedAt.UTC(), By: db.OrEmpty(row.ReleasedByEmail),

@@ -107,9 +107,12 @@ func (q *Queries) BlockedCopyDeleteExpired(ctx context.Context, arg BlockedCopyD
 
 const blockedCopyGet = `-- name: BlockedCopyGet :one
 SELECT c.id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.copies, c.last_seen_at,
+       (CASE WHEN c.payload IS NULL THEN c.received_bytes END)::bytea AS view_bytes, c.edi_frame,
        c.content_type, substr(c.received_bytes, 1, $1::int) AS received_head,
        COALESCE(octet_length(c.received_bytes), 0)::int AS received_size, c.packet_position, c.packet_size,
        c.original_message_id, o.docnum AS original_docnum, o.payload AS original_payload,
+       o.content_type AS original_content_type,
+       (CASE WHEN o.payload IS NULL THEN o.received_bytes END)::bytea AS original_view_bytes, o.edi_frame AS original_edi_frame,
        o.received_at AS original_received_at, e.match_key AS fingerprint,
        c.released_message_id, c.released_at, c.release_reason, u.email AS released_by_email,
        c.dismissed_at, c.dismiss_reason, du.email AS dismissed_by_email,
@@ -132,34 +135,39 @@ type BlockedCopyGetParams struct {
 }
 
 type BlockedCopyGetRow struct {
-	ID                 int64
-	Docnum             *string
-	Payload            []byte
-	ContentHash        []byte
-	Sender             []byte
-	ReceivedAt         time.Time
-	Copies             int32
-	LastSeenAt         *time.Time
-	ContentType        string
-	ReceivedHead       []byte
-	ReceivedSize       int32
-	PacketPosition     *int32
-	PacketSize         *int32
-	OriginalMessageID  int64
-	OriginalDocnum     *string
-	OriginalPayload    []byte
-	OriginalReceivedAt time.Time
-	Fingerprint        *string
-	ReleasedMessageID  *int64
-	ReleasedAt         *time.Time
-	ReleaseReason      *string
-	ReleasedByEmail    *string
-	DismissedAt        *time.Time
-	DismissReason      *string
-	DismissedByEmail   *string
-	TenantSlug         string
-	EnvironmentSlug    string
-	MessageTypeCode    string
+	ID                  int64
+	Docnum              *string
+	Payload             []byte
+	ContentHash         []byte
+	Sender              []byte
+	ReceivedAt          time.Time
+	Copies              int32
+	LastSeenAt          *time.Time
+	ViewBytes           []byte
+	EdiFrame            []byte
+	ContentType         string
+	ReceivedHead        []byte
+	ReceivedSize        int32
+	PacketPosition      *int32
+	PacketSize          *int32
+	OriginalMessageID   int64
+	OriginalDocnum      *string
+	OriginalPayload     []byte
+	OriginalContentType string
+	OriginalViewBytes   []byte
+	OriginalEdiFrame    []byte
+	OriginalReceivedAt  time.Time
+	Fingerprint         *string
+	ReleasedMessageID   *int64
+	ReleasedAt          *time.Time
+	ReleaseReason       *string
+	ReleasedByEmail     *string
+	DismissedAt         *time.Time
+	DismissReason       *string
+	DismissedByEmail    *string
+	TenantSlug          string
+	EnvironmentSlug     string
+	MessageTypeCode     string
 }
 
 // BlockedCopyGet loads a copy (written by MessageStoreOrBlock, in the
@@ -171,7 +179,9 @@ type BlockedCopyGetRow struct {
 // (received_at, audit_event_id), the event's primary key, which finds it
 // in one partition of audit_events. Of the bytes the copy was received as
 // (when not JSON) it loads the first shown_bytes, what the page shows, and
-// their size; BlockedCopyReceivedPart downloads them.
+// their size; BlockedCopyReceivedPart downloads them. A copy or original
+// stored without its view (migration 040) has what rebuilds it, as
+// MessageGetForAdmin loads it.
 func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) (BlockedCopyGetRow, error) {
 	row := q.db.QueryRow(ctx, blockedCopyGet, arg.ShownBytes, arg.ID, arg.ScopeTenantID)
 	var i BlockedCopyGetRow
@@ -184,6 +194,8 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.ReceivedAt,
 		&i.Copies,
 		&i.LastSeenAt,
+		&i.ViewBytes,
+		&i.EdiFrame,
 		&i.ContentType,
 		&i.ReceivedHead,
 		&i.ReceivedSize,
@@ -192,6 +204,9 @@ func (q *Queries) BlockedCopyGet(ctx context.Context, arg BlockedCopyGetParams) 
 		&i.OriginalMessageID,
 		&i.OriginalDocnum,
 		&i.OriginalPayload,
+		&i.OriginalContentType,
+		&i.OriginalViewBytes,
+		&i.OriginalEdiFrame,
 		&i.OriginalReceivedAt,
 		&i.Fingerprint,
 		&i.ReleasedMessageID,
@@ -213,12 +228,12 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, remote_addr, received_at,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     )
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.docnum, c.payload, c.content_hash,
            e.match_key, c.sender->>'endpoint', (c.sender->>'integration_id')::uuid,
            coalesce(c.sender->>'remote_addr', ''), c.received_at,
-           c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values[1]
+           c.content_type, c.received_bytes, c.edi_frame, c.packet_position, c.packet_size, c.key_values[1]
     FROM blocked_copies c
     JOIN audit_events e ON e.created_at = c.received_at AND e.id = c.audit_event_id
     WHERE c.id = $1
@@ -441,7 +456,7 @@ SELECT c.id, c.docnum, c.received_at, c.copies, c.last_seen_at, c.review_state, 
        coalesce(c.release_reason, c.dismiss_reason) AS decision_reason, u.email AS decided_by_email,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code
 FROM (
-    SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.original_message_id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.released_message_id, c.released_at, c.released_by, c.release_reason, c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values, c.dismissed_at, c.dismissed_by, c.dismiss_reason, c.review_state, c.copies, c.last_seen_at FROM blocked_copies c
+    SELECT c.id, c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.original_message_id, c.docnum, c.payload, c.content_hash, c.sender, c.received_at, c.released_message_id, c.released_at, c.released_by, c.release_reason, c.content_type, c.received_bytes, c.packet_position, c.packet_size, c.key_values, c.dismissed_at, c.dismissed_by, c.dismiss_reason, c.review_state, c.copies, c.last_seen_at, c.edi_frame FROM blocked_copies c
     WHERE ($1::bigint IS NULL OR c.tenant_id = $1)
       AND ($2::bigint IS NULL OR c.tenant_id = $2)
       AND ($3::text IS NULL OR c.review_state = $3)

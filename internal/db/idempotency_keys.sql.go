@@ -29,16 +29,16 @@ WITH claim AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     )
     SELECT $1, $2, $7, $8, $9, $10,
            $11, $12, $13, $4, $14,
-           $15, $16, $17, $18, ($19::text[])[1]
+           $15, $16, $17, $18, $19, ($20::text[])[1]
     FROM claim
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, stored.id, v FROM stored, unnest(($19::text[])[2:]) v
+    SELECT $1, stored.id, v FROM stored, unnest(($20::text[])[2:]) v
 )
 SELECT id, received_at FROM stored
 `
@@ -60,6 +60,7 @@ type IdempotencyKeyClaimAndStoreParams struct {
 	RemoteAddr          string
 	ContentType         string
 	ReceivedBytes       []byte
+	EdiFrame            []byte
 	PacketPosition      *int32
 	PacketSize          *int32
 	KeyValues           []string
@@ -94,6 +95,7 @@ func (q *Queries) IdempotencyKeyClaimAndStore(ctx context.Context, arg Idempoten
 		arg.RemoteAddr,
 		arg.ContentType,
 		arg.ReceivedBytes,
+		arg.EdiFrame,
 		arg.PacketPosition,
 		arg.PacketSize,
 		arg.KeyValues,

@@ -305,6 +305,7 @@ func (q *Queries) MessageExpireLock(ctx context.Context, arg MessageExpireLockPa
 const messageGetForAdmin = `-- name: MessageGetForAdmin :one
 SELECT m.id, m.docnum, m.payload, m.content_hash, m.computed_fingerprint, m.fingerprint, m.source_endpoint,
        m.integration_id, m.idempotency_key, m.remote_addr, m.received_at, m.message_type_id,
+       (CASE WHEN m.payload IS NULL THEN m.received_bytes END)::bytea AS view_bytes, m.edi_frame,
        m.content_type, substr(m.received_bytes, 1, $1::int) AS received_head,
        COALESCE(octet_length(m.received_bytes), 0)::int AS received_size, m.packet_position, m.packet_size,
        t.slug AS tenant_slug, env.slug AS environment_slug, mt.code AS message_type_code,
@@ -335,6 +336,8 @@ type MessageGetForAdminRow struct {
 	RemoteAddr          string
 	ReceivedAt          time.Time
 	MessageTypeID       int64
+	ViewBytes           []byte
+	EdiFrame            []byte
 	ContentType         string
 	ReceivedHead        []byte
 	ReceivedSize        int32
@@ -351,6 +354,8 @@ type MessageGetForAdminRow struct {
 // (NULL: a global user); a message outside the scope is not found. Of the
 // bytes it was received as (when not JSON) it loads the first shown_bytes,
 // what the page shows, and their size; MessageReceivedPart downloads them.
+// A message stored without its view (migration 040) loads them whole as
+// view_bytes, with its edi_frame, to rebuild it (package storedview).
 func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdminParams) (MessageGetForAdminRow, error) {
 	row := q.db.QueryRow(ctx, messageGetForAdmin, arg.ShownBytes, arg.ID, arg.ScopeTenantID)
 	var i MessageGetForAdminRow
@@ -367,6 +372,8 @@ func (q *Queries) MessageGetForAdmin(ctx context.Context, arg MessageGetForAdmin
 		&i.RemoteAddr,
 		&i.ReceivedAt,
 		&i.MessageTypeID,
+		&i.ViewBytes,
+		&i.EdiFrame,
 		&i.ContentType,
 		&i.ReceivedHead,
 		&i.ReceivedSize,
@@ -421,16 +428,16 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, first_key_value
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
         $7, $8, $9, $10, $11,
-        $12, $13, $14, $15, ($16::text[])[1]
+        $12, $13, $14, $15, $16, ($17::text[])[1]
     )
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, inserted.id, v FROM inserted, unnest(($16::text[])[2:]) v
+    SELECT $1, inserted.id, v FROM inserted, unnest(($17::text[])[2:]) v
 )
 SELECT id, received_at FROM inserted
 `
@@ -449,6 +456,7 @@ type MessageInsertParams struct {
 	RemoteAddr          string
 	ContentType         string
 	ReceivedBytes       []byte
+	EdiFrame            []byte
 	PacketPosition      *int32
 	PacketSize          *int32
 	KeyValues           []string
@@ -481,6 +489,7 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 		arg.RemoteAddr,
 		arg.ContentType,
 		arg.ReceivedBytes,
+		arg.EdiFrame,
 		arg.PacketPosition,
 		arg.PacketSize,
 		arg.KeyValues,
@@ -492,7 +501,8 @@ func (q *Queries) MessageInsert(ctx context.Context, arg MessageInsertParams) (M
 
 const messageListOfType = `-- name: MessageListOfType :many
 SELECT m.id, m.environment_id, env.slug AS environment_slug, m.docnum, m.received_at,
-       (m.idempotency_key IS NOT NULL)::boolean AS keyed, octet_length(m.payload::text)::bigint AS payload_bytes
+       (m.idempotency_key IS NOT NULL)::boolean AS keyed,
+       COALESCE(octet_length(m.payload::text), 4 * octet_length(m.received_bytes))::bigint AS payload_bytes
 FROM messages m
 JOIN environments env ON env.id = m.environment_id
 WHERE m.tenant_id = $1 AND m.message_type_id = $2
@@ -522,7 +532,9 @@ type MessageListOfTypeRow struct {
 // first, along the messages_type_received index, without their payloads:
 // the editor offers them as samples and analyses them in batches of
 // payload_bytes, so that a sample of large documents never sits in memory
-// at once. payload_bytes reads the stored size without fetching the value.
+// at once. payload_bytes reads the stored size without fetching the value;
+// a view rebuilt from the bytes received (migration 040) counts four times
+// their size, with them: an X12 view is about three times its segments.
 func (q *Queries) MessageListOfType(ctx context.Context, arg MessageListOfTypeParams) ([]MessageListOfTypeRow, error) {
 	rows, err := q.db.Query(ctx, messageListOfType,
 		arg.TenantID,
@@ -557,7 +569,8 @@ func (q *Queries) MessageListOfType(ctx context.Context, arg MessageListOfTypePa
 }
 
 const messagePayloadsOfType = `-- name: MessagePayloadsOfType :many
-SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload
+SELECT m.id, m.docnum, m.computed_fingerprint, m.received_at, m.payload,
+       m.content_type, (CASE WHEN m.payload IS NULL THEN m.received_bytes END)::bytea AS view_bytes, m.edi_frame
 FROM messages m
 WHERE m.tenant_id = $1 AND m.message_type_id = $2 AND m.id = ANY($3::bigint[])
   AND ($4::bigint IS NULL OR m.tenant_id = $4)
@@ -576,10 +589,14 @@ type MessagePayloadsOfTypeRow struct {
 	ComputedFingerprint *string
 	ReceivedAt          time.Time
 	Payload             []byte
+	ContentType         string
+	ViewBytes           []byte
+	EdiFrame            []byte
 }
 
 // MessagePayloadsOfType loads the payloads of some of a message type's
-// messages; ids of other types or tenants are left out.
+// messages; ids of other types or tenants are left out. A message stored
+// without its view has what rebuilds it instead, as from MessageGetForAdmin.
 func (q *Queries) MessagePayloadsOfType(ctx context.Context, arg MessagePayloadsOfTypeParams) ([]MessagePayloadsOfTypeRow, error) {
 	rows, err := q.db.Query(ctx, messagePayloadsOfType,
 		arg.TenantID,
@@ -600,6 +617,9 @@ func (q *Queries) MessagePayloadsOfType(ctx context.Context, arg MessagePayloads
 			&i.ComputedFingerprint,
 			&i.ReceivedAt,
 			&i.Payload,
+			&i.ContentType,
+			&i.ViewBytes,
+			&i.EdiFrame,
 		); err != nil {
 			return nil, err
 		}
@@ -1154,20 +1174,20 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
-           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
                     unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
                     unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]),
-                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::int[]), unnest($15::int[]),
-                    unnest($16::text[]))
+                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::json[]),
+                    unnest($15::int[]), unnest($16::int[]), unnest($17::text[]))
          WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, packet_position, packet_size, first_key_value, ord)
+                               received_bytes, edi_frame, packet_position, packet_size, first_key_value, ord)
     ORDER BY i.ord
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
@@ -1175,8 +1195,8 @@ WITH inserted AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT n.tenant_id, n.id, k.value
     FROM inserted n
-    JOIN ROWS FROM (unnest($17::bigint[]), unnest($18::bigint[]),
-                    unnest($19::text[]), unnest($20::text[]))
+    JOIN ROWS FROM (unnest($18::bigint[]), unnest($19::bigint[]),
+                    unnest($20::text[]), unnest($21::text[]))
          AS k (tenant_id, environment_id, fingerprint, value)
       ON k.tenant_id = n.tenant_id AND k.environment_id = n.environment_id AND k.fingerprint = n.fingerprint
 ), taking AS (
@@ -1217,6 +1237,7 @@ type MessageStoreNewParams struct {
 	RemoteAddrs       []string
 	ContentTypes      []string
 	ReceivedBytes     [][]byte
+	EdiFrames         [][]byte
 	PacketPositions   []int32
 	PacketSizes       []int32
 	FirstKeyValues    []string
@@ -1272,6 +1293,7 @@ func (q *Queries) MessageStoreNew(ctx context.Context, arg MessageStoreNewParams
 		arg.RemoteAddrs,
 		arg.ContentTypes,
 		arg.ReceivedBytes,
+		arg.EdiFrames,
 		arg.PacketPositions,
 		arg.PacketSizes,
 		arg.FirstKeyValues,
@@ -1311,31 +1333,31 @@ WITH inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     ) VALUES (
         $1, $2, $3, $4, $5, $6,
         $7, $7, $8, $9, $10,
-        $11, $12, $13, $14,
-        nullif($15::bytea, $6::bytea), ($16::text[])[1]
+        $11, $12, $13, $14, $15,
+        nullif($16::bytea, $6::bytea), ($17::text[])[1]
     )
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
-    SELECT $1, inserted.id, v FROM inserted, unnest(($16::text[])[2:]) v
+    SELECT $1, inserted.id, v FROM inserted, unnest(($17::text[])[2:]) v
 ), holder AS (
     SELECT m.id, m.docnum, m.received_at,
-           m.received_at > now() - make_interval(hours => $17::int) AS within_window,
+           m.received_at > now() - make_interval(hours => $18::int) AS within_window,
            CASE WHEN m.content_hash = $6::bytea THEN 'identical'
-                WHEN coalesce(m.shape_hash, m.content_hash) = $15::bytea THEN 'shape_only'
+                WHEN coalesce(m.shape_hash, m.content_hash) = $16::bytea THEN 'shape_only'
                 ELSE 'changed' END AS content
     FROM messages m
     WHERE m.tenant_id = $1 AND m.environment_id = $2 AND m.fingerprint = $7
       AND NOT EXISTS (SELECT FROM inserted)
 ), blocked AS (
     INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
-    SELECT $1, $2, $3, holder.id, $18, $19, $7,
-           $20::jsonb || jsonb_build_object(
+    SELECT $1, $2, $3, holder.id, $19, $20, $7,
+           $21::jsonb || jsonb_build_object(
                'original', jsonb_build_object('id', holder.id, 'docnum', holder.docnum),
                'content', holder.content)
     FROM holder
@@ -1344,10 +1366,10 @@ WITH inserted AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
                                 original_message_id, docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size, key_values)
+                                content_type, received_bytes, edi_frame, packet_position, packet_size, key_values)
     SELECT $1, $2, $3, blocked.id, blocked.created_at,
-           holder.id, $4, $5, $6, $21::jsonb,
-           $11, $12, $13, $14, $16::text[]
+           holder.id, $4, $5, $6, $22::jsonb,
+           $11, $12, $13, $14, $15, $17::text[]
     FROM blocked, holder
     WHERE holder.content = 'changed'
     ON CONFLICT (original_message_id, content_hash) WHERE review_state = 'open' DO UPDATE
@@ -1374,6 +1396,7 @@ type MessageStoreOrBlockParams struct {
 	RemoteAddr     string
 	ContentType    string
 	ReceivedBytes  []byte
+	EdiFrame       []byte
 	PacketPosition *int32
 	PacketSize     *int32
 	ShapeHash      []byte
@@ -1428,6 +1451,7 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 		arg.RemoteAddr,
 		arg.ContentType,
 		arg.ReceivedBytes,
+		arg.EdiFrame,
 		arg.PacketPosition,
 		arg.PacketSize,
 		arg.ShapeHash,
@@ -1452,26 +1476,27 @@ func (q *Queries) MessageStoreOrBlock(ctx context.Context, arg MessageStoreOrBlo
 
 const messageStoreOrBlockAll = `-- name: MessageStoreOrBlockAll :many
 WITH input AS (
-    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.docnum, a.payload, a.content_hash, a.shape_hash, a.fingerprint, a.source_endpoint, a.integration_id, a.remote_addr, a.actor, a.content_type, a.received_bytes, a.packet_position, a.packet_size, a.window_hours, a.details, a.sender, a.first_key_value, a.ord,
+    SELECT a.tenant_id, a.environment_id, a.message_type_id, a.docnum, a.payload, a.content_hash, a.shape_hash, a.fingerprint, a.source_endpoint, a.integration_id, a.remote_addr, a.actor, a.content_type, a.received_bytes, a.edi_frame, a.packet_position, a.packet_size, a.window_hours, a.details, a.sender, a.first_key_value, a.ord,
            row_number() OVER (PARTITION BY a.tenant_id, a.environment_id, a.fingerprint ORDER BY a.ord) = 1 AS offered
     FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
                     unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
                     unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]), unnest($12::text[]),
-                    unnest($13::text[]), unnest($14::bytea[]), unnest($15::int[]), unnest($16::int[]),
-                    unnest($17::int[]), unnest($18::jsonb[]), unnest($19::jsonb[]), unnest($20::text[]))
+                    unnest($13::text[]), unnest($14::bytea[]), unnest($15::json[]),
+                    unnest($16::int[]), unnest($17::int[]),
+                    unnest($18::int[]), unnest($19::jsonb[]), unnest($20::jsonb[]), unnest($21::text[]))
          WITH ORDINALITY AS a (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
                                fingerprint, source_endpoint, integration_id, remote_addr, actor, content_type,
-                               received_bytes, packet_position, packet_size, window_hours, details, sender,
+                               received_bytes, edi_frame, packet_position, packet_size, window_hours, details, sender,
                                first_key_value, ord)
 ), inserted AS (
     INSERT INTO messages (
         tenant_id, environment_id, message_type_id, docnum, payload, content_hash,
         computed_fingerprint, fingerprint, source_endpoint, integration_id, remote_addr,
-        content_type, received_bytes, packet_position, packet_size, shape_hash, first_key_value
+        content_type, received_bytes, edi_frame, packet_position, packet_size, shape_hash, first_key_value
     )
     SELECT i.tenant_id, i.environment_id, i.message_type_id, nullif(i.docnum, ''), i.payload, i.content_hash,
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
-           i.remote_addr, i.content_type, i.received_bytes, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
+           i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
     FROM input i
     WHERE i.offered
@@ -1482,7 +1507,7 @@ WITH input AS (
     -- Each message with the row it is judged against: its own when it was
     -- inserted, the one inserted now for an earlier copy of it, else the
     -- holder the snapshot sees (none when that committed meanwhile).
-    SELECT i.tenant_id, i.environment_id, i.message_type_id, i.docnum, i.payload, i.content_hash, i.shape_hash, i.fingerprint, i.source_endpoint, i.integration_id, i.remote_addr, i.actor, i.content_type, i.received_bytes, i.packet_position, i.packet_size, i.window_hours, i.details, i.sender, i.first_key_value, i.ord, i.offered, n.id IS NOT NULL AND i.offered AS stored,
+    SELECT i.tenant_id, i.environment_id, i.message_type_id, i.docnum, i.payload, i.content_hash, i.shape_hash, i.fingerprint, i.source_endpoint, i.integration_id, i.remote_addr, i.actor, i.content_type, i.received_bytes, i.edi_frame, i.packet_position, i.packet_size, i.window_hours, i.details, i.sender, i.first_key_value, i.ord, i.offered, n.id IS NOT NULL AND i.offered AS stored,
            coalesce(n.id, h.id) AS holder_id, coalesce(n.docnum, h.docnum) AS holder_docnum,
            coalesce(n.received_at, h.received_at) AS holder_received_at,
            coalesce(n.received_at, h.received_at) > now() - make_interval(hours => i.window_hours) AS within_window,
@@ -1507,7 +1532,7 @@ WITH input AS (
 ), blocked AS (
     INSERT INTO audit_events (id, tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
     OVERRIDING SYSTEM VALUE
-    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, $21, j.actor, j.fingerprint,
+    SELECT e.id, j.tenant_id, j.environment_id, j.message_type_id, j.holder_id, $22, j.actor, j.fingerprint,
            j.details || jsonb_build_object(
                'original', jsonb_build_object('id', j.holder_id, 'docnum', j.holder_docnum),
                'content', j.content)
@@ -1518,20 +1543,20 @@ WITH input AS (
 ), kept AS (
     INSERT INTO blocked_copies (tenant_id, environment_id, message_type_id, audit_event_id, received_at,
                                 original_message_id, docnum, payload, content_hash, sender,
-                                content_type, received_bytes, packet_position, packet_size, key_values,
+                                content_type, received_bytes, edi_frame, packet_position, packet_size, key_values,
                                 copies, last_seen_at)
     SELECT c.tenant_id, c.environment_id, c.message_type_id, c.audit_event_id, c.received_at,
            c.holder_id, nullif(c.docnum, ''), c.payload, c.content_hash, c.sender,
-           c.content_type, c.received_bytes, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
+           c.content_type, c.received_bytes, c.edi_frame, nullif(c.packet_position, 0), nullif(c.packet_size, 0),
            CASE WHEN c.first_key_value <> '' THEN array_prepend(c.first_key_value, ARRAY(
                SELECT k.value
-               FROM ROWS FROM (unnest($22::int[]), unnest($23::text[])) WITH ORDINALITY AS k (ord, value, n)
+               FROM ROWS FROM (unnest($23::int[]), unnest($24::text[])) WITH ORDINALITY AS k (ord, value, n)
                WHERE k.ord = c.ord ORDER BY k.n)) END,
            c.copies, CASE WHEN c.copies > 1 THEN c.received_at END
     FROM (
         -- The same changed copy twice in one call is one row with two
         -- arrivals: an upsert cannot touch a row twice in one statement.
-        SELECT DISTINCT ON (j.holder_id, j.content_hash) j.tenant_id, j.environment_id, j.message_type_id, j.docnum, j.payload, j.content_hash, j.shape_hash, j.fingerprint, j.source_endpoint, j.integration_id, j.remote_addr, j.actor, j.content_type, j.received_bytes, j.packet_position, j.packet_size, j.window_hours, j.details, j.sender, j.first_key_value, j.ord, j.offered, j.stored, j.holder_id, j.holder_docnum, j.holder_received_at, j.within_window, j.content, b.id AS audit_event_id, b.created_at AS received_at,
+        SELECT DISTINCT ON (j.holder_id, j.content_hash) j.tenant_id, j.environment_id, j.message_type_id, j.docnum, j.payload, j.content_hash, j.shape_hash, j.fingerprint, j.source_endpoint, j.integration_id, j.remote_addr, j.actor, j.content_type, j.received_bytes, j.edi_frame, j.packet_position, j.packet_size, j.window_hours, j.details, j.sender, j.first_key_value, j.ord, j.offered, j.stored, j.holder_id, j.holder_docnum, j.holder_received_at, j.within_window, j.content, b.id AS audit_event_id, b.created_at AS received_at,
                count(*) OVER (PARTITION BY j.holder_id, j.content_hash) AS copies
         FROM blocked b
         JOIN event e ON e.id = b.id
@@ -1547,7 +1572,7 @@ WITH input AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT j.tenant_id, j.holder_id, k.value
     FROM judged j
-    JOIN ROWS FROM (unnest($22::int[]), unnest($23::text[])) AS k (ord, value) ON k.ord = j.ord
+    JOIN ROWS FROM (unnest($23::int[]), unnest($24::text[])) AS k (ord, value) ON k.ord = j.ord
     WHERE j.stored
 ), stored AS (
     -- stored and held are the answer's two halves, joined to every
@@ -1582,6 +1607,7 @@ type MessageStoreOrBlockAllParams struct {
 	Actors          []string
 	ContentTypes    []string
 	ReceivedBytes   [][]byte
+	EdiFrames       [][]byte
 	PacketPositions []int32
 	PacketSizes     []int32
 	WindowHours     []int32
@@ -1625,10 +1651,10 @@ type MessageStoreOrBlockAllRow struct {
 // whole table (docs/performance.md, "Plans"). Array elements cannot be NULL
 // here (sqlc passes Go slices of values), so the nullable columns are sent
 // as a value that no message has: ” for no docnum, the nil UUID for no
-// integration, 0 for no packet position and size; received_bytes is NULL
-// for a nil slice. A message's first business key value is in
-// first_key_values (” for none) and goes to its row, as MessageInsert puts
-// it; key_values are all messages' other values in one array, each with the
+// integration, 0 for no packet position and size; payload, received_bytes
+// and edi_frame are NULL for a nil slice. A message's first business key
+// value is in first_key_values (” for none) and goes to its row, as
+// MessageInsert puts it; key_values are all messages' other values in one array, each with the
 // ordinal (1 for the first message) of its message in key_ords, and go to
 // message_keys. The arrays are read side by side by one ROWS FROM of
 // unnests, once each: a subscript walks its array from the start, so
@@ -1651,6 +1677,7 @@ func (q *Queries) MessageStoreOrBlockAll(ctx context.Context, arg MessageStoreOr
 		arg.Actors,
 		arg.ContentTypes,
 		arg.ReceivedBytes,
+		arg.EdiFrames,
 		arg.PacketPositions,
 		arg.PacketSizes,
 		arg.WindowHours,

@@ -91,6 +91,7 @@ type BlockedCopy struct {
 	ReviewState       string
 	Copies            int32
 	LastSeenAt        *time.Time
+	EdiFrame          []byte
 }
 
 type Delivery struct {
@@ -244,6 +245,7 @@ type Message struct {
 	PacketSize          *int32
 	ShapeHash           []byte
 	FirstKeyValue       *string
+	EdiFrame            []byte
 }
 
 type MessageKey struct {

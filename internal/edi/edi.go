@@ -106,6 +106,10 @@ type Message struct {
 	// Bytes are the message's own segments as received, from ST or UNH
 	// to SE or UNT with its terminator.
 	Bytes []byte
+	// Frame is what, beside Bytes, View is made of (the interchange's
+	// delimiters, character set and envelope): ViewOf(Bytes, Frame) is View.
+	// Messages of one group share it.
+	Frame []byte
 }
 
 // MalformedError says which segment breaks the interchange's structure.

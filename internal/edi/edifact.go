@@ -2,12 +2,15 @@ package edi
 
 import "fmt"
 
+// latin1Charset names ISO-8859-1, which UNOA to UNOC are read as.
+const latin1Charset = "ISO-8859-1"
+
 // charsets are the syntax identifiers (UNB 0001) read, and how: UNOA to
 // UNOC as ISO-8859-1 (UNOA and UNOB are subsets of it), UNOW as UTF-8.
 var charsets = map[string]syntax{
-	"UNOA": {latin1: true, charset: "ISO-8859-1"},
-	"UNOB": {latin1: true, charset: "ISO-8859-1"},
-	"UNOC": {latin1: true, charset: "ISO-8859-1"},
+	"UNOA": {latin1: true, charset: latin1Charset},
+	"UNOB": {latin1: true, charset: latin1Charset},
+	"UNOC": {latin1: true, charset: latin1Charset},
 	"UNOW": {charset: "UTF-8"},
 }
 
@@ -32,7 +35,7 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 		}
 	}
 	sc := newScanner(b, delimiters)
-	sc.latin1, sc.charset = true, "ISO-8859-1" // until UNB names the character set
+	sc.latin1, sc.charset = true, latin1Charset // until UNB names the character set
 	if string(b[:3]) == "UNA" {
 		sc.pos = 9
 		sc.n = 1
@@ -278,9 +281,9 @@ func (e *edifactReader) message(unh *segment, start, group int) error {
 			return err
 		}
 		g := e.ic.Groups[group]
-		env := e.envelope.of(group, EDIFACT, e.ic.Sender, e.ic.Receiver, e.ic.ControlNumber, g.ControlNumber, version)
+		env := e.envelope.of(e.sc, group, EDIFACT, e.ic.Sender, e.ic.Receiver, e.ic.ControlNumber, g.ControlNumber, version)
 		m := Message{Position: len(e.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: version,
-			Bytes: e.sc.body[start:end]}
+			Bytes: e.sc.body[start:end], Frame: env.frame}
 		m.View, m.Canonical = v.json(env.view, env.canonical)
 		e.ic.Messages = append(e.ic.Messages, m)
 		return nil

@@ -16,7 +16,8 @@ import (
 
 // FuzzParse feeds arbitrary bytes to the parser: it must never panic, and
 // what it accepts must be within its limits, each view valid JSON whose
-// envelope names the interchange.
+// envelope names the interchange, and rebuilt from the message's bytes and
+// frame as it was made.
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"x12_850.edi", "edifact_orders.edi", "edifact_invoic_groups.edi"} {
 		f.Add(read(f, name))
@@ -44,6 +45,9 @@ func FuzzParse(f *testing.F) {
 			require.True(t, utf8.Valid(m.View))
 			require.Equal(t, ic.ControlNumber, gjson.GetBytes(m.View, "interchange.control_number").String())
 			require.NotEmpty(t, m.Bytes)
+			rebuilt, err := edi.ViewOf(m.Bytes, m.Frame)
+			require.NoError(t, err)
+			require.Equal(t, string(m.View), string(rebuilt), "the view rebuilt from the bytes stored")
 			if m.Canonical != nil {
 				want, err := canon.JSON(m.View)
 				require.NoError(t, err)

@@ -298,21 +298,22 @@ func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) []byte {
 }
 
 // messageEnvelope is the member "interchange" of the views of messages,
-// and its canonical form (envelopeCanonical), made once for the messages
-// of one group and version.
+// its canonical form (envelopeCanonical) and the messages' frame (see
+// ViewOf), made once for the messages of one group and version.
 type messageEnvelope struct {
-	group           int
-	version         string
-	view, canonical []byte
+	group                  int
+	version                string
+	view, canonical, frame []byte
 }
 
-// of returns the envelope of a message of the group at index group, made
-// anew when the last one made was another's.
-func (e *messageEnvelope) of(group int, standard, sender, receiver, control, groupControl, version string) *messageEnvelope {
+// of returns the envelope of a message of the group at index group, read
+// by sc, made anew when the last one made was another's.
+func (e *messageEnvelope) of(sc *scanner, group int, standard, sender, receiver, control, groupControl, version string) *messageEnvelope {
 	if e.view == nil || e.group != group || e.version != version {
 		e.group, e.version = group, version
 		e.view = envelopeJSON(standard, sender, receiver, control, groupControl, version)
 		e.canonical = envelopeCanonical(standard, sender, receiver, control, groupControl, version)
+		e.frame = frameOf(sc, e.view)
 	}
 	return e
 }

@@ -213,6 +213,22 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 	return doc, nil
 }
 
+// ViewOf rebuilds the view of the IDoc of own, the document stored for it
+// (Document.Own), read with the charset it arrived with: a message is
+// stored with the bytes it came as, not its view (docs/performance.md,
+// "Views rebuilt, not stored"). own passed the limits as part of its
+// document, and is not held to the elements its own size admits, which an
+// IDoc denser than its packet would exceed.
+func ViewOf(own []byte, charset string) ([]byte, error) {
+	limits := DefaultLimits
+	limits.ElementBytes, limits.MaxIDocs = 0, 1
+	doc, err := Parse(own, charset, limits)
+	if err != nil {
+		return nil, err
+	}
+	return doc.IDocs[0].View, nil
+}
+
 // Text returns body as text, read with the charset Parse reads it with, so
 // that a person can be shown what was received.
 func Text(body []byte, charset string) (string, error) {

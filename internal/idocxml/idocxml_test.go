@@ -326,3 +326,33 @@ func TestManyAttributesAreReadInLinearTime(t *testing.T) {
 		require.Contains(t, err.Error(), "the attribute a7 twice")
 	}
 }
+
+// An IDoc is stored as its own document, not its view: ViewOf rebuilds the
+// view it was read with, in the charset it came in, even when the IDoc is
+// denser than the packet whose size admitted its elements.
+func TestViewOfRebuildsTheViewStored(t *testing.T) {
+	t.Parallel()
+	sparse := `<IDOC BEGIN="1"><EDI_DC40 SEGMENT="1"><DOCNUM>2</DOCNUM></EDI_DC40><E1EDK01 SEGMENT="1"><BELNR>` +
+		strings.Repeat("x", 20_000) + `</BELNR></E1EDK01></IDOC>`
+	dense := `<IDOC BEGIN="1"><EDI_DC40 SEGMENT="1"><DOCNUM>1</DOCNUM></EDI_DC40>` + strings.Repeat(`<A/>`, 1500) + `</IDOC>`
+	cases := map[string]struct {
+		body    []byte
+		charset string
+	}{
+		"packet":        {readSample(t, "orders05_packet.xml"), ""},
+		"latin1":        {latin1(t, `<?xml version="1.0" encoding="ISO-8859-1"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC><IDOC><EDI_DC40><DOCNUM>2</DOCNUM></EDI_DC40></IDOC></R>`), ""},
+		"charset named": {latin1(t, `<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC></R>`), "iso-8859-1"},
+		"dense in a sparse packet": {[]byte(`<R>` + dense + sparse + `</R>`), ""},
+	}
+	for name, c := range cases {
+		doc, err := idocxml.Parse(c.body, c.charset, idocxml.DefaultLimits)
+		require.NoError(t, err, name)
+		for _, idoc := range doc.IDocs {
+			view, err := idocxml.ViewOf(doc.Own(c.body, idoc), c.charset)
+			require.NoError(t, err, "%s, IDoc %d", name, idoc.Position)
+			require.Equal(t, string(idoc.View), string(view), "%s, IDoc %d", name, idoc.Position)
+		}
+	}
+	_, err := idocxml.ViewOf(readSample(t, "orders05_packet.xml"), "")
+	require.Error(t, err, "a packet is not one IDoc's document")
+}

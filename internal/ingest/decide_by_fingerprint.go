@@ -513,19 +513,19 @@ func messageColumns(ms []message) db.MessageStoreNewParams {
 		Docnums: make([]string, n), Payloads: make([][]byte, n), ContentHashes: make([][]byte, n),
 		ShapeHashes: make([][]byte, n), Fingerprints: make([]string, n), SourceEndpoints: make([]string, n),
 		IntegrationIds: make([]uuid.UUID, n), RemoteAddrs: make([]string, n), ContentTypes: make([]string, n),
-		ReceivedBytes: make([][]byte, n), PacketPositions: make([]int32, n), PacketSizes: make([]int32, n),
+		ReceivedBytes: make([][]byte, n), EdiFrames: make([][]byte, n), PacketPositions: make([]int32, n), PacketSizes: make([]int32, n),
 		FirstKeyValues: make([]string, n),
 	}
 	for i, m := range ms {
 		p.TenantIds[i], p.EnvironmentIds[i], p.MessageTypeIds[i] = m.TenantID, m.EnvironmentID, m.MessageType.ID
 		p.Docnums[i] = m.Docnum // "" when m has none, as docnumOrNull says
-		p.Payloads[i], p.ContentHashes[i], p.ShapeHashes[i] = m.Payload, m.contentHash[:], m.shapeHash[:]
+		p.Payloads[i], p.ContentHashes[i], p.ShapeHashes[i] = m.stored.payload, m.contentHash[:], m.shapeHash[:]
 		p.Fingerprints[i], p.SourceEndpoints[i] = *m.fingerprint, m.Source.Endpoint
 		if m.Source.IntegrationID != nil {
 			p.IntegrationIds[i] = *m.Source.IntegrationID
 		}
 		p.RemoteAddrs[i] = m.Source.RemoteAddr
-		p.ContentTypes[i], p.ReceivedBytes[i] = m.stored.contentType, m.stored.bytes
+		p.ContentTypes[i], p.ReceivedBytes[i], p.EdiFrames[i] = m.stored.contentType, m.stored.bytes, m.stored.frame
 		if m.stored.packetPosition != nil {
 			p.PacketPositions[i], p.PacketSizes[i] = *m.stored.packetPosition, *m.stored.packetSize
 		}
@@ -551,7 +551,7 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 		TenantIds: s.TenantIds, EnvironmentIds: s.EnvironmentIds, MessageTypeIds: s.MessageTypeIds,
 		Docnums: s.Docnums, Payloads: s.Payloads, ContentHashes: s.ContentHashes, ShapeHashes: s.ShapeHashes,
 		Fingerprints: s.Fingerprints, SourceEndpoints: s.SourceEndpoints, IntegrationIds: s.IntegrationIds,
-		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes,
+		RemoteAddrs: s.RemoteAddrs, ContentTypes: s.ContentTypes, ReceivedBytes: s.ReceivedBytes, EdiFrames: s.EdiFrames,
 		PacketPositions: s.PacketPositions, PacketSizes: s.PacketSizes,
 		FirstKeyValues: s.FirstKeyValues,
 		Actors:         make([]string, n), WindowHours: make([]int32, n), Details: make([][]byte, n), Senders: make([][]byte, n),
@@ -571,10 +571,10 @@ func storeOrBlockAllParams(ms []message) db.MessageStoreOrBlockAllParams {
 func storeOrBlockParams(m message) db.MessageStoreOrBlockParams {
 	return db.MessageStoreOrBlockParams{
 		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
-		Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ShapeHash: m.shapeHash[:],
+		Docnum: m.docnumOrNull, Payload: m.stored.payload, ContentHash: m.contentHash[:], ShapeHash: m.shapeHash[:],
 		Fingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
 		WindowHours: m.windowHours, Action: auditevent.DuplicateBlocked, Actor: m.Source.Actor, Details: m.blocked,
-		Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
+		Sender: m.sender, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes, EdiFrame: m.stored.frame,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	}
 }
@@ -629,9 +629,9 @@ func created(m message, id int64, receivedAt time.Time) (Result, error) {
 func insertParams(m message) db.MessageInsertParams {
 	p := db.MessageInsertParams{
 		TenantID: m.TenantID, EnvironmentID: m.EnvironmentID, MessageTypeID: m.MessageType.ID,
-		Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:], ComputedFingerprint: m.fingerprint,
+		Docnum: m.docnumOrNull, Payload: m.stored.payload, ContentHash: m.contentHash[:], ComputedFingerprint: m.fingerprint,
 		SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID, RemoteAddr: m.Source.RemoteAddr,
-		ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
+		ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes, EdiFrame: m.stored.frame,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	}
 	if m.IdempotencyKey != "" {

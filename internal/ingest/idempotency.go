@@ -104,9 +104,9 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 	row, err := db.One(ctx, q, (*db.Queries).IdempotencyKeyClaimAndStore, db.IdempotencyKeyClaimAndStoreParams{
 		TenantID: k.TenantID, EnvironmentID: k.EnvironmentID, Scope: k.Scope, Key: k.Key,
 		RequestHash: m.requestHash[:], TtlSeconds: s.keyLifetime(m).Seconds(),
-		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.Payload, ContentHash: m.contentHash[:],
+		MessageTypeID: m.MessageType.ID, Docnum: m.docnumOrNull, Payload: m.stored.payload, ContentHash: m.contentHash[:],
 		ComputedFingerprint: m.fingerprint, SourceEndpoint: m.Source.Endpoint, IntegrationID: m.Source.IntegrationID,
-		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes,
+		RemoteAddr: m.Source.RemoteAddr, ContentType: m.stored.contentType, ReceivedBytes: m.stored.bytes, EdiFrame: m.stored.frame,
 		PacketPosition: m.stored.packetPosition, PacketSize: m.stored.packetSize, KeyValues: m.keyValues,
 	})
 	if errors.Is(err, db.ErrNotFound) {

@@ -154,7 +154,9 @@ type Request struct {
 	KeyIsContent bool
 	Source       Source
 	// Received, when set, is the form the message arrived in where that is
-	// not its JSON payload (IDoc-XML); Payload is then its JSON view.
+	// not its JSON payload (IDoc-XML, X12, EDIFACT); Payload is then its
+	// JSON view, which is not stored but rebuilt from Received when read
+	// (package storedview).
 	Received *Received
 }
 
@@ -162,6 +164,9 @@ type Request struct {
 type Received struct {
 	ContentType string // the request's Content-Type, as sent
 	Bytes       []byte // stored byte for byte
+	// Frame is, for a message of an X12 or EDIFACT interchange, what its
+	// view is rebuilt from beside Bytes (edi.Message.Frame).
+	Frame []byte
 	// Position and Of place an IDoc within a packet of Of IDocs (1 is the
 	// first); both are 0 for a document that holds one IDoc.
 	Position, Of int
@@ -242,25 +247,31 @@ type message struct {
 }
 
 // size is the bytes of m that a statement storing it sends: its payload
-// and, for an IDoc of XML, its received form.
-func (m message) size() int { return len(m.Payload) + len(m.stored.bytes) }
+// or the form it was received in.
+func (m message) size() int { return len(m.stored.payload) + len(m.stored.bytes) + len(m.stored.frame) }
 
-// storedForm is how a message's received form is kept in its row (see
-// Received): every statement that stores a message writes these columns.
+// storedForm is how a message is kept in its row: every statement that
+// stores a message writes these columns. A message received as JSON is
+// stored as its payload; one received in another form (see Received) as
+// that form, without its view (payload NULL), which is three times an X12
+// message's segments and cost PostgreSQL about a third of an interchange's
+// time to store (docs/performance.md, "Views rebuilt, not stored").
 type storedForm struct {
+	payload                    []byte
 	contentType                string
-	bytes                      []byte
+	bytes, frame               []byte
 	packetPosition, packetSize *int32
 }
 
 // jsonContentType is the stored content type of a payload received as JSON.
 const jsonContentType = "application/json"
 
-func storedFormOf(r *Received) storedForm {
+func storedFormOf(req Request) storedForm {
+	r := req.Received
 	if r == nil {
-		return storedForm{contentType: jsonContentType}
+		return storedForm{payload: req.Payload, contentType: jsonContentType}
 	}
-	f := storedForm{contentType: r.ContentType, bytes: r.Bytes}
+	f := storedForm{contentType: r.ContentType, bytes: r.Bytes, frame: r.Frame}
 	if r.Of > 1 {
 		position, size := int32(r.Position), int32(r.Of)
 		f.packetPosition, f.packetSize = &position, &size
@@ -319,7 +330,7 @@ func (s *Service) receiveAlone(ctx context.Context, m message) (Result, error) {
 // is canonicalised once, into a buffer that is reused by later requests, and
 // both hashes are taken from that one canonical form.
 func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
-	m := message{Request: req, stored: storedFormOf(req.Received)}
+	m := message{Request: req, stored: storedFormOf(req)}
 	mt := req.MessageType
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 

@@ -22,6 +22,7 @@ import (
 	"github.com/lefia/edihub/internal/db"
 	"github.com/lefia/edihub/internal/fingerprint"
 	"github.com/lefia/edihub/internal/idocxml"
+	"github.com/lefia/edihub/internal/storedview"
 )
 
 // Service loads messages for the admin pages.
@@ -121,12 +122,21 @@ func (s *Service) Get(ctx context.Context, scope auth.Scope, id int64) (Message,
 	if row.IntegrationID != nil {
 		m.IntegrationID = row.IntegrationID.String()
 	}
-	m.Key = explain(fingerprint.Input{
-		MessageTypeID: row.MessageTypeID, Paths: row.DuplicateKeyFields, Docnum: m.Docnum, Payload: row.Payload,
-	}, m.Fingerprint)
-	m.Payload = mark(row.Payload, m.Key)
 	m.Received = ReceivedForm(row.ContentType, row.ReceivedHead, int(row.ReceivedSize), row.PacketPosition, row.PacketSize)
-	m.Interchange = interchangeOf(row.Payload, m.Received, m.Docnum)
+	view, err := storedview.Stored{
+		Payload: row.Payload, ContentType: row.ContentType, Received: row.ViewBytes, Frame: row.EdiFrame,
+	}.View()
+	if err != nil {
+		// The bytes were read when the message arrived, so this is a
+		// bug; the page still shows what was received.
+		m.Key = Key{Problem: "The JSON view cannot be rebuilt from the bytes received: " + err.Error()}
+		return m, nil
+	}
+	m.Key = explain(fingerprint.Input{
+		MessageTypeID: row.MessageTypeID, Paths: row.DuplicateKeyFields, Docnum: m.Docnum, Payload: view,
+	}, m.Fingerprint)
+	m.Payload = mark(view, m.Key)
+	m.Interchange = interchangeOf(view, m.Received, m.Docnum)
 	return m, nil
 }
 

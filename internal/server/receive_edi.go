@@ -63,7 +63,7 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 			return err
 		}
 		source := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
-		received := &ingest.Received{ContentType: contentType, Bytes: m.Bytes}
+		received := &ingest.Received{ContentType: contentType, Bytes: m.Bytes, Frame: m.Frame}
 		if len(ic.Messages) > 1 {
 			source.Position = m.Position
 			received.Position, received.Of = m.Position, len(ic.Messages)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/storedview"
 	"github.com/lefia/edihub/internal/fingerprint"
 )
 
@@ -165,7 +166,9 @@ func (s *Service) impact(ctx context.Context, scope auth.Scope, t Type, p Propos
 		}
 		payloads := make(map[int64][]byte, len(loaded))
 		for _, l := range loaded {
-			payloads[l.ID] = l.Payload
+			if payloads[l.ID], err = viewOf(l); err != nil {
+				return Impact{}, err
+			}
 		}
 		for _, r := range batch {
 			// Messages are never deleted, so every listed one is loaded.
@@ -176,6 +179,15 @@ func (s *Service) impact(ctx context.Context, scope auth.Scope, t Type, p Propos
 		}
 	}
 	return a.result(), nil
+}
+
+// viewOf is the view of a loaded message, what its key paths read.
+func viewOf(m db.MessagePayloadsOfTypeRow) ([]byte, error) {
+	view, err := storedview.Stored{Payload: m.Payload, ContentType: m.ContentType, Received: m.ViewBytes, Frame: m.EdiFrame}.View()
+	if err != nil {
+		return nil, fmt.Errorf("rebuild the view of message %d: %w", m.ID, err)
+	}
+	return view, nil
 }
 
 // batches cuts rows into runs of at most limit payload bytes, each holding

@@ -137,7 +137,10 @@ func (s *Service) preview(ctx context.Context, scope auth.Scope, t *Type, recent
 			pv.Problem = fmt.Sprintf("There is no message %d of type %s.", id, t.Code)
 			return pv, nil
 		}
-		pv.MessageID, pv.Docnum, pv.Stored, payload = id, db.OrEmpty(rows[0].Docnum), db.OrEmpty(rows[0].ComputedFingerprint), rows[0].Payload
+		pv.MessageID, pv.Docnum, pv.Stored = id, db.OrEmpty(rows[0].Docnum), db.OrEmpty(rows[0].ComputedFingerprint)
+		if payload, err = viewOf(rows[0]); err != nil {
+			return pv, err
+		}
 	}
 
 	in := fingerprint.Input{Paths: p.Paths, Docnum: pv.Docnum, Payload: payload}
