@@ -31,8 +31,8 @@ import (
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/messageview"
 	"github.com/lefia/edihub/internal/payloaddiff"
-	"github.com/lefia/edihub/internal/storedview"
 	"github.com/lefia/edihub/internal/rollup"
+	"github.com/lefia/edihub/internal/storedview"
 )
 
 // MaxReasonLength is the longest reason an admin may give, in characters.

@@ -339,9 +339,9 @@ func TestViewOfRebuildsTheViewStored(t *testing.T) {
 		body    []byte
 		charset string
 	}{
-		"packet":        {readSample(t, "orders05_packet.xml"), ""},
-		"latin1":        {latin1(t, `<?xml version="1.0" encoding="ISO-8859-1"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC><IDOC><EDI_DC40><DOCNUM>2</DOCNUM></EDI_DC40></IDOC></R>`), ""},
-		"charset named": {latin1(t, `<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC></R>`), "iso-8859-1"},
+		"packet":                   {readSample(t, "orders05_packet.xml"), ""},
+		"latin1":                   {latin1(t, `<?xml version="1.0" encoding="ISO-8859-1"?><R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC><IDOC><EDI_DC40><DOCNUM>2</DOCNUM></EDI_DC40></IDOC></R>`), ""},
+		"charset named":            {latin1(t, `<R><IDOC><EDI_DC40><DOCNUM>1</DOCNUM></EDI_DC40><T>été</T></IDOC></R>`), "iso-8859-1"},
 		"dense in a sparse packet": {[]byte(`<R>` + dense + sparse + `</R>`), ""},
 	}
 	for name, c := range cases {

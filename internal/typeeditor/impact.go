@@ -9,8 +9,8 @@ import (
 
 	"github.com/lefia/edihub/internal/auth"
 	"github.com/lefia/edihub/internal/db"
-	"github.com/lefia/edihub/internal/storedview"
 	"github.com/lefia/edihub/internal/fingerprint"
+	"github.com/lefia/edihub/internal/storedview"
 )
 
 // batchBytes bounds the payload bytes the analysis loads at once, so that
