@@ -111,3 +111,39 @@ func TestRepeatedBlockedCopiesFolded(t *testing.T) {
 	yes := true
 	require.Equal(t, []row{{1, 3, "open", &yes}, {4, 1, "open", nil}, {5, 1, "dismissed", nil}}, got)
 }
+
+// A message stored without its view (migration 040) must keep the bytes it
+// came as; going back below 040 is refused while such a message exists, and
+// goes through once none does.
+func TestViewsRebuiltMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
+	db := stdlib.OpenDBFromPool(pool)
+	defer db.Close()
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithGoMigrations(migrations.Go...))
+	require.NoError(t, err)
+	_, err = p.UpTo(ctx, 40)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `
+		INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
+		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
+		INSERT INTO message_types (tenant_id, code) VALUES (1, '850')`)
+	require.NoError(t, err)
+	insert := `INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint,
+		remote_addr, content_type, received_bytes, edi_frame)
+		VALUES (1, 1, 1, $1, sha256(''), 'receive-message', '127.0.0.1', 'application/edi-x12', $2, $3)`
+	_, err = pool.Exec(ctx, insert, nil, nil, nil)
+	require.ErrorContains(t, err, "messages_view_kept", "neither the view nor the bytes")
+	_, err = pool.Exec(ctx, insert, nil, []byte("ST*850*1~SE*2*1~"), `{"element":42}`)
+	require.NoError(t, err)
+
+	_, err = p.DownTo(ctx, 39)
+	require.ErrorContains(t, err, "stored without their JSON view")
+	_, err = pool.Exec(ctx, `UPDATE messages SET payload = '{"ST":[]}'`)
+	require.NoError(t, err)
+	_, err = p.DownTo(ctx, 39)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, insert, nil, []byte("ST*850*1~SE*2*1~"), nil)
+	require.Error(t, err, "payload is NOT NULL again below 040")
+}
