@@ -103,12 +103,15 @@ func pad(s string, n int) string {
 	return s + strings.Repeat(" ", n-len(s))
 }
 
-// edifactValue escapes the separators and the release character of the
-// default UNA in s.
-func edifactValue(s string) string {
-	r := strings.NewReplacer("?", "??", "+", "?+", ":", "?:", "'", "?'")
-	return r.Replace(s)
-}
+// edifactEscaper escapes the separators and the release character of the
+// default UNA, which acknowledgments are written with. It is made once:
+// building a Replacer for each value cost an acknowledgment of 100
+// messages about 2 ms and 3.5 MB (BenchmarkAcknowledge), a tenth of
+// edihub's CPU for EDIFACT interchanges.
+var edifactEscaper = strings.NewReplacer("?", "??", "+", "?+", ":", "?:", "'", "?'")
+
+// edifactValue escapes s for an acknowledgment.
+func edifactValue(s string) string { return edifactEscaper.Replace(s) }
 
 // edifactComposite joins the escaped components, leaving out empty ones at
 // the end.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lefia/edihub/internal/edi"
 )
@@ -66,6 +67,32 @@ func BenchmarkParseInterchange(b *testing.B) {
 				ic, err := edi.Parse(form.body, edi.DefaultLimits)
 				if err != nil || len(ic.Messages) != 100 {
 					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAcknowledge writes the acknowledgment of an interchange of 100
+// messages, as every new interchange's answer carries it.
+func BenchmarkAcknowledge(b *testing.B) {
+	now := time.Date(2026, 12, 4, 9, 41, 0, 0, time.UTC)
+	for _, form := range []struct {
+		name string
+		body []byte
+	}{
+		{"x12", x12Interchange(100, 2048)},
+		{"edifact", edifactInterchange(100, 2048)},
+	} {
+		ic, err := edi.Parse(form.body, edi.DefaultLimits)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(form.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(edi.Acknowledge(ic, 1, now)) == 0 {
+					b.Fatal("no acknowledgment")
 				}
 			}
 		})
