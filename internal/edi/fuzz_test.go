@@ -1,6 +1,7 @@
 package edi_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -52,6 +53,7 @@ func FuzzParse(f *testing.F) {
 				want, err := canon.JSON(m.View)
 				require.NoError(t, err)
 				require.Equal(t, string(want), string(m.Canonical), "the canonical form written beside the view")
+				requireOneObjectArrays(t, m)
 			}
 		}
 	})
@@ -84,4 +86,16 @@ func FuzzX12RoundTrip(f *testing.F) {
 		require.Equal(t, name, gjson.GetBytes(view, "N1.0.N102").String())
 		require.Equal(t, qty, gjson.GetBytes(view, "PO1.0.PO102").String())
 	})
+}
+
+// requireOneObjectArrays checks that the brackets the parser noted in m's
+// canonical form are the ones canon's shape hash would find there.
+func requireOneObjectArrays(t *testing.T, m edi.Message) {
+	t.Helper()
+	content := sha256.Sum256(m.Canonical)
+	require.NotEmpty(t, m.OneObjectArrays, "ST and SE, UNH and UNT occur once")
+	for _, i := range m.OneObjectArrays {
+		require.Contains(t, "[]", string(m.Canonical[i]))
+	}
+	require.Equal(t, canon.ShapeHash(m.Canonical, content), canon.ShapeHashDropping(m.Canonical, m.OneObjectArrays, content))
 }

@@ -46,6 +46,7 @@ const maxCanonicalBytes = 1 << 20
 type segmentMember struct {
 	id          string
 	occurrences []byte
+	n           int // how many
 }
 
 // reset starts a message.
@@ -66,6 +67,7 @@ func (v *viewBuilder) add(sc *scanner, raw []byte) error {
 	if len(m.occurrences) > 0 {
 		m.occurrences = append(m.occurrences, ',')
 	}
+	m.n++
 	m.occurrences, err = v.appendOccurrence(m.occurrences, sc, raw, n)
 	return err
 }
@@ -83,7 +85,7 @@ func (v *viewBuilder) member(id []byte) *segmentMember {
 	if m.id != string(id) {
 		m.id = string(id)
 	}
-	m.occurrences = m.occurrences[:0]
+	m.occurrences, m.n = m.occurrences[:0], 0
 	if v.index == nil {
 		v.index = make(map[string]int)
 	}
@@ -253,18 +255,23 @@ func (sc *scanner) componentEnd(element []byte) int {
 // appearance, then the member "interchange", envelope; and its canonical
 // form, with envelopeCanonical, nil when the builder has none (see
 // viewBuilder.canonical) or has written maxCanonicalBytes of them. Both
-// share one allocation.
-func (v *viewBuilder) json(envelope, envelopeCanonical []byte) (view, canonical []byte) {
+// share one allocation. drop are the offsets in canonical of the brackets
+// of every segment that occurs once, in increasing order: the one-item
+// arrays of an object that canon.ShapeHash would search the form for (an
+// occurrence's elements are strings and arrays of strings, and the
+// envelope holds no array).
+func (v *viewBuilder) json(envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
 	const interchange = `"interchange":`
 	size := 1 + len(interchange) + len(envelope) + 1
 	for _, m := range v.members[:v.n] {
 		size += len(m.id) + len(`"":[],`) + len(m.occurrences)
 	}
 	if !v.canonical || envelopeCanonical == nil || v.canonicalBytes+size > maxCanonicalBytes {
-		return v.write(make([]byte, 0, size), false, envelope), nil
+		view, _ = v.write(make([]byte, 0, size), false, envelope)
+		return view, nil, nil
 	}
 	v.canonicalBytes += size
-	view = v.write(make([]byte, 0, 2*size), false, envelope)
+	view, _ = v.write(make([]byte, 0, 2*size), false, envelope)
 	// Segment ids are capital letters and digits, which sort before
 	// "interchange"; the members of each occurrence are in canonical order
 	// as written.
@@ -273,13 +280,26 @@ func (v *viewBuilder) json(envelope, envelopeCanonical []byte) (view, canonical 
 		v.order = append(v.order, k)
 	}
 	slices.SortFunc(v.order, func(a, b int) int { return canon.CompareNames(v.members[a].id, v.members[b].id) })
-	canonical = v.write(view[len(view):], true, envelopeCanonical)
-	return view[:len(view):len(view)], canonical
+	canonical, drop = v.write(view[len(view):], true, envelopeCanonical)
+	return view[:len(view):len(view)], canonical, drop
 }
 
 // write appends the view's object to b, its segments' members in order of
-// first appearance, or in v.order when sorted.
-func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) []byte {
+// first appearance, or in v.order when sorted; sorted, it also returns the
+// offsets in b of the brackets of the members of one occurrence.
+func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) ([]byte, []int) {
+	var drop []int
+	if sorted {
+		singles := 0
+		for _, m := range v.members[:v.n] {
+			if m.n == 1 {
+				singles++
+			}
+		}
+		if singles > 0 {
+			drop = make([]int, 0, 2*singles)
+		}
+	}
 	b = append(b, '{')
 	for k := range v.n {
 		if sorted {
@@ -288,13 +308,20 @@ func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) []byte {
 		m := &v.members[k]
 		b = append(b, '"')
 		b = append(b, m.id...)
-		b = append(b, `":[`...)
+		b = append(b, `":`...)
+		if sorted && m.n == 1 {
+			drop = append(drop, len(b))
+		}
+		b = append(b, '[')
 		b = append(b, m.occurrences...)
+		if sorted && m.n == 1 {
+			drop = append(drop, len(b))
+		}
 		b = append(b, ']', ',')
 	}
 	b = append(b, `"interchange":`...)
 	b = append(b, envelope...)
-	return append(b, '}')
+	return append(b, '}'), drop
 }
 
 // messageEnvelope is the member "interchange" of the views of messages,

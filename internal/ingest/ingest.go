@@ -140,6 +140,11 @@ type Request struct {
 	// written by whoever made Payload (an IDoc's view): the hashes are
 	// then taken from it, and Payload is not canonicalised again.
 	CanonicalPayload []byte
+	// OneObjectArrays, when not nil, are the offsets in CanonicalPayload
+	// of the brackets of its one-item arrays of an object, in increasing
+	// order, which its writer knew (an interchange's message): the shape
+	// hash then need not search the form for them (canon.ShapeHashDropping).
+	OneObjectArrays []int
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
 	// receive-message, an integration id for that integration's keys.
@@ -452,9 +457,12 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, c
 	} else {
 		h.content = sha256.Sum256(canonical)
 	}
-	if written != nil {
+	switch {
+	case written != nil:
 		h.shape = written.ShapeHash(h.content)
-	} else {
+	case m.OneObjectArrays != nil:
+		h.shape = canon.ShapeHashDropping(canonical, m.OneObjectArrays, h.content)
+	default:
 		h.shape = canon.ShapeHash(canonical, h.content)
 	}
 	if keyed {

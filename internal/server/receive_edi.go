@@ -70,7 +70,8 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		}
 		items[i] = ingest.Request{
 			TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
-			Docnum: m.Docnum, Payload: m.View, CanonicalPayload: m.Canonical, Source: source, Received: received,
+			Docnum: m.Docnum, Payload: m.View, CanonicalPayload: m.Canonical, OneObjectArrays: m.OneObjectArrays,
+			Source: source, Received: received,
 		}
 	}
 	reportOf(c).carrying(items)

@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/lefia/edihub/internal/canon"
 	"github.com/lefia/edihub/internal/edi"
 )
 
@@ -70,6 +73,14 @@ func TestInterchangeX12Accepted(t *testing.T) {
 		require.NotNil(t, m.EdiFrame)
 	}
 	require.Equal(t, "PO-4711", gjson.GetBytes(stored[0].view(t), "BEG.0.BEG03").String())
+	// The shape hash, taken with the brackets the parser noted, is the one
+	// canon finds in the view's canonical form.
+	canonical, err := canon.JSON(stored[0].view(t))
+	require.NoError(t, err)
+	want := canon.ShapeHash(canonical, sha256.Sum256(canonical))
+	var shape []byte
+	require.NoError(t, b.pool.QueryRow(context.Background(), `SELECT shape_hash FROM messages WHERE id = $1`, stored[0].ID).Scan(&shape))
+	require.Equal(t, want[:], shape)
 	require.Equal(t, "000000905", gjson.GetBytes(stored[1].view(t), "interchange.control_number").String())
 
 	// The same purchase orders under a new control number are blocked by
