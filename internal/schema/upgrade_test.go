@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
@@ -13,24 +14,36 @@ import (
 	"github.com/lefia/edihub/migrations"
 )
 
+// migratedTo is an empty database migrated up to version, and the provider
+// that migrates it on (or back); the test's cleanup closes both.
+func migratedTo(t *testing.T, version int64) (*pgxpool.Pool, *goose.Provider) {
+	t.Helper()
+	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithGoMigrations(migrations.Go...))
+	require.NoError(t, err)
+	_, err = p.UpTo(t.Context(), version)
+	require.NoError(t, err)
+	return pool, p
+}
+
+// acmeWithAType is a tenant (1) with an environment (1) and a message type
+// (1), which the rows of an upgrade test belong to.
+const acmeWithAType = `
+	INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
+	INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
+	INSERT INTO message_types (tenant_id, code) VALUES (1, 'EVENT');`
+
 // An integration's secret from before integrations could hold several is
 // carried over as its one current secret; a bearer integration, which had an
 // empty secret, gets none.
 func TestIntegrationSecretsMigrated(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS)
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 3)
-	require.NoError(t, err)
+	pool, _ := migratedTo(t, 3)
 
-	_, err = pool.Exec(ctx, `
-		INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
-		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
-		INSERT INTO message_types (tenant_id, code) VALUES (1, 'EVENT');
+	_, err := pool.Exec(ctx, acmeWithAType+`
 		INSERT INTO integrations (id, tenant_id, environment_id, message_type_id, scheme, secret) VALUES
 			('00000000-0000-4000-8000-000000000001', 1, 1, 1, 'github', 'It''s a Secret to Everybody'),
 			('00000000-0000-4000-8000-000000000002', 1, 1, 1, 'bearer', '')`)
@@ -60,18 +73,9 @@ func TestIntegrationSecretsMigrated(t *testing.T) {
 func TestRepeatedBlockedCopiesFolded(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithGoMigrations(migrations.Go...))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 32)
-	require.NoError(t, err)
+	pool, _ := migratedTo(t, 32)
 
-	_, err = pool.Exec(ctx, `
-		INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
-		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
-		INSERT INTO message_types (tenant_id, code) VALUES (1, 'EVENT');
+	_, err := pool.Exec(ctx, acmeWithAType+`
 		INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint)
 		VALUES (1, 1, 1, '{}', sha256('original'), 'receive-message');
 		WITH ev AS (
@@ -118,17 +122,8 @@ func TestRepeatedBlockedCopiesFolded(t *testing.T) {
 func TestViewsRebuiltMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.PoolFor(t, pgtest.EmptyURL(t))
-	db := stdlib.OpenDBFromPool(pool)
-	defer db.Close()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations.FS, goose.WithGoMigrations(migrations.Go...))
-	require.NoError(t, err)
-	_, err = p.UpTo(ctx, 40)
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `
-		INSERT INTO tenants (slug, name) VALUES ('acme', 'Acme');
-		INSERT INTO environments (tenant_id, slug) VALUES (1, 'production');
-		INSERT INTO message_types (tenant_id, code) VALUES (1, '850')`)
+	pool, p := migratedTo(t, 40)
+	_, err := pool.Exec(ctx, acmeWithAType)
 	require.NoError(t, err)
 	insert := `INSERT INTO messages (tenant_id, environment_id, message_type_id, payload, content_hash, source_endpoint,
 		remote_addr, content_type, received_bytes, edi_frame)
