@@ -86,11 +86,13 @@ func advisoryLocksOfWaitingPacket(t *testing.T, b *testBundle, packet []byte) (i
 
 	const others = ` FROM pg_locks WHERE pid <> pg_backend_pid()
 		AND pid IN (SELECT pid FROM pg_stat_activity WHERE datname = current_database())`
+	// Reading a packet of 1,000 IDocs takes well under a second alone, and
+	// over ten under the race detector beside the package's other tests.
 	require.Eventually(t, func() bool {
 		var waiting bool
 		require.NoError(t, tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1`+others+` AND NOT granted)`).Scan(&waiting))
 		return waiting
-	}, 10*time.Second, 5*time.Millisecond, "the packet waits for the test's lock")
+	}, time.Minute, 5*time.Millisecond, "the packet waits for the test's lock")
 	var locks int
 	require.NoError(t, tx.QueryRow(ctx, `SELECT count(*)`+others+` AND locktype = 'advisory'`).Scan(&locks))
 	require.NoError(t, tx.Rollback(ctx))
