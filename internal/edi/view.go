@@ -46,7 +46,7 @@ const maxCanonicalBytes = 1 << 20
 type segmentMember struct {
 	id          string
 	occurrences []byte
-	n           int // how many
+	n           int // occurrences written
 }
 
 // reset starts a message.
@@ -308,14 +308,11 @@ func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) ([]byte, []i
 		m := &v.members[k]
 		b = append(b, '"')
 		b = append(b, m.id...)
-		b = append(b, `":`...)
-		if sorted && m.n == 1 {
-			drop = append(drop, len(b))
-		}
-		b = append(b, '[')
+		b = append(b, `":[`...)
+		open := len(b) - 1
 		b = append(b, m.occurrences...)
 		if sorted && m.n == 1 {
-			drop = append(drop, len(b))
+			drop = append(drop, open, len(b))
 		}
 		b = append(b, ']', ',')
 	}
