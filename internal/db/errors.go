@@ -15,6 +15,12 @@ import (
 // row, so that callers need not know which driver the queries run on.
 var ErrNotFound = errors.New("db: no row found")
 
+// ErrCommitUnconfirmed is the error of a confirmed commit (PipelinedBegin,
+// OwnTransactions) that no synchronous standby confirmed: the transaction
+// is committed on the primary alone, so what it stored is on one machine
+// and must not be acknowledged as safe.
+var ErrCommitUnconfirmed = errors.New("db: committed on the primary alone, no synchronous standby confirmed the commit")
+
 // UniqueViolation returns the name of the violated unique constraint or index
 // when err is a unique violation (SQLSTATE 23505).
 func UniqueViolation(err error) (constraint string, ok bool) {

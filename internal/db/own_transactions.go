@@ -32,6 +32,11 @@ type OwnTransactions struct {
 	// transaction that what comes after its answer builds on, and that
 	// must therefore not be lost in a crash or a failover once answered.
 	Durable bool
+	// Confirm, when set and true for a transaction, follows its COMMIT
+	// with CommitConfirmed in the same round trip; a commit that no
+	// synchronous standby confirmed then fails Close with
+	// ErrCommitUnconfirmed (see PipelinedBegin).
+	Confirm func() bool
 }
 
 // setGenericPlansDurably is setGenericPlans for a Durable transaction.
@@ -59,9 +64,13 @@ func (o OwnTransactions) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchR
 	}
 	whole.QueuedQueries = append(whole.QueuedQueries, b.QueuedQueries...)
 	whole.Queue("COMMIT")
-	results := &ownTxResults{BatchResults: conn.SendBatch(ctx, whole), ctx: ctx, conn: conn}
+	confirm := o.Confirm != nil && o.Confirm()
+	if confirm {
+		whole.Queue(commitConfirmed)
+	}
+	results := &ownTxResults{BatchResults: conn.SendBatch(ctx, whole), ctx: ctx, conn: conn, unread: len(b.QueuedQueries), confirm: confirm}
 	for range 2 {
-		if _, err := results.Exec(); err != nil {
+		if _, err := results.BatchResults.Exec(); err != nil {
 			_ = results.Close()
 			return pgx.FailedBatchResults(b, fmt.Errorf("begin transaction: %w", err))
 		}
@@ -74,9 +83,28 @@ func (o OwnTransactions) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchR
 // in a failed transaction is rolled back first, so that the pool keeps it.
 type ownTxResults struct {
 	pgx.BatchResults
-	ctx    context.Context
-	conn   *pgxpool.Conn
-	closed bool
+	ctx  context.Context
+	conn *pgxpool.Conn
+	// unread counts the caller's statements whose answers are not read
+	// yet; confirm says that CommitConfirmed follows the COMMIT.
+	unread  int
+	confirm bool
+	closed  bool
+}
+
+func (r *ownTxResults) Exec() (pgconn.CommandTag, error) {
+	r.unread--
+	return r.BatchResults.Exec()
+}
+
+func (r *ownTxResults) Query() (pgx.Rows, error) {
+	r.unread--
+	return r.BatchResults.Query()
+}
+
+func (r *ownTxResults) QueryRow() pgx.Row {
+	r.unread--
+	return r.BatchResults.QueryRow()
 }
 
 func (r *ownTxResults) Close() error {
@@ -84,7 +112,13 @@ func (r *ownTxResults) Close() error {
 		return nil
 	}
 	r.closed = true
-	err := r.BatchResults.Close()
+	var err error
+	if r.confirm {
+		err = r.readConfirmation()
+	}
+	if closeErr := r.BatchResults.Close(); err == nil {
+		err = closeErr
+	}
 	if pc := r.conn.Conn().PgConn(); !pc.IsClosed() && pc.TxStatus() != 'I' {
 		if _, rollbackErr := r.conn.Exec(context.WithoutCancel(r.ctx), "ROLLBACK"); rollbackErr != nil && err == nil {
 			err = fmt.Errorf("roll back: %w", rollbackErr)
@@ -104,4 +138,20 @@ func (OwnTransactions) Query(context.Context, string, ...any) (pgx.Rows, error) 
 
 func (OwnTransactions) QueryRow(context.Context, string, ...any) pgx.Row {
 	return errRow{errBatchesOnly}
+}
+
+// readConfirmation reads past the caller's unread answers to the COMMIT's
+// and CommitConfirmed's. The first error among them is the batch's: a
+// statement that failed kept the COMMIT from running.
+func (r *ownTxResults) readConfirmation() error {
+	var first error
+	for ; r.unread > 0; r.unread-- {
+		if _, err := r.BatchResults.Exec(); err != nil && first == nil {
+			first = err
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return readConfirmation(r.BatchResults)
 }

@@ -29,8 +29,13 @@ import (
 // through their indexes, so forcing them also makes the plan that runs the
 // plan that is tested. SET LOCAL travels with BEGIN and ends with the
 // transaction.
+//
+// With Confirm, the COMMIT is followed, in its round trip, by
+// CommitConfirmed, and a commit that no synchronous standby confirmed
+// fails with ErrCommitUnconfirmed: it is committed, on one machine.
 type PipelinedBegin struct {
-	Pool *pgxpool.Pool
+	Pool    *pgxpool.Pool
+	Confirm bool
 }
 
 // setGenericPlans makes the transaction's prepared statements run on their
@@ -39,16 +44,20 @@ const setGenericPlans = "SET LOCAL plan_cache_mode = force_generic_plan"
 
 // Begin returns a transaction that begins with its first statement.
 func (p PipelinedBegin) Begin(context.Context) (pgx.Tx, error) {
-	return &lazyTx{pool: p.Pool}, nil
+	return &lazyTx{pool: p.Pool, confirm: p.Confirm}, nil
 }
 
 // lazyTx is a transaction that its first statement begins; from then on it
-// is the pool's transaction, tx, which holds the connection until it ends.
-// Before that, it holds nothing.
+// holds a connection of the pool, conn, with the transaction tx on it,
+// until it ends. Before that, it holds nothing. It holds the connection
+// itself, rather than through the pool's transaction, so that a confirmed
+// commit can read CommitConfirmed on the connection that committed.
 type lazyTx struct {
-	pool   *pgxpool.Pool
-	tx     pgx.Tx // nil until begun
-	closed bool
+	pool    *pgxpool.Pool
+	confirm bool
+	conn    *pgxpool.Conn // nil until begun
+	tx      pgx.Tx        // the transaction on conn, nil until begun
+	closed  bool
 }
 
 // begin begins the transaction on its own, for a first statement that is
@@ -58,13 +67,27 @@ func (t *lazyTx) begin(ctx context.Context) (pgx.Tx, error) {
 		return nil, pgx.ErrTxClosed
 	}
 	if t.tx == nil {
-		tx, err := t.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setGenericPlans})
+		conn, err := t.pool.Acquire(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("begin transaction: %w", err)
 		}
-		t.tx = tx
+		tx, err := conn.BeginTx(ctx, pgx.TxOptions{BeginQuery: "BEGIN; " + setGenericPlans})
+		if err != nil {
+			conn.Release()
+			return nil, fmt.Errorf("begin transaction: %w", err)
+		}
+		t.conn, t.tx = conn, tx
 	}
 	return t.tx, nil
+}
+
+// release gives the connection back to the pool, which closes one left
+// inside a transaction.
+func (t *lazyTx) release() {
+	if t.conn != nil {
+		t.conn.Release()
+		t.conn = nil
+	}
 }
 
 // SendBatch sends b, begun by the transaction's BEGIN when b is its first
@@ -78,12 +101,16 @@ func (t *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	case t.tx != nil:
 		return t.tx.SendBatch(ctx, b)
 	}
+	conn, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return pgx.FailedBatchResults(b, fmt.Errorf("begin transaction: %w", err))
+	}
 	first := &pgx.Batch{}
 	first.BeginTx(pgx.TxOptions{})
 	first.Queue(setGenericPlans)
 	first.QueuedQueries = append(first.QueuedQueries, b.QueuedQueries...)
-	results := t.pool.SendBatch(ctx, first)
-	t.tx = results.Tx()
+	results := conn.SendBatch(ctx, first)
+	t.conn, t.tx = conn, results.Tx()
 	for range 2 {
 		if _, err := results.Exec(); err != nil {
 			_ = results.Close()
@@ -153,7 +180,44 @@ func (t *lazyTx) Commit(ctx context.Context) error {
 	if t.tx == nil {
 		return nil
 	}
-	return t.tx.Commit(ctx)
+	defer t.release()
+	if !t.confirm {
+		return t.tx.Commit(ctx)
+	}
+	return commitConfirming(ctx, t.conn.Conn())
+}
+
+// commitConfirming sends COMMIT and CommitConfirmed in one round trip on
+// conn, whose transaction it ends. The transaction's own object is left
+// behind: the connection is outside any transaction afterwards, or, when
+// the round trip failed midway, closed by the pool on its release.
+func commitConfirming(ctx context.Context, conn *pgx.Conn) error {
+	b := &pgx.Batch{}
+	b.Queue("COMMIT")
+	b.Queue(commitConfirmed)
+	results := conn.SendBatch(ctx, b)
+	defer results.Close()
+	return readConfirmation(results)
+}
+
+// readConfirmation reads the answers of a COMMIT and of the
+// CommitConfirmed after it.
+func readConfirmation(results pgx.BatchResults) error {
+	tag, err := results.Exec()
+	switch {
+	case err != nil:
+		return err
+	case tag.String() == "ROLLBACK":
+		return pgx.ErrTxCommitRollback
+	}
+	var confirmed bool
+	if err := results.QueryRow().Scan(&confirmed); err != nil {
+		return fmt.Errorf("read whether a standby confirmed the commit: %w", err)
+	}
+	if !confirmed {
+		return ErrCommitUnconfirmed
+	}
+	return nil
 }
 
 // Rollback rolls the transaction back; one that never began has nothing
@@ -166,6 +230,7 @@ func (t *lazyTx) Rollback(ctx context.Context) error {
 	if t.tx == nil {
 		return nil
 	}
+	defer t.release()
 	return t.tx.Rollback(ctx)
 }
 

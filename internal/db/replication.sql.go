@@ -9,6 +9,30 @@ import (
 	"context"
 )
 
+const commitConfirmed = `-- name: CommitConfirmed :one
+SELECT (EXISTS (SELECT FROM pg_stat_get_wal_senders() w WHERE w.sync_state IN ('sync', 'quorum'))
+		OR current_setting('synchronous_standby_names') = ''
+			AND NOT EXISTS (SELECT FROM pg_get_replication_slots() s WHERE s.slot_type = 'physical'))::bool AS confirmed
+`
+
+// CommitConfirmed runs right after a COMMIT, on the same connection and in
+// the same round trip (db.PipelinedBegin and db.OwnTransactions with
+// Confirm), and is true when that commit is on two machines. A COMMIT on
+// a primary with a synchronous standby returns once the standby has the
+// commit, unless the wait was given up: pg_auto_failover empties
+// synchronous_standby_names as the primary goes on alone (wait_primary),
+// which releases every commit waiting then, and a commit made afterwards
+// waits for nobody. Either way no standby confirms commits right after it,
+// which is what this reads. A server with no standby to wait for (no
+// synchronous_standby_names, no physical replication slot) is a single
+// server by design, and confirms.
+func (q *Queries) CommitConfirmed(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, commitConfirmed)
+	var confirmed bool
+	err := row.Scan(&confirmed)
+	return confirmed, err
+}
+
 const replicationState = `-- name: ReplicationState :one
 
 SELECT (current_setting('synchronous_standby_names') <> ''
