@@ -54,9 +54,11 @@ type Config struct {
 	MaxBodyBytesInProcess int64
 	// MaxBatchMessages is the most messages one batch request may carry.
 	MaxBatchMessages int
-	// RequireSynchronousStandby makes intake answer 503 rather than
-	// acknowledge a message while the primary has no synchronous standby,
-	// so that an acknowledgment always means two machines.
+	// RequireSynchronousStandby (the default) makes intake answer 503
+	// rather than acknowledge a message that no synchronous standby
+	// confirmed while the primary has standbys to wait for, so that an
+	// acknowledgment always means two machines. false lets a primary whose
+	// standby is lost go on acknowledging on one machine.
 	RequireSynchronousStandby bool
 	// ShutdownTimeout bounds how long in-flight requests may take to finish
 	// after SIGTERM before the server stops waiting for them.
@@ -225,7 +227,7 @@ func Load(getenv func(string) string) (Config, error) {
 	cfg.MaxBatchMessages = int(positiveInt(getenv, "MAX_BATCH_MESSAGES", 1000, 32, &errs))
 	cfg.CookieSecure = boolean(getenv, "COOKIE_SECURE", &errs)
 	cfg.Profiling = boolean(getenv, "PROFILING", &errs)
-	cfg.RequireSynchronousStandby = boolean(getenv, "REQUIRE_SYNCHRONOUS_STANDBY", &errs)
+	cfg.RequireSynchronousStandby = booleanOr(getenv, "REQUIRE_SYNCHRONOUS_STANDBY", true, &errs)
 	if cfg.Profiling && cfg.MetricsAddr == "" {
 		errs = append(errs, errors.New("PROFILING=true needs METRICS_ADDR: the profiles are served on that listener, never on the API's"))
 	}
@@ -444,9 +446,14 @@ func withDefault(v, def string) string {
 
 // boolean reads a true/false setting that is false when unset.
 func boolean(getenv func(string) string, name string, errs *[]error) bool {
+	return booleanOr(getenv, name, false, errs)
+}
+
+// booleanOr is a boolean setting that is def when unset.
+func booleanOr(getenv func(string) string, name string, def bool, errs *[]error) bool {
 	v := getenv(name)
 	if v == "" {
-		return false
+		return def
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -235,9 +236,14 @@ func (c *committer) commit(group []*member) {
 	})
 	c.observe(len(group), err != nil)
 	for i, w := range group {
-		if err != nil {
+		switch {
+		case errors.Is(err, db.ErrCommitUnconfirmed):
+			// Committed, on the primary alone: deciding the members again
+			// would find what this stored, and commit unconfirmed again.
+			w.done <- memberAnswer{err: err}
+		case err != nil:
 			w.done <- memberAnswer{alone: true}
-		} else {
+		default:
 			w.done <- answers[i]
 		}
 	}

@@ -42,6 +42,9 @@ type Service struct {
 	// of single messages' Idempotency-Keys, in shared transactions, each
 	// kind with its own (see groupcommit.go); nil when that is turned off.
 	groups *committers
+	// confirm says whether a transaction's commit must be confirmed by a
+	// synchronous standby before its answer is given (WithConfirmedCommits).
+	confirm func() bool
 }
 
 // Deliveries writes the deliveries of new messages, in the transaction
@@ -58,12 +61,12 @@ type Deliveries interface {
 // commit is on, with DefaultGroupLanes lanes, unless an option says
 // otherwise.
 func New(pool *pgxpool.Pool, keyTTL time.Duration, deliveries Deliveries, opts ...Option) *Service {
-	s := &Service{pool: pool, ownTx: db.On(db.OwnTransactions{Pool: pool}), keyTTL: keyTTL, deliveries: deliveries, canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)),
-		hashes: newHashMemo(hashMemoEntries)}
-	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}}
+	o := options{lanes: DefaultGroupLanes, observe: func(int, bool) {}, confirm: func() bool { return false }}
 	for _, opt := range opts {
 		opt(&o)
 	}
+	s := &Service{pool: pool, ownTx: db.On(db.OwnTransactions{Pool: pool, Confirm: o.confirm}), keyTTL: keyTTL, deliveries: deliveries,
+		canonicalising: make(chan struct{}, runtime.GOMAXPROCS(0)), hashes: newHashMemo(hashMemoEntries), confirm: o.confirm}
 	if o.lanes > 0 {
 		s.groups = newCommitters(s, o.lanes, o.observe)
 	}
@@ -76,6 +79,7 @@ type Option func(*options)
 type options struct {
 	lanes   int
 	observe func(size int, failed bool)
+	confirm func() bool
 }
 
 // DefaultGroupLanes is how many group transactions of messages to store
@@ -97,6 +101,17 @@ func WithGroupLanes(lanes int) Option {
 // alone.
 func WithGroupObserver(observe func(size int, failed bool)) Option {
 	return func(o *options) { o.observe = observe }
+}
+
+// WithConfirmedCommits has every transaction that decides a request
+// confirm its commit, while confirm says so, by asking the primary in the
+// COMMIT's round trip whether a synchronous standby has it
+// (db.CommitConfirmed). A request whose commit is not confirmed fails
+// with db.ErrCommitUnconfirmed: what it stored is on the primary alone,
+// and sent again it is answered as the duplicate or replay of that, once
+// a standby confirms again.
+func WithConfirmedCommits(confirm func() bool) Option {
+	return func(o *options) { o.confirm = confirm }
 }
 
 // ContentKeyPrefix starts the idempotency key of a request whose key is its
@@ -506,7 +521,7 @@ const maxAttempts = 5
 // round trip when there are none.
 func (s *Service) storeTx(ctx context.Context, decide func(q *db.Queries) ([]Result, error)) ([]Result, error) {
 	var results []Result
-	err := db.WithPgxTx(ctx, db.PipelinedBegin{Pool: s.pool}, func(tx pgx.Tx) error {
+	err := db.WithPgxTx(ctx, db.PipelinedBegin{Pool: s.pool, Confirm: s.confirm()}, func(tx pgx.Tx) error {
 		var err error
 		if results, err = decide(db.On(tx)); err != nil {
 			return err

@@ -32,6 +32,12 @@ type State struct {
 // Protected reports whether a commit acknowledged now is on two machines.
 func (s State) Protected() bool { return s.Configured && s.Synchronous > 0 }
 
+// Alone reports whether the primary has standbys to wait for and none
+// confirms commits: it goes on alone, and what it commits is on one
+// machine. A single server is not alone in this sense: it has no standby
+// by design.
+func (s State) Alone() bool { return s.Configured && s.Synchronous == 0 }
+
 // Describe is the state in the words /readyz answers with.
 func (s State) Describe() string {
 	switch {
@@ -53,28 +59,40 @@ func Read(ctx context.Context, q *db.Queries) (State, error) {
 
 // Guard keeps the latest state, read every interval by Run, so that an
 // ingest request asks a variable, not the database. Until the first read
-// succeeds it counts as unprotected: nothing is known to be on two
-// machines yet.
+// succeeds nothing is known: the primary is not taken to be alone, but
+// its commits are to be confirmed.
 type Guard struct {
-	protected atomic.Bool
+	state atomic.Pointer[State]
 	// OnRead, when set, is given every state read (for the metric).
 	OnRead func(State)
 }
 
-// Protected reports whether the last state read was protected.
-func (g *Guard) Protected() bool { return g.protected.Load() }
+// Alone reports whether the last state read was alone (State.Alone).
+func (g *Guard) Alone() bool {
+	s := g.state.Load()
+	return s != nil && s.Alone()
+}
+
+// Confirming reports whether commits are to be confirmed by a standby
+// (ingest.WithConfirmedCommits): unless the last state read was that of a
+// single server, which has no standby to confirm them.
+func (g *Guard) Confirming() bool {
+	s := g.state.Load()
+	return s == nil || s.Configured
+}
 
 // Run reads the state every interval until ctx ends. A failed read keeps
 // the last state: the database is away, and requests fail on their own.
 func (g *Guard) Run(ctx context.Context, pool *pgxpool.Pool, interval time.Duration, log *slog.Logger) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	for first := true; ; first = false {
+	for {
 		readCtx, cancel := context.WithTimeout(ctx, interval)
 		s, err := Read(readCtx, db.On(pool))
 		cancel()
 		if err == nil {
-			if was := g.protected.Swap(s.Protected()); was != s.Protected() && (!first || s.Configured) {
+			was := g.state.Swap(&s)
+			if was == nil && s.Configured || was != nil && was.Describe() != s.Describe() {
 				log.Warn("database replication changed", "state", s.Describe())
 			}
 			if g.OnRead != nil {

@@ -199,6 +199,13 @@ func problemWithoutRetry(err error) problem {
 	if errors.As(err, &he) {
 		return problem{Type: typeOfStatus(he.Code), Title: http.StatusText(he.Code), Status: he.Code, Detail: httpErrorDetail(he)}
 	}
+	if errors.Is(err, db.ErrCommitUnconfirmed) {
+		return problem{
+			Type: "no-synchronous-standby", Title: http.StatusText(http.StatusServiceUnavailable),
+			Status: http.StatusServiceUnavailable,
+			Detail: "the database's primary stored this on its own machine and no synchronous standby confirmed it, so it is not acknowledged (REQUIRE_SYNCHRONOUS_STANDBY); send it again later: it is then answered as the duplicate or replay of what was stored",
+		}
+	}
 	if db.IsUnavailable(err) {
 		return problem{
 			Type: "database-unavailable", Title: http.StatusText(http.StatusServiceUnavailable),
@@ -226,6 +233,8 @@ func (s *Server) logFailure(err error, p problem, c echo.Context) {
 	case userFacing && ae.Err != nil:
 		s.log.Warn("request failed", "type", ae.Type, "error", bounded(ae.Err.Error()), "request_id", requestID(c))
 	case userFacing:
+	case p.Type == "no-synchronous-standby":
+		s.log.Warn("commit not confirmed by a synchronous standby", "error", bounded(err.Error()), "request_id", requestID(c))
 	case p.Type == "database-unavailable":
 		s.log.Error("database unavailable", "error", bounded(err.Error()), "request_id", requestID(c))
 	case p.Status >= http.StatusInternalServerError:

@@ -38,7 +38,7 @@ func (s *Server) readyz(c echo.Context) error {
 	if err != nil {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "database unreachable"})
 	}
-	if s.cfg.RequireSynchronousStandby && !repl.Protected() {
+	if s.cfg.RequireSynchronousStandby && repl.Alone() {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "no synchronous standby", "replication": repl.Describe()})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready", "replication": repl.Describe()})

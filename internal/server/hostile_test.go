@@ -44,7 +44,13 @@ func (b *syncBuffer) String() string {
 // server shuts down cleanly when the test ends.
 func serveReal(t *testing.T, vars map[string]string, logs io.Writer) *testBundle {
 	t.Helper()
-	b, shutdown, served := startServe(t, vars, logs)
+	return serveOn(t, pgtest.Pool(t), vars, logs)
+}
+
+// serveOn is serveReal on pool's database, already migrated.
+func serveOn(t *testing.T, pool *pgxpool.Pool, vars map[string]string, logs io.Writer) *testBundle {
+	t.Helper()
+	b, shutdown, served := startServeOn(t, pool, vars, logs)
 	t.Cleanup(func() {
 		shutdown()
 		require.NoError(t, <-served)

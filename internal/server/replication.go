@@ -20,7 +20,7 @@ const replicationCheckInterval = time.Second
 // one machine.
 func (s *Server) requireSynchronousStandby(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.cfg.RequireSynchronousStandby && !s.replication.Protected() {
+		if s.cfg.RequireSynchronousStandby && s.replication.Alone() {
 			e := apperr.New(apperr.Unavailable, "no-synchronous-standby",
 				"the database has no synchronous standby now, and this server acknowledges a message only on two machines (REQUIRE_SYNCHRONOUS_STANDBY); nothing was stored, retry later")
 			e.RetryAfter = 10 * time.Second

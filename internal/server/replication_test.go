@@ -3,20 +3,33 @@ package server_test
 import (
 	"io"
 	"net/http"
-	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/lefia/edihub/internal/pgtest"
 )
 
-// A single server has no synchronous standby: /readyz says so, and with
-// REQUIRE_SYNCHRONOUS_STANDBY intake answers 503 with Retry-After instead
-// of acknowledging a message that is on one machine, and stores nothing.
-func TestRequireSynchronousStandbyRefusesOneMachine(t *testing.T) {
+// An acknowledgment means two machines (REQUIRE_SYNCHRONOUS_STANDBY, on by
+// default). On a primary whose standby confirms no commits, as
+// pg_auto_failover leaves one that goes on alone (synchronous_standby_names
+// cleared, the standby's slot kept), intake answers 503
+// no-synchronous-standby with Retry-After and /readyz 503; once the standby
+// is synchronous again the message is acknowledged, stored once.
+// REQUIRE_SYNCHRONOUS_STANDBY=false acknowledges on one machine and says
+// so; a single server, which has no standby by design, acknowledges.
+func TestAnAcknowledgmentNeedsASynchronousStandby(t *testing.T) {
 	t.Parallel()
+	primary := pgtest.NewCluster(t)
+	primary.NewStandby()
+	synchronous := func(names string) {
+		primary.Exec(`ALTER SYSTEM SET synchronous_standby_names = '` + names + `'`)
+		primary.Exec(`SELECT pg_reload_conf()`)
+	}
 	order := []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{"n":1}}`)
 
-	b := serveReal(t, map[string]string{"REQUIRE_SYNCHRONOUS_STANDBY": "true"}, io.Discard)
+	b := serveOn(t, pgtest.PoolFor(t, primary.MigratedURL()), nil, io.Discard)
 	b.messageType(t, "ORDERS05", nil, nil)
 	r := b.post(t, order)
 	require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
@@ -24,16 +37,35 @@ func TestRequireSynchronousStandbyRefusesOneMachine(t *testing.T) {
 	require.NotEmpty(t, r.header.Get("Retry-After"))
 	batch := b.postTo(t, "/api/edi-hub/receive-messages", []byte(`{"messages":[`+string(order)+`]}`))
 	require.Equal(t, http.StatusServiceUnavailable, batch.status, "%s", batch.body)
-	require.Zero(t, b.count(t, `SELECT count(*) FROM messages`), "nothing is stored")
 	ready := do(t, http.MethodGet, b.url+"/readyz", nil, nil)
 	require.Equal(t, http.StatusServiceUnavailable, ready.status)
-	require.Equal(t, "single server", ready.json(t)["replication"])
+	require.Equal(t, "no synchronous standby: acknowledged messages are on one machine", ready.json(t)["replication"])
 
-	// Without the setting, the same server acknowledges, and says where.
-	plain := serveReal(t, nil, io.Discard)
-	plain.messageType(t, "ORDERS05", nil, nil)
-	require.Equal(t, http.StatusCreated, plain.post(t, order).status)
-	ready = do(t, http.MethodGet, plain.url+"/readyz", nil, nil)
+	synchronous(pgtest.StandbySlot)
+	require.Eventually(t, func() bool {
+		r = b.post(t, order)
+		return r.status == http.StatusCreated || r.status == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "acknowledged once the standby confirms")
+	require.Equal(t, 1, b.count(t, `SELECT count(*) FROM messages`), "stored once, whether a refused request had stored it or not")
+	ready = do(t, http.MethodGet, b.url+"/readyz", nil, nil)
 	require.Equal(t, http.StatusOK, ready.status)
-	require.True(t, strings.HasPrefix(ready.json(t)["replication"].(string), "single server"))
+	require.Equal(t, "synchronous standby", ready.json(t)["replication"])
+
+	// Without the requirement, a primary alone acknowledges, and says where.
+	synchronous("")
+	alone := serveOn(t, pgtest.PoolFor(t, primary.MigratedURL()), map[string]string{"REQUIRE_SYNCHRONOUS_STANDBY": "false"}, io.Discard)
+	alone.messageType(t, "ORDERS05", nil, nil)
+	require.Eventually(t, func() bool {
+		ready := do(t, http.MethodGet, alone.url+"/readyz", nil, nil)
+		return ready.status == http.StatusOK && ready.json(t)["replication"] == "no synchronous standby: acknowledged messages are on one machine"
+	}, 30*time.Second, 100*time.Millisecond)
+	require.Equal(t, http.StatusCreated, alone.post(t, order).status)
+
+	// A single server acknowledges under the default.
+	single := serveReal(t, nil, io.Discard)
+	single.messageType(t, "ORDERS05", nil, nil)
+	require.Equal(t, http.StatusCreated, single.post(t, order).status)
+	ready = do(t, http.MethodGet, single.url+"/readyz", nil, nil)
+	require.Equal(t, http.StatusOK, ready.status)
+	require.Equal(t, "single server", ready.json(t)["replication"])
 }

@@ -53,7 +53,8 @@ type Server struct {
 	// heavy bounds the admin pages that work on whole payloads.
 	heavy *heavyWork
 	// replication knows whether the primary has a synchronous standby, for
-	// REQUIRE_SYNCHRONOUS_STANDBY.
+	// REQUIRE_SYNCHRONOUS_STANDBY: intake is refused while it goes on
+	// alone, and every commit is confirmed unless it is a single server.
 	replication replication.Guard
 	// refusals counts refused ingest requests per API key and integration
 	// (intake.refusing).
@@ -153,7 +154,8 @@ func New(cfg config.Config, pool *pgxpool.Pool, log *slog.Logger, opts ...Option
 		s.adminReadPool = pool
 	}
 	s.reads = standby.New(pool, s.adminReadPool, log)
-	s.ingest = ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries, groupCommitOptions(cfg, s.metrics)...)
+	s.ingest = ingest.New(pool, cfg.IdempotencyKeyTTL, deliveries, append(groupCommitOptions(cfg, s.metrics),
+		ingest.WithConfirmedCommits(func() bool { return cfg.RequireSynchronousStandby && s.replication.Confirming() }))...)
 	s.bodies = newBodyBudget(cfg.MaxBodyBytesInProcess, s.metrics)
 	s.heavy = newHeavyWork()
 	s.echo.HideBanner = true
