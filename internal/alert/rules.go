@@ -315,9 +315,9 @@ func (a *aloneSince) databaseUnprotected(ctx context.Context, q *db.Queries, now
 		Subject: Subject{Kind: SubjectDatabase, Key: "primary"},
 		Title:   "The database has no synchronous standby: acknowledged messages are on one machine",
 		Details: Details{Since: &since, Lines: []string{
-			"no standby has confirmed commits since " + timeText(since) + "; every message acknowledged since is on the primary's machine alone",
+			"no standby has confirmed commits since " + timeText(since) + "; intake answers 503 meanwhile (REQUIRE_SYNCHRONOUS_STANDBY, the default), or, with REQUIRE_SYNCHRONOUS_STANDBY=false, acknowledges messages that are on the primary's machine alone",
 			"the primary has standbys to wait for (synchronous_standby_names, or a standby's replication slot), yet none is synchronous now",
-			"bring the standby back (pg_autoctl run on its node; locally scripts/ha.sh back); REQUIRE_SYNCHRONOUS_STANDBY=true makes intake answer 503 meanwhile",
+			"bring the standby back (pg_autoctl run on its node; locally scripts/ha.sh back)",
 		}},
 	}}, nil
 }

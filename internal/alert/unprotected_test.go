@@ -23,11 +23,7 @@ func TestDatabaseUnprotectedFollowsTheStandby(t *testing.T) {
 	t.Parallel()
 	primary := pgtest.NewCluster(t)
 	standby := primary.NewStandby()
-	synchronous := func(names string) {
-		primary.Exec(`ALTER SYSTEM SET synchronous_standby_names = '` + names + `'`)
-		primary.Exec(`SELECT pg_reload_conf()`)
-	}
-	synchronous(pgtest.StandbySlot)
+	primary.Synchronous(pgtest.StandbySlot)
 	b := setupOn(t, pgtest.PoolFor(t, primary.MigratedURL()))
 	b.channel(t, "", "dba@example.com")
 	state := func() replication.State {
@@ -39,7 +35,7 @@ func TestDatabaseUnprotectedFollowsTheStandby(t *testing.T) {
 	require.Zero(t, b.evaluate(t).Opened, "protected")
 
 	standby.Stop()
-	synchronous("")
+	primary.Synchronous("")
 	require.Equal(t, replication.State{Configured: true}, state(), "the slot tells a lost standby from a single server")
 	require.Zero(t, b.evaluate(t).Opened, "alone for less than a minute: a switchover's seconds")
 	b.clock.advance(30 * time.Second)
@@ -64,7 +60,7 @@ func TestDatabaseUnprotectedFollowsTheStandby(t *testing.T) {
 	require.Zero(t, round.Resolved)
 
 	standby.Start()
-	synchronous(pgtest.StandbySlot)
+	primary.Synchronous(pgtest.StandbySlot)
 	require.Eventually(t, func() bool { return state().Protected() }, 30*time.Second, 50*time.Millisecond)
 	require.Equal(t, 1, b.evaluate(t).Resolved)
 	b.requireOneAlert(t, alert.DatabaseUnprotected, "database:primary", alert.Resolved)

@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -52,13 +51,7 @@ func TestConfirmedCommitsSayWhetherAStandbyHasThem(t *testing.T) {
 	require.ErrorIs(t, own(2), db.ErrCommitUnconfirmed)
 	require.Equal(t, []int{1, 2}, confirmedRows(t, pool), "unconfirmed, yet committed on the primary")
 
-	primary.Exec(`ALTER SYSTEM SET synchronous_standby_names = '` + pgtest.StandbySlot + `'`)
-	primary.Exec(`SELECT pg_reload_conf()`)
-	require.Eventually(t, func() bool {
-		var sync bool
-		err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_replication WHERE sync_state = 'sync')`).Scan(&sync)
-		return err == nil && sync
-	}, 30*time.Second, 50*time.Millisecond)
+	primary.Synchronous(pgtest.StandbySlot)
 	require.NoError(t, pipelined(3), "the synchronous standby confirms")
 	require.NoError(t, own(4))
 

@@ -131,3 +131,39 @@ func (c *Cluster) WaitReplayed(primary *Cluster) {
 		}
 	}
 }
+
+// Synchronous names the standbys whose confirmation the primary c waits
+// for at every commit (synchronous_standby_names), as pg_auto_failover
+// names its standby, and returns once one of them confirms commits; ""
+// lets the primary go on alone, as pg_auto_failover does when its standby
+// is lost, and returns at once.
+func (c *Cluster) Synchronous(names string) {
+	c.t.Helper()
+	c.Exec(`ALTER SYSTEM SET synchronous_standby_names = '` + names + `'`)
+	c.Exec(`SELECT pg_reload_conf()`)
+	if names == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.URL())
+	if err != nil {
+		c.t.Fatalf("connect to the primary: %v", err)
+	}
+	defer conn.Close(ctx)
+	for {
+		var confirming bool
+		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))`).Scan(&confirming)
+		if err != nil {
+			c.t.Fatalf("read the primary's standbys: %v", err)
+		}
+		if confirming {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			c.t.Fatalf("no standby of %s confirms commits within a minute", names)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -31,6 +31,8 @@ func newStandbySite(t *testing.T) *standbySite {
 	t.Helper()
 	primary := pgtest.NewCluster(t)
 	standby := primary.NewStandby()
+	// A formation's standby: intake is acknowledged once it confirms.
+	primary.Synchronous(pgtest.StandbySlot)
 	databaseURL := primary.MigratedURL()
 	cfg, err := config.Load(func(string) string { return "" })
 	require.NoError(t, err)

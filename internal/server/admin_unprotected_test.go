@@ -31,7 +31,7 @@ func TestDatabaseUnprotectedOnAlertsPage(t *testing.T) {
 	require.NoError(t, err)
 	b := setupWith(t, pool, cfg)
 	ready := do(t, http.MethodGet, b.url+"/readyz", nil, nil)
-	require.Equal(t, http.StatusOK, ready.status)
+	require.Equal(t, http.StatusServiceUnavailable, ready.status, "intake refuses what would be on one machine")
 	require.Equal(t, "no synchronous standby: acknowledged messages are on one machine", ready.json(t)["replication"])
 
 	at := time.Now()
@@ -54,7 +54,7 @@ func TestDatabaseUnprotectedOnAlertsPage(t *testing.T) {
 	require.Contains(t, string(list.body), "The database has no synchronous standby: acknowledged messages are on one machine")
 	require.Contains(t, string(global.get("/admin/alerts").body), `<option value="database.unprotected"`, "the filter offers the rule")
 	one := string(global.get(fmt.Sprintf("/admin/alerts/%d", id)).body)
-	require.Contains(t, one, "REQUIRE_SYNCHRONOUS_STANDBY=true makes intake answer 503 meanwhile")
+	require.Contains(t, one, "intake answers 503 meanwhile (REQUIRE_SYNCHRONOUS_STANDBY, the default)")
 
 	acme := b.client(t)
 	acme.login(b.user(t, "admin@acme.example", auth.RoleAdmin, "acme"))

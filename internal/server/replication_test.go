@@ -23,10 +23,6 @@ func TestAnAcknowledgmentNeedsASynchronousStandby(t *testing.T) {
 	t.Parallel()
 	primary := pgtest.NewCluster(t)
 	primary.NewStandby()
-	synchronous := func(names string) {
-		primary.Exec(`ALTER SYSTEM SET synchronous_standby_names = '` + names + `'`)
-		primary.Exec(`SELECT pg_reload_conf()`)
-	}
 	order := []byte(`{"message_type":"ORDERS05","docnum":"1","payload":{"n":1}}`)
 
 	b := serveOn(t, pgtest.PoolFor(t, primary.MigratedURL()), nil, io.Discard)
@@ -41,7 +37,7 @@ func TestAnAcknowledgmentNeedsASynchronousStandby(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, ready.status)
 	require.Equal(t, "no synchronous standby: acknowledged messages are on one machine", ready.json(t)["replication"])
 
-	synchronous(pgtest.StandbySlot)
+	primary.Synchronous(pgtest.StandbySlot)
 	require.Eventually(t, func() bool {
 		r = b.post(t, order)
 		return r.status == http.StatusCreated || r.status == http.StatusOK
@@ -52,7 +48,7 @@ func TestAnAcknowledgmentNeedsASynchronousStandby(t *testing.T) {
 	require.Equal(t, "synchronous standby", ready.json(t)["replication"])
 
 	// Without the requirement, a primary alone acknowledges, and says where.
-	synchronous("")
+	primary.Synchronous("")
 	alone := serveOn(t, pgtest.PoolFor(t, primary.MigratedURL()), map[string]string{"REQUIRE_SYNCHRONOUS_STANDBY": "false"}, io.Discard)
 	alone.messageType(t, "ORDERS05", nil, nil)
 	require.Eventually(t, func() bool {
