@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # A local high-availability formation of PostgreSQL, managed by
-# pg_auto_failover: a monitor and two nodes with synchronous replication,
+# pg_auto_failover: a monitor and three nodes with synchronous replication,
 # each a pg_autoctl service of its own, as each would run on its own machine.
+# The primary's commits wait for either standby (synchronous_standby_names
+# ANY 1), so that with one node lost, whichever it is, every commit is
+# still on two machines and writes go on.
 #
 #   scripts/ha.sh up DIR [PORT]   create (when new) and start the formation under
 #                                 DIR: the monitor on PORT (default 15440), the
-#                                 nodes on PORT+1 and PORT+2; prints the
-#                                 DATABASE_URL that lists both nodes
+#                                 nodes on PORT+1 to PORT+3; prints the
+#                                 DATABASE_URL that lists the three nodes
 #   scripts/ha.sh url DIR         print that DATABASE_URL again
 #   scripts/ha.sh state DIR       the monitor's view: each node's state
-#   scripts/ha.sh lose DIR NODE   kill node1 or node2 as a lost machine would
+#   scripts/ha.sh lose DIR NODE   kill node1, node2 or node3 as a lost machine would
 #                                 stop: its pg_autoctl and its postmaster at once
 #   scripts/ha.sh back DIR NODE   start a lost node's pg_autoctl again; it
 #                                 rejoins as a standby
@@ -41,14 +44,14 @@ export PATH="$bin:$PATH"
 as_owner() { as_postgres env PATH="$PATH" XDG_CONFIG_HOME="$dir/config" XDG_DATA_HOME="$dir/share" "$@"; }
 
 ports_file="$dir/port"
-port() { # which: monitor, node1 or node2
+port() { # which: monitor, node1, node2 or node3
   local base
   base=$(cat "$ports_file")
-  case $1 in monitor) echo "$base" ;; node1) echo $((base + 1)) ;; node2) echo $((base + 2)) ;; esac
+  case $1 in monitor) echo "$base" ;; node1) echo $((base + 1)) ;; node2) echo $((base + 2)) ;; node3) echo $((base + 3)) ;; esac
 }
 monitor_url() { echo "postgres://autoctl_node@127.0.0.1:$(port monitor)/pg_auto_failover?sslmode=disable"; }
 database_url() {
-  echo "postgres://postgres@127.0.0.1:$(port node1),127.0.0.1:$(port node2)/edihub?sslmode=disable&target_session_attrs=read-write&connect_timeout=2"
+  echo "postgres://postgres@127.0.0.1:$(port node1),127.0.0.1:$(port node2),127.0.0.1:$(port node3)/edihub?sslmode=disable&target_session_attrs=read-write&connect_timeout=2"
 }
 monitor_sql() { psql -h 127.0.0.1 -p "$(port monitor)" -U autoctl_node -d pg_auto_failover -qtA -v ON_ERROR_STOP=1 -c "$1"; }
 
@@ -127,18 +130,21 @@ CONF
   fi
   service node1
   wait_for '^(single|primary|wait_primary)$' 1
-  if [ ! -d "$dir/node2" ]; then
-    say "creating node2 on port $(port node2), a copy of node1"
-    create_node node2
-  fi
-  service node2
-  wait_for '^(primary|secondary)$' 2
+  # The standbys are made one after the other: each is a copy of node1.
+  for name in node2 node3; do
+    if [ ! -d "$dir/$name" ]; then
+      say "creating $name on port $(port $name), a copy of node1"
+      create_node $name
+    fi
+    service $name
+  done
+  wait_for '^(primary|secondary)$' 3
   say "formation up: $(monitor_sql "SELECT string_agg(nodename || ' ' || reportedstate, ', ' ORDER BY nodeid) FROM pgautofailover.node")"
   echo "DATABASE_URL=$(database_url)"
 }
 
 node_arg() {
-  case "${1:-}" in node1 | node2) echo "$1" ;; *) fail "name a node: node1 or node2" ;; esac
+  case "${1:-}" in node1 | node2 | node3) echo "$1" ;; *) fail "name a node: node1, node2 or node3" ;; esac
 }
 
 # lose kills a node as the loss of its machine would: its keeper (the
@@ -169,7 +175,7 @@ back)
   ;;
 switchover) as_owner pg_autoctl perform switchover --pgdata "$dir/monitor" ;;
 down)
-  for name in node2 node1 monitor; do
+  for name in node3 node2 node1 monitor; do
     if [ -f "$dir/$name.pid" ]; then
       as_owner pg_autoctl stop --pgdata "$dir/$name" 2>/dev/null || kill "$(cat "$dir/$name.pid")" 2>/dev/null || true
       rm -f "$dir/$name.pid"

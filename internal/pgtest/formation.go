@@ -18,8 +18,9 @@ import (
 )
 
 // Formation is a high-availability formation of its own for one test: a
-// pg_auto_failover monitor and two nodes with synchronous replication,
-// made and driven by scripts/ha.sh, as `make run-ha` makes one.
+// pg_auto_failover monitor and three nodes, a primary whose commits wait
+// for either of two standbys, made and driven by scripts/ha.sh, as `make
+// run-ha` makes one.
 type Formation struct {
 	t      testing.TB
 	dir    string
@@ -62,15 +63,15 @@ func NewFormation(t testing.TB) *Formation {
 	return f
 }
 
-// formationPorts finds three consecutive free ports below the range of
-// ephemeral ports, where no outgoing connection can hold one when a node
-// starts.
+// formationPorts finds four consecutive free ports (the monitor's and the
+// nodes') below the range of ephemeral ports, where no outgoing connection
+// can hold one when a node starts.
 func formationPorts(t testing.TB) int {
 	t.Helper()
 	for range 100 {
 		base := 20000 + rand.IntN(10000)
 		free := true
-		for p := base; p < base+3 && free; p++ {
+		for p := base; p < base+4 && free; p++ {
 			ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 			if err != nil {
 				free = false
@@ -82,7 +83,7 @@ func formationPorts(t testing.TB) int {
 			return base
 		}
 	}
-	t.Fatal("no three free ports for a formation")
+	t.Fatal("no four free ports for a formation")
 	return 0
 }
 
@@ -92,11 +93,12 @@ func (f *Formation) run(args ...string) (string, error) {
 	return string(out), err
 }
 
-// URL is the connection string listing both nodes, for whichever is
+// URL is the connection string listing the nodes, for whichever is
 // primary (target_session_attrs=read-write).
 func (f *Formation) URL() string { return f.url }
 
-// Primary is the node the monitor has as primary now: "node1" or "node2".
+// Primary is the node the monitor has as primary now: "node1", "node2" or
+// "node3".
 func (f *Formation) Primary() string {
 	f.t.Helper()
 	var name string
@@ -116,8 +118,8 @@ func (f *Formation) Lose(node string) {
 	}
 }
 
-// Back starts a lost node again and waits until both nodes are primary and
-// secondary, so the formation is protected again.
+// Back starts a lost node again and waits until the formation is healthy
+// (WaitHealthy).
 func (f *Formation) Back(node string) {
 	f.t.Helper()
 	if out, err := f.run("back", node); err != nil {
@@ -135,7 +137,7 @@ func (f *Formation) Switchover() {
 	}
 }
 
-// WaitHealthy waits until one node is primary and the other secondary.
+// WaitHealthy waits until one node is primary and the others secondary.
 func (f *Formation) WaitHealthy(within time.Duration) {
 	f.t.Helper()
 	deadline := time.Now().Add(within)
@@ -145,12 +147,12 @@ func (f *Formation) WaitHealthy(within time.Duration) {
 			return c.QueryRow(context.Background(), `SELECT string_agg(reportedstate::text || '/' || goalstate::text, ' ' ORDER BY reportedstate)
 				FROM pgautofailover.node`).Scan(&states)
 		})
-		if states == "primary/primary secondary/secondary" {
+		if states == "primary/primary secondary/secondary secondary/secondary" {
 			return
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	f.t.Fatalf("the formation is not primary and secondary after %s: %s", within, states)
+	f.t.Fatalf("the formation is not a primary and two secondaries after %s: %s", within, states)
 }
 
 // monitor runs fn on a connection to the monitor.
