@@ -20,7 +20,7 @@ run: ## start edihub with a database and the demo loaded (see README)
 	@scripts/run.sh
 
 .PHONY: run-ha
-run-ha: ## start edihub and its demo on a local high-availability formation under .data/ha (pg_auto_failover, two nodes)
+run-ha: ## start edihub and its demo on a local high-availability formation under .data/ha (pg_auto_failover, three nodes)
 	@scripts/run-ha.sh
 
 .PHONY: build

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make run-ha`: `make run` on a high-availability formation under
-# .data/ha (scripts/ha.sh): a pg_auto_failover monitor and two PostgreSQL
-# nodes with synchronous replication, edihub's DATABASE_URL listing both.
+# .data/ha (scripts/ha.sh): a pg_auto_failover monitor and three PostgreSQL
+# nodes with synchronous replication, edihub's DATABASE_URL listing them.
 # The formation keeps running after edihub stops; `scripts/ha.sh down
 # .data/ha` stops it.
 set -euo pipefail
@@ -12,7 +12,7 @@ dir=.data/ha
 # an edihub demo of an earlier version made .data/ private. The demo's
 # secrets stay private in .data/demo.
 mkdir -p .data && chmod go+x .data
-echo "make run-ha: starting the formation under $dir (the first time takes a minute: a monitor, a primary and a copy of it)"
+echo "make run-ha: starting the formation under $dir (the first time takes a minute: a monitor, a primary and two copies of it)"
 database_url="$(scripts/ha.sh up "$dir" | sed -n 's/^DATABASE_URL=//p')"
 
 export DATABASE_URL="$database_url"
@@ -23,9 +23,10 @@ export ADMIN_DATABASE_URL="${database_url/target_session_attrs=read-write/target
 export RUN_NOTE="High availability: edihub writes to whichever node is primary now.
   See the formation:        scripts/ha.sh state $dir
   Lose the primary's machine (its pg_autoctl and postgres killed at once), then
-  watch the standby take over within about 12 seconds while you post messages:
-                            scripts/ha.sh lose $dir node1   (or node2, whichever is primary)
-  Bring the lost node back as the new standby:
+  watch a standby take over within about 14 seconds while you post messages:
+                            scripts/ha.sh lose $dir node1   (or whichever node is primary)
+  Lose a standby's machine: intake goes on, the other standby confirms.
+  Bring the lost node back as a standby:
                             scripts/ha.sh back $dir node1
   A planned switchover (a few seconds without writes):
                             scripts/ha.sh switchover $dir

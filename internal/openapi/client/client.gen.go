@@ -264,7 +264,7 @@ type Problem struct {
 	// `invalid-idempotency-key`, `incomplete-body`, `unauthorized`, `invalid-signature`,
 	// `not-found`, `method-not-allowed`, `payload-too-large`, `unsupported-media-type`,
 	// `unknown-message-type`, `key-path-refused`, `key-value-too-large`,
-	// `idempotency-key-reused`, `interchange-control-number-reused`, `invalid-parameter`, `database-unavailable`, `request-timeout`,
+	// `idempotency-key-reused`, `interchange-control-number-reused`, `invalid-parameter`, `database-unavailable`, `no-synchronous-standby`, `request-timeout`,
 	// `service-unavailable`, `internal-error` and `http-error`. New names may be added: clients
 	// must accept any string and fall back on `status`.
 	//
