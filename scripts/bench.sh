@@ -405,9 +405,10 @@ delivery_rows() {
 
   step "delivery on a high-availability formation: $delivery_messages messages at the default limit (8)"
   # The end-to-end benchmark again, on a formation of its own (scripts/ha.sh:
-  # a pg_auto_failover monitor and two nodes with synchronous replication),
-  # so that every commit of ingest and of the attempts' records waits for the
-  # standby, as it does in a deployment that keeps two machines.
+  # a pg_auto_failover monitor and three nodes with synchronous replication),
+  # so that every commit of ingest and of the attempts' records waits for a
+  # standby, as it does in a deployment that keeps every message on two
+  # machines.
   formation="$(mktemp -d /tmp/edihub-bench-formation-XXXXXX)"
   chmod 755 "$formation"
   trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
