@@ -196,8 +196,11 @@ func commitConfirming(ctx context.Context, conn *pgx.Conn) error {
 	b.Queue("COMMIT")
 	b.Queue(commitConfirmed)
 	results := conn.SendBatch(ctx, b)
-	defer results.Close()
-	return readConfirmation(results)
+	err := readConfirmation(results)
+	if closeErr := results.Close(); err == nil {
+		err = closeErr
+	}
+	return err
 }
 
 // readConfirmation reads the answers of a COMMIT and of the
