@@ -115,18 +115,27 @@ func (c *Cluster) WaitReplayed(primary *Cluster) {
 		c.t.Fatalf("connect to the standby: %v", err)
 	}
 	defer s.Close(ctx)
+	c.waitFor(ctx, "the standby replays up to "+written, func() (replayed bool, err error) {
+		err = s.QueryRow(ctx, `SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, written).Scan(&replayed)
+		return replayed, err
+	})
+}
+
+// waitFor asks check every 20 ms until it answers true, and fails the test
+// when check fails or ctx ends first.
+func (c *Cluster) waitFor(ctx context.Context, what string, check func() (bool, error)) {
+	c.t.Helper()
 	for {
-		var replayed bool
-		err := s.QueryRow(ctx, `SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, written).Scan(&replayed)
+		done, err := check()
 		if err != nil {
-			c.t.Fatalf("read the standby's position: %v", err)
+			c.t.Fatalf("%s: %v", what, err)
 		}
-		if replayed {
+		if done {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			c.t.Fatalf("the standby did not replay up to %s within a minute", written)
+			c.t.Fatalf("%s: not done within a minute", what)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -151,19 +160,8 @@ func (c *Cluster) Synchronous(names string) {
 		c.t.Fatalf("connect to the primary: %v", err)
 	}
 	defer conn.Close(ctx)
-	for {
-		var confirming bool
-		err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))`).Scan(&confirming)
-		if err != nil {
-			c.t.Fatalf("read the primary's standbys: %v", err)
-		}
-		if confirming {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			c.t.Fatalf("no standby of %s confirms commits within a minute", names)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	c.waitFor(ctx, "a standby of "+names+" confirms commits", func() (confirming bool, err error) {
+		err = conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum'))`).Scan(&confirming)
+		return confirming, err
+	})
 }
