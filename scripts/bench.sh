@@ -2,8 +2,13 @@
 # `make bench`: measures edihub's ingest against the limit PostgreSQL sets,
 # on this machine, in one run (docs/performance.md explains the method).
 #
-#  1. builds bin/edihub and bin/edihub-load, creates a fresh database
-#     edihub_bench on the local PostgreSQL and provisions it with the CLI;
+#  1. builds bin/edihub and bin/edihub-load, starts a PostgreSQL cluster of
+#     its own under bin/bench/pg with production settings (shared_buffers
+#     4GB, so that the tables and indexes a run fills stay in memory as they
+#     would on a production server of this size, max_wal_size 8GB and
+#     checkpoint_timeout 15min, so that no checkpoint falls inside a row,
+#     autovacuum on), unless PGHOST names a server to use instead, creates
+#     a fresh database edihub_bench there and provisions it with the CLI;
 #  2. starts `edihub serve` and drives it with edihub-load, a warm-up and
 #     then a measured period each row: three mixes (new messages,
 #     fingerprint duplicates, Idempotency-Key replays) at each client count
@@ -45,7 +50,8 @@
 #     (unless BENCH_SKIP_DELIVERY=1);
 # 10. prints the tables (written to bin/bench/report.md as well).
 #
-# Settings: PGHOST, PGPORT (default 127.0.0.1:5432, user postgres),
+# Settings: PGHOST, PGPORT (a server to use, user postgres; default a
+# cluster of the bench's own on 127.0.0.1:BENCH_PGPORT, 55434),
 # BENCH_CLIENTS ("1 16 64"), BENCH_DURATION (10s), BENCH_WARMUP (2s),
 # BENCH_FLOOR_ROUNDS (rounds of step 4, 2), BENCH_SKIP_DELIVERY (1: no step 9),
 # BENCH_PAYLOAD (payload bytes, 2048), BENCH_LARGE_REQUESTS (5 per client),
@@ -61,7 +67,9 @@ export PATH="$PATH:/usr/local/go/bin"
 . scripts/lib.sh
 
 pg_host="${PGHOST:-127.0.0.1}"
-pg_port="${PGPORT:-5432}"
+pg_port="${PGPORT:-${BENCH_PGPORT:-55434}}"
+own_cluster=""
+[ -n "${PGHOST:-}" ] || own_cluster="$PWD/bin/bench/pg"
 db=edihub_bench
 clients="${BENCH_CLIENTS:-1 16 64}"
 duration="${BENCH_DURATION:-10s}"
@@ -92,11 +100,20 @@ rm -f "$out"/*.jsonl "$out"/*.json "$out"/*.log "$out"/*.txt "$out"/report.md
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
+if [ -n "$own_cluster" ]; then
+  step "PostgreSQL cluster of its own in $own_cluster on 127.0.0.1:$pg_port, production settings"
+  start_cluster "$own_cluster" "$pg_port" shared_buffers=4GB effective_cache_size=12GB \
+    max_wal_size=8GB checkpoint_timeout=15min max_connections=300 autovacuum=on
+fi
 step "database $db on $pg_host:$pg_port"
 fresh_database "$db"
 bench_tenant
 
-trap stop_server_quietly EXIT
+cleanup() {
+  stop_server_quietly
+  [ -z "$own_cluster" ] || stop_cluster "$own_cluster"
+}
+trap cleanup EXIT
 
 # checkpointed prints the buffers PostgreSQL's checkpoints have written so
 # far. A checkpoint writes the data pages that inserts dirtied and then
@@ -352,7 +369,7 @@ pinned_rows="$out/pinned-rows.jsonl" pinned_pgbench="$out/pinned-pgbench.jsonl"
 # cpu_list FIRST LAST names CPUs FIRST to LAST as taskset -c takes them.
 cpu_list() { if [ "$1" = "$2" ]; then echo "$1"; else echo "$1-$2"; fi; }
 postgres_half="$(cpu_list 0 $((cpus / 2 - 1)))" others_half="$(cpu_list $((cpus / 2)) $((cpus - 1)))"
-trap 'stop_server_quietly; unpin_postgres' EXIT
+trap 'unpin_postgres; cleanup' EXIT
 if [ "$cpus" -lt 2 ] || ! command -v taskset >/dev/null || ! pin_postgres "$postgres_half"; then
   step "PostgreSQL on CPUs of its own: skipped (needs 2 CPUs or more, taskset, and the server on this machine)"
 else
@@ -360,7 +377,7 @@ else
   (
     # Everything this shell starts from here on inherits its CPUs.
     taskset -p -c "$others_half" "$BASHPID" >/dev/null
-    trap stop_server_quietly EXIT
+    trap cleanup EXIT
     rows="$pinned_rows" pgbench_results="$pinned_pgbench" row_prefix="pinned "
     start_server "$out/server-pinned.log"
     single_rows "$batch_clients"
@@ -411,14 +428,14 @@ delivery_rows() {
   # machines.
   formation="$(mktemp -d /tmp/edihub-bench-formation-XXXXXX)"
   chmod 755 "$formation"
-  trap 'stop_server_quietly; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
+  trap 'cleanup; scripts/ha.sh down "$formation" >/dev/null 2>&1 || true' EXIT
   scripts/ha.sh up "$formation" "${BENCH_FORMATION_PORT:-15450}" >/dev/null
   primary_port="$(( $(cat "$formation/port") + 1 ))"
   TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$primary_port/edihub?sslmode=disable" \
     go test -run '^$' -bench 'BenchmarkDelivery$/limit=8$' -benchtime "${delivery_messages}x" ./internal/delivery/ |
     sed 's/^BenchmarkDelivery/BenchmarkDeliveryFormation/' | tee -a "$out/delivery.txt" >&2
   scripts/ha.sh down "$formation" >/dev/null
-  trap stop_server_quietly EXIT
+  trap cleanup EXIT
   rm -rf "$formation"
 }
 if [ "$skip_delivery" = 1 ]; then
@@ -430,7 +447,7 @@ fi
 step "report"
 {
   echo "Machine: $(nproc) cores, $(free -g | awk '/^Mem:/ {print $2}') GiB, $(lscpu | sed -n 's/^Model name: *//p' | head -n 1);" \
-    "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'));" \
+    "$(psql_db -d postgres -c 'SHOW server_version' | head -n 1) (fsync $(psql_db -d postgres -c 'SHOW fsync'), synchronous_commit $(psql_db -d postgres -c 'SHOW synchronous_commit'), shared_buffers $(psql_db -d postgres -c 'SHOW shared_buffers'), max_wal_size $(psql_db -d postgres -c 'SHOW max_wal_size'), autovacuum $(psql_db -d postgres -c 'SHOW autovacuum'), ${own_cluster:+a cluster of the bench alone}${own_cluster:-the server PGHOST names});" \
     "PostgreSQL allowed CPUs $(postgres_cpu_list) of the $cpus outside step 8;" \
     "payload $payload_size bytes; $warmup warm-up + $duration per row ($batch_duration for batches, packets and interchanges);" \
     "$floor_rounds rounds of the comparison with the floor;" \

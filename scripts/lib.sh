@@ -21,6 +21,29 @@ pg_bindir() {
   fi
 }
 
+# start_cluster DIR PORT [SETTING...] makes a PostgreSQL cluster of its own
+# in DIR, anew (one left there by an earlier run is stopped and removed),
+# with the installed binaries, and starts it on 127.0.0.1:PORT with each
+# SETTING (name=value) on the server's command line; its log is
+# DIR/postgres.log. stop_cluster DIR stops it, if it runs.
+start_cluster() {
+  local dir="$1" port="$2" bin settings=() s
+  shift 2
+  bin="$(pg_bindir)"
+  [ -n "$bin" ] && [ -x "$bin/initdb" ] || { echo "no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql" >&2; return 1; }
+  stop_cluster "$dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  [ "$(id -u)" != 0 ] || chown postgres "$dir"
+  as_postgres "$bin/initdb" -D "$dir" -U postgres --auth=trust >/dev/null
+  for s in "$@"; do settings+=(-c "$s"); done
+  as_postgres "$bin/pg_ctl" -D "$dir" -l "$dir/postgres.log" -w \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 ${settings[*]}" start >/dev/null
+}
+stop_cluster() {
+  [ ! -f "$1/postmaster.pid" ] || as_postgres "$(pg_bindir)/pg_ctl" -D "$1" -m fast stop >/dev/null 2>&1 || true
+}
+
 # edihub_address waits for the `edihub serve` logging to file $1 to answer
 # /readyz and prints the address it listens on; after 10 s it shows the
 # log and fails.

@@ -34,26 +34,19 @@ seconds="${duration%s}"
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
-bin="$(pg_bindir)"
-[ -n "$bin" ] && [ -x "$bin/initdb" ] || { echo "no PostgreSQL server binaries (initdb, pg_ctl): install Debian's postgresql" >&2; exit 1; }
-
 step "build"
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
 
 step "PostgreSQL cluster in $pg_data on 127.0.0.1:$port"
-if [ -f "$pg_data/postmaster.pid" ]; then as_postgres "$bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null 2>&1 || true; fi
+stop_cluster "$pg_data"
 rm -rf "$out"
-mkdir -p "$pg_data"
-[ "$(id -u)" != 0 ] || chown -R postgres "$out"
-as_postgres "$bin/initdb" -D "$pg_data" -U postgres --auth=trust >/dev/null
-as_postgres "$bin/pg_ctl" -D "$pg_data" -l "$out/postgres.log" -w -o "-p $port -k $out \
-  -c listen_addresses=127.0.0.1 -c shared_preload_libraries=pg_stat_statements \
-  -c autovacuum=on -c shared_buffers=512MB -c max_connections=200 -c pg_stat_statements.track=all" start >/dev/null
+start_cluster "$pg_data" "$port" shared_preload_libraries=pg_stat_statements \
+  autovacuum=on shared_buffers=512MB max_connections=200 pg_stat_statements.track=all
 
 cleanup() {
   stop_server_quietly
-  as_postgres "$bin/pg_ctl" -D "$pg_data" -m fast stop >/dev/null 2>&1 || true
+  stop_cluster "$pg_data"
 }
 trap cleanup EXIT
 
