@@ -377,7 +377,7 @@ else
   (
     # Everything this shell starts from here on inherits its CPUs.
     taskset -p -c "$others_half" "$BASHPID" >/dev/null
-    trap cleanup EXIT
+    trap stop_server_quietly EXIT
     rows="$pinned_rows" pgbench_results="$pinned_pgbench" row_prefix="pinned "
     start_server "$out/server-pinned.log"
     single_rows "$batch_clients"
