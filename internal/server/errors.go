@@ -39,6 +39,8 @@ type problem struct {
 	// the key an Idempotency-Key error is about.
 	Retryable      bool   `json:"retryable"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// retryAfter, when set, is the Retry-After the answer carries.
+	retryAfter time.Duration
 }
 
 // itemProblem is why one item of a batch (0 for the first) was refused.
@@ -106,10 +108,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	p := problemOf(err)
 	p.Instance = requestInstance(c)
 	s.logFailure(err, p, c)
-	if ae, ok := apperr.As(err); ok && ae.RetryAfter > 0 {
+	if p.retryAfter > 0 {
 		// Rounded up: a client that waits what it is told is let through.
 		// Pages get it too, for a person's tools and for htmx.
-		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((ae.RetryAfter+time.Second-1)/time.Second), 10))
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((p.retryAfter+time.Second-1)/time.Second), 10))
 	}
 	if wantsPage(c.Request()) {
 		// A person in a browser gets the same answer as a page.
@@ -186,9 +188,13 @@ func problemWithoutRetry(err error) problem {
 		}
 		return p
 	}
+	if errors.Is(err, db.ErrCommitUnconfirmed) {
+		err = noSynchronousStandby(err, "the database's primary stored this on its own machine and no synchronous standby confirmed it, so it is not acknowledged (REQUIRE_SYNCHRONOUS_STANDBY); send it again later: it is then answered as the duplicate or replay of what was stored")
+	}
 	if ae, ok := apperr.As(err); ok {
 		status := statusOfKind[ae.Kind]
-		p := problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail, IdempotencyKey: ae.IdempotencyKey}
+		p := problem{Type: ae.Type, Title: statusText(status), Status: status, Detail: ae.Detail, IdempotencyKey: ae.IdempotencyKey,
+			retryAfter: ae.RetryAfter}
 		var rejected *ingest.RejectedError
 		if errors.As(err, &rejected) {
 			p.Acknowledgment = string(rejected.Acknowledgment)
@@ -198,13 +204,6 @@ func problemWithoutRetry(err error) problem {
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		return problem{Type: typeOfStatus(he.Code), Title: http.StatusText(he.Code), Status: he.Code, Detail: httpErrorDetail(he)}
-	}
-	if errors.Is(err, db.ErrCommitUnconfirmed) {
-		return problem{
-			Type: "no-synchronous-standby", Title: http.StatusText(http.StatusServiceUnavailable),
-			Status: http.StatusServiceUnavailable,
-			Detail: "the database's primary stored this on its own machine and no synchronous standby confirmed it, so it is not acknowledged (REQUIRE_SYNCHRONOUS_STANDBY); send it again later: it is then answered as the duplicate or replay of what was stored",
-		}
 	}
 	if db.IsUnavailable(err) {
 		return problem{

@@ -21,11 +21,19 @@ const replicationCheckInterval = time.Second
 func (s *Server) requireSynchronousStandby(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.RequireSynchronousStandby && s.replication.Alone() {
-			e := apperr.New(apperr.Unavailable, "no-synchronous-standby",
-				"the database has no synchronous standby now, and this server acknowledges a message only on two machines (REQUIRE_SYNCHRONOUS_STANDBY); nothing was stored, retry later")
-			e.RetryAfter = 10 * time.Second
-			return e
+			return noSynchronousStandby(nil, "the database has no synchronous standby now, and this server acknowledges a message only on two machines (REQUIRE_SYNCHRONOUS_STANDBY); nothing was stored, retry later")
 		}
 		return next(c)
 	}
+}
+
+// noSynchronousStandby is the answer to intake that cannot be acknowledged
+// as on two machines now, whether refused before any work or found
+// unconfirmed at its commit (cause, db.ErrCommitUnconfirmed): a standby
+// is back within seconds of a switchover, and within the time it takes
+// to bring one back otherwise.
+func noSynchronousStandby(cause error, detail string) *apperr.Error {
+	e := apperr.New(apperr.Unavailable, "no-synchronous-standby", "%s", detail)
+	e.Err, e.RetryAfter = cause, 10*time.Second
+	return e
 }
