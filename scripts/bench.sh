@@ -116,18 +116,29 @@ cleanup() {
 trap cleanup EXIT
 
 # checkpointed prints the buffers PostgreSQL's checkpoints have written so
-# far. A checkpoint writes the data pages that inserts dirtied and then
-# fsyncs them, which can hold up every commit's WAL flush behind it; each
-# row records how many it wrote meanwhile (bin/bench/checkpoints.txt), so
-# that a slow row can be told from a slow edihub.
+# far, and autovacuumed the times autovacuum has vacuumed or analyzed a
+# table of the database. A checkpoint writes the data pages that inserts
+# dirtied and then fsyncs them, which can hold up every commit's WAL flush
+# behind it, and autovacuum reads and writes the pages that the rows
+# before filled; each row records both meanwhile (bin/bench/checkpoints.txt),
+# so that a slow row can be told from a slow edihub.
 checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_bgwriter"; }
-# start_clean checkpoints before a measured row (edihub's, the floor's or
-# pgbench's), so that it starts with no dirty pages and no WAL of the row
-# before it: a row run after the batch floor's (a gigabyte of WAL in 20 s,
-# which starts a checkpoint) otherwise paid for its writes and for the
-# full-page images that follow it, and which row followed which decided the
-# comparison more than the code did (docs/performance.md, method step 5).
-start_clean() { psql_db -d "$db" -c CHECKPOINT; }
+autovacuumed() {
+  psql_db -d "$db" -c "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_all_tables"
+}
+# start_clean vacuums and checkpoints before a measured row (edihub's, the
+# floor's or pgbench's), so that it starts with no dirty pages, no WAL of
+# the row before it and no table autovacuum is due on: a row run after the
+# batch floor's (a gigabyte of WAL in 20 s, which starts a checkpoint)
+# otherwise paid for its writes and for the full-page images that follow
+# it, and a row during which autovacuum started on the millions of rows
+# the rows before had inserted paid for that scan, so that which row
+# followed which decided the comparison more than the code did
+# (docs/performance.md, method step 5).
+start_clean() {
+  psql_db -d "$db" -c VACUUM
+  psql_db -d "$db" -c CHECKPOINT
+}
 # pgbench_insert_rate CLIENTS NAME [BESIDE] runs scripts/bench/insert.sql at
 # CLIENTS clients, a warm-up and then $duration measured, keeping pgbench's
 # output as $out/NAME.txt, and appends the result to $pgbench_results
@@ -155,12 +166,13 @@ pgbench_insert_rate() {
 # compared with the pgbench run beside it.
 rows="$out/rows.jsonl"
 load_row() {
-  local name="$1" before
+  local name="$1" before vacuums
   shift
   start_clean
-  before="$(checkpointed)"
+  before="$(checkpointed)" vacuums="$(autovacuumed)"
   bin/edihub-load run -url "$url" -key "$api_key" -server-pid "$server_pid" -postgres-database "$db" "$@" >>"$rows"
-  printf '%s: %d buffers written by checkpoints\n' "$name" "$(($(checkpointed) - before))" >>"$out/checkpoints.txt"
+  printf '%s: %d buffers written by checkpoints, %d autovacuums\n' "$name" "$(($(checkpointed) - before))" \
+    "$(($(autovacuumed) - vacuums))" >>"$out/checkpoints.txt"
 }
 measured() {
   local c="" previous="" arg row
@@ -461,8 +473,8 @@ step "report"
     bin/edihub-load report -rows "$pinned_rows" -pgbench "$pinned_pgbench"
     echo
   fi
-  checkpoints="$(grep -v ': 0 buffers' "$out/checkpoints.txt" | paste -sd ';' - || true)"
-  echo "Checkpoints writing during the rows (a row with many may be slowed by their fsyncs): ${checkpoints:-none}."
+  checkpoints="$(grep -v ': 0 buffers written by checkpoints, 0 autovacuums' "$out/checkpoints.txt" | paste -sd ';' - || true)"
+  echo "Checkpoints writing or autovacuum running during the rows (a row with either may be slowed by it): ${checkpoints:-none}."
   echo
   echo '```'
   grep -E '^(Benchmark|cpu:)' "$out/micro.txt"
