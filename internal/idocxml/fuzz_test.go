@@ -2,6 +2,7 @@ package idocxml_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -101,6 +102,9 @@ func FuzzParseXML(f *testing.F) {
 			canonical, err := canon.JSON(idoc.View)
 			require.NoError(t, err)
 			require.Equal(t, string(canonical), string(idoc.Canonical), "the canonical form written beside the view")
+			content := sha256.Sum256(idoc.Canonical)
+			require.Equal(t, canon.ShapeHash(idoc.Canonical, content),
+				canon.ShapeHashDropping(idoc.Canonical, idocxml.NoOneObjectArrays, content), "the view holds no one-item array")
 			require.Equal(t, idoc.Docnum, gjson.GetBytes(idoc.View, "*.IDOC.EDI_DC40.DOCNUM").Str)
 			require.True(t, 0 <= idoc.Start && idoc.Start < idoc.End && idoc.End <= len(body))
 			own := doc.Own(body, idoc)

@@ -157,8 +157,9 @@ type Request struct {
 	CanonicalPayload []byte
 	// OneObjectArrays, when not nil, are the offsets in CanonicalPayload
 	// of the brackets of its one-item arrays of an object, in increasing
-	// order, which its writer knew (an interchange's message): the shape
-	// hash then need not search the form for them (canon.ShapeHashDropping).
+	// order, which its writer knew (an interchange's message; none, for an
+	// IDoc's view): the shape hash then need not search the form for them
+	// (canon.ShapeHashDropping).
 	OneObjectArrays []int
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
