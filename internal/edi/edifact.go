@@ -34,8 +34,8 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 			return nil, una.malformed(0, "the release character %s is also a separator", quoteByte(r))
 		}
 	}
+	delimiters.latin1, delimiters.charset = true, latin1Charset // until UNB names the character set
 	sc := newScanner(b, delimiters)
-	sc.latin1, sc.charset = true, latin1Charset // until UNB names the character set
 	if string(b[:3]) == "UNA" {
 		sc.pos = 9
 		sc.n = 1
@@ -61,7 +61,8 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 	if !known {
 		return nil, unb.malformed(1, "the syntax identifier %q is not one of UNOA, UNOB, UNOC or UNOW", syntaxID)
 	}
-	sc.latin1, sc.charset = cs.latin1, cs.charset
+	cs.element, cs.component, cs.terminator, cs.release = delimiters.element, delimiters.component, delimiters.terminator, delimiters.release
+	sc.use(cs)
 	if !cs.latin1 {
 		// UNB was read as ISO-8859-1 to find its syntax identifier; in
 		// UTF-8 its text is read again.

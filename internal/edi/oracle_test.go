@@ -66,8 +66,9 @@ func FuzzOccurrenceMatchesSplit(f *testing.F) {
 		if element == component || release != 0 && (release == element || release == component) {
 			return // refused with the interchange's header
 		}
-		sc := &scanner{syntax: syntax{element: element, component: component, terminator: '~', release: release,
-			latin1: latin1, charset: "UTF-8"}, n: 7}
+		sc := newScanner(nil, syntax{element: element, component: component, terminator: '~', release: release,
+			latin1: latin1, charset: "UTF-8"})
+		sc.n = 7
 		var v viewBuilder
 		v.reset()
 		err := v.add(sc, raw)
@@ -78,5 +79,33 @@ func FuzzOccurrenceMatchesSplit(f *testing.F) {
 		}
 		require.NoError(t, err)
 		require.Equal(t, string(oracleOccurrence(nil, s)), string(v.members[0].occurrences))
+	})
+}
+
+// FuzzTerminatorMatchesReading holds terminatorFrom to reading the body a
+// byte at a time, where a release character makes the byte after it data.
+func FuzzTerminatorMatchesReading(f *testing.F) {
+	f.Add([]byte("A?'B??'C"), byte('\''), byte('?'))
+	f.Add([]byte("?'?'???'"), byte('\''), byte('?'))
+	f.Add([]byte("BEG*00~REF*~"), byte('~'), byte(0))
+	f.Fuzz(func(t *testing.T, body []byte, terminator, release byte) {
+		if release == terminator {
+			return // refused with the interchange's header
+		}
+		sc := newScanner(body, syntax{element: '+', component: ':', terminator: terminator, release: release})
+		for start := 0; start <= len(body); start++ {
+			want := -1
+			for i := start; i < len(body); i++ {
+				if release != 0 && body[i] == release {
+					i++ // the byte after it is data
+					continue
+				}
+				if body[i] == terminator {
+					want = i
+					break
+				}
+			}
+			require.Equal(t, want, sc.terminatorFrom(start), "from %d", start)
+		}
 	})
 }

@@ -21,12 +21,51 @@ type scanner struct {
 	body []byte
 	pos  int
 	syntax
-	n    int // segments read
-	hash hash.Hash
+	// classes is what each byte is under the syntax, for the loops that
+	// read every byte of a segment (elementEnd, componentEnd, appendText):
+	// one look-up a byte instead of a comparison with each delimiter.
+	classes [256]byteClass
+	n       int // segments read
+	hash    hash.Hash
 }
 
+// byteClass is what a byte is to a scanner: text, or a delimiter.
+type byteClass uint8
+
+const (
+	plain     byteClass = iota // text written as it is in a JSON string
+	escaped                    // text a JSON string escapes, or ISO-8859-1 to decode
+	released                   // the release character
+	separator                  // the element separator
+	component                  // the component separator
+	nul                        // a NUL byte, which no segment may hold
+)
+
 func newScanner(body []byte, s syntax) *scanner {
-	return &scanner{body: body, syntax: s, hash: sha256.New()}
+	sc := &scanner{body: body, hash: sha256.New()}
+	sc.use(s)
+	return sc
+}
+
+// use reads what follows with the syntax s: its delimiters and character set.
+func (sc *scanner) use(s syntax) {
+	sc.syntax = s
+	for c := range sc.classes {
+		switch {
+		case c < 0x20 || c == '"' || c == '\\' || (c >= utf8.RuneSelf && s.latin1):
+			sc.classes[c] = escaped
+		default:
+			sc.classes[c] = plain
+		}
+	}
+	// Later ones win where two are the same byte, as the first case of
+	// elementEnd's reading did.
+	sc.classes[0] = nul
+	sc.classes[s.component] = component
+	sc.classes[s.element] = separator
+	if s.release != 0 {
+		sc.classes[s.release] = released
+	}
 }
 
 // skipBreaks steps over line breaks between segments, which belong to no
@@ -56,22 +95,41 @@ func (sc *scanner) next() (raw []byte, start, end int, err error) {
 		return nil, 0, 0, nil
 	}
 	start = sc.pos
-	for i := start; i < len(sc.body); i++ {
-		c := sc.body[i]
-		switch {
-		case sc.release != 0 && c == sc.release:
-			i++ // the next character is data
-		case c == sc.terminator:
-			sc.n++
-			sc.pos = i + 1
-			sc.hash.Write(sc.body[start:sc.pos])
-			return sc.body[start:i], start, sc.pos, nil
-		}
+	if i := sc.terminatorFrom(start); i >= 0 {
+		sc.n++
+		sc.pos = i + 1
+		sc.hash.Write(sc.body[start:sc.pos])
+		return sc.body[start:i], start, sc.pos, nil
 	}
 	sc.n++
 	id := segmentID(sc.body[start:], sc.element)
 	return nil, 0, 0, &MalformedError{Segment: id, Position: sc.n,
 		Reason: "the segment has no terminator " + quoteByte(sc.terminator) + ": the interchange is cut short"}
+}
+
+// terminatorFrom returns the offset in the body of the first segment
+// terminator at start or after it that is not released, or -1. A
+// terminator is released when an odd number of release characters stands
+// right before it (each pair is a released release character).
+func (sc *scanner) terminatorFrom(start int) int {
+	for from := start; ; {
+		i := bytes.IndexByte(sc.body[from:], sc.terminator)
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if sc.release == 0 {
+			return i
+		}
+		k := i
+		for k > start && sc.body[k-1] == sc.release {
+			k--
+		}
+		if (i-k)%2 == 0 {
+			return i
+		}
+		from = i + 1
+	}
 }
 
 // id returns the start of raw up to the first element separator, at most

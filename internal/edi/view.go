@@ -164,7 +164,7 @@ func (v *viewBuilder) appendText(b []byte, sc *scanner, text []byte) []byte {
 		// Most text is written as it is: a run of such bytes is appended
 		// at once.
 		run := i
-		for i < len(text) && !sc.special(text[i]) {
+		for i < len(text) && sc.classes[text[i]] == plain {
 			i++
 		}
 		b = append(b, text[run:i]...)
@@ -189,13 +189,6 @@ func (v *viewBuilder) appendText(b []byte, sc *scanner, text []byte) []byte {
 	return append(b, '"')
 }
 
-// special tells the bytes of text that appendText does not write as they
-// are: the release character, what a JSON string escapes, and the upper
-// half of ISO-8859-1.
-func (sc *scanner) special(c byte) bool {
-	return c < 0x20 || c == '"' || c == '\\' || (sc.release != 0 && c == sc.release) || (c >= utf8.RuneSelf && sc.latin1)
-}
-
 // twoDigits are the numbers 00 to 99, two digits each.
 const twoDigits = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
@@ -215,22 +208,22 @@ type element struct {
 // which split refuses alike.
 func (sc *scanner) elementEnd(rest []byte) (e element, fault string) {
 	for i := 0; i < len(rest); i++ {
-		switch c := rest[i]; {
-		case sc.release != 0 && c == sc.release:
+		switch sc.classes[rest[i]] {
+		case plain, escaped:
+			e.data = true
+		case released:
 			if i+1 >= len(rest) {
 				return e, "the segment ends with the release character " + quoteByte(sc.release)
 			}
 			i++
 			e.data = true
-		case c == sc.element:
+		case separator:
 			e.end = i
 			return e, ""
-		case c == sc.component:
+		case component:
 			e.components = true
-		case c == 0:
+		case nul:
 			return e, "the segment holds a NUL byte"
-		default:
-			e.data = true
 		}
 	}
 	e.end = len(rest)
@@ -241,10 +234,10 @@ func (sc *scanner) elementEnd(rest []byte) (e element, fault string) {
 // element, one that elementEnd has checked.
 func (sc *scanner) componentEnd(element []byte) int {
 	for i := 0; i < len(element); i++ {
-		switch c := element[i]; {
-		case sc.release != 0 && c == sc.release:
+		switch sc.classes[element[i]] {
+		case released:
 			i++
-		case c == sc.component:
+		case component:
 			return i
 		}
 	}
