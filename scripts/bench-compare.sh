@@ -18,7 +18,10 @@
 # the edihub process and of its PostgreSQL backends (from /proc, over the
 # measured seconds), which other work on the machine disturbs less than
 # throughput; groups is the mean group commit size (edihub_ingest_group_size,
-# when the build has it). Settings: COMPARE_CLIENTS ("16 64"), COMPARE_MIXES
+# when the build has it). Every row starts with a VACUUM and a CHECKPOINT,
+# as make bench's do (docs/performance.md, method step 5). Settings:
+# PGHOST, PGPORT (the server, 127.0.0.1:5432; make bench's cluster when
+# it runs: 55434), COMPARE_CLIENTS ("16 64"), COMPARE_MIXES
 # ("new duplicate"), COMPARE_SECONDS (8), COMPARE_METRICS_ADDR
 # (127.0.0.1:9477), COMPARE_LOAD_FLAGS (more edihub-load run flags, e.g.
 # "-form batch -per-request 100": a row's requests then carry that many
@@ -37,7 +40,9 @@ read -r -a load_flags <<<"${COMPARE_LOAD_FLAGS:-}"
 metrics_addr="${COMPARE_METRICS_ADDR:-127.0.0.1:9477}"
 db=edihub_compare
 out=bin/compare
-export DATABASE_URL="postgres://postgres@127.0.0.1:5432/$db?sslmode=disable"
+pg_host="${PGHOST:-127.0.0.1}"
+pg_port="${PGPORT:-5432}"
+export DATABASE_URL="postgres://postgres@$pg_host:$pg_port/$db?sslmode=disable"
 mkdir -p "$out"
 go build -o bin/edihub ./cmd/edihub
 go build -o bin/edihub-load ./cmd/edihub-load
@@ -75,6 +80,7 @@ for round in $(seq 1 "$rounds"); do
       for c in $clients; do
         load() { bin/edihub-load run -url "$url" -key "$api_key" -mix "$mix" -clients "$c" -warmup 0s -payload-size 2048 "${load_flags[@]}" "$@" 2>/dev/null; }
         load -duration 2s >/dev/null # warm-up: connections, prepared statements
+        start_clean
         read -r gsum0 gcount0 _ <<<"$(groups) 0 0"
         edihub0="$(cpu_ticks "$server_pid")" pg0="$(cpu_ticks $(backends))"
         row="$(load -duration "${seconds}s")"

@@ -126,19 +126,6 @@ checkpointed() { psql_db -d postgres -c "SELECT buffers_checkpoint FROM pg_stat_
 autovacuumed() {
   psql_db -d "$db" -c "SELECT coalesce(sum(autovacuum_count + autoanalyze_count), 0) FROM pg_stat_all_tables"
 }
-# start_clean vacuums and checkpoints before a measured row (edihub's, the
-# floor's or pgbench's), so that it starts with no dirty pages, no WAL of
-# the row before it and no table autovacuum is due on: a row run after the
-# batch floor's (a gigabyte of WAL in 20 s, which starts a checkpoint)
-# otherwise paid for its writes and for the full-page images that follow
-# it, and a row during which autovacuum started on the millions of rows
-# the rows before had inserted paid for that scan, so that which row
-# followed which decided the comparison more than the code did
-# (docs/performance.md, method step 5).
-start_clean() {
-  psql_db -d "$db" -c VACUUM
-  psql_db -d "$db" -c CHECKPOINT
-}
 # pgbench_insert_rate CLIENTS NAME [BESIDE] runs scripts/bench/insert.sql at
 # CLIENTS clients, a warm-up and then $duration measured, keeping pgbench's
 # output as $out/NAME.txt, and appends the result to $pgbench_results

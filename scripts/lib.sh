@@ -105,6 +105,20 @@ round_order() {
   fi
 }
 
+# start_clean vacuums and checkpoints database $db before a measured row
+# (edihub's, the floor's or pgbench's), so that it starts with no dirty
+# pages, no WAL of the row before it and no table autovacuum is due on: a
+# row run after the batch floor's (a gigabyte of WAL in 20 s, which starts
+# a checkpoint) otherwise paid for its writes and for the full-page images
+# that follow it, and a row during which autovacuum started on the
+# millions of rows the rows before had inserted paid for that scan, so that
+# which row followed which decided the comparison more than the code did
+# (docs/performance.md, method step 5).
+start_clean() {
+  psql_db -d "$db" -c VACUUM
+  psql_db -d "$db" -c CHECKPOINT
+}
+
 # pgbench_insert runs pgbench against database $db as postgres on
 # $pg_host:$pg_port with the bench tenant's ids and an insert payload of $1
 # bytes (the one edihub-load sends) as the variables of scripts/bench/*.sql;
