@@ -138,9 +138,12 @@ func (s *groupSite) group(t *testing.T, reqs []ingest.Request) []answer {
 	return answers
 }
 
-// queue sends reqs, once the lane's transaction waits for a lock, and
-// returns when all of them wait for the next group. ctxs, when given, are
-// the requests' contexts.
+// queue sends reqs, once the lane's transaction waits for a lock, each
+// once the one before it waits for the next group, and returns when all of
+// them wait. They arrive in their order, as requests one after the other
+// do: sent at once, a copy could be read before the message it repeats,
+// and be taken for new rather than for a retransmission. ctxs, when given,
+// are the requests' contexts.
 func (s *groupSite) queue(t *testing.T, reqs []ingest.Request, ctxs ...context.Context) []<-chan answer {
 	t.Helper()
 	s.waitForLockWaits(t, 1)
@@ -151,8 +154,8 @@ func (s *groupSite) queue(t *testing.T, reqs []ingest.Request, ctxs ...context.C
 			ctx = ctxs[i]
 		}
 		pending[i] = s.send(ctx, req)
+		require.Eventually(t, func() bool { return ingest.Waiting(s.in) == i+1 }, 10*time.Second, time.Millisecond)
 	}
-	require.Eventually(t, func() bool { return ingest.Waiting(s.in) == len(reqs) }, 10*time.Second, time.Millisecond)
 	return pending
 }
 
@@ -256,8 +259,8 @@ func TestGroupCommitDecidesCopiesAndTenantsAsAlone(t *testing.T) {
 	for _, a := range answers {
 		require.NoError(t, a.err)
 	}
-	// The group decides in arrival order, which the test does not fix:
-	// one of the three copies of A is stored and names the other two.
+	// Which of the two groups commits first the test does not fix: one of
+	// the three copies of A is stored and names the other two.
 	created, blocked := 0, 0
 	var holder int64
 	for _, i := range []int{0, 3, 4} {
