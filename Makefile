@@ -42,7 +42,7 @@ fuzz: ## run each fuzz target for FUZZTIME (default 10s; a count such as 50000x 
 	@scripts/fuzz.sh $(FUZZTIME)
 
 .PHONY: bench
-bench: ## measure ingest against pgbench on the local PostgreSQL, and the fingerprint and content hash (docs/performance.md)
+bench: ## measure ingest against the floor and pgbench on a PostgreSQL cluster of its own, and the fingerprint and content hash (docs/performance.md)
 	@scripts/bench.sh
 
 .PHONY: bench/admin
