@@ -61,8 +61,8 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 	if !known {
 		return nil, unb.malformed(1, "the syntax identifier %q is not one of UNOA, UNOB, UNOC or UNOW", syntaxID)
 	}
-	cs.element, cs.component, cs.terminator, cs.release = delimiters.element, delimiters.component, delimiters.terminator, delimiters.release
-	sc.use(cs)
+	delimiters.latin1, delimiters.charset = cs.latin1, cs.charset
+	sc.use(delimiters)
 	if !cs.latin1 {
 		// UNB was read as ISO-8859-1 to find its syntax identifier; in
 		// UTF-8 its text is read again.
