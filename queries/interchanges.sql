@@ -3,7 +3,9 @@
 -- returns no row while the control number is held: a concurrent request
 -- waits here until the holder's transaction ends, and then finds its row
 -- with InterchangeFind. The caller completes the row with the answer in the
--- same transaction.
+-- same transaction. With the row it returns the control number of the
+-- acknowledgment edihub writes for the interchange (see
+-- InterchangeAcknowledgmentNumber), taken in the same round trip.
 -- name: InterchangeClaim :one
 INSERT INTO interchanges (tenant_id, environment_id, standard, sender, receiver, control_number, content_hash)
 VALUES (@tenant_id, @environment_id, @standard, @sender, @receiver, @control_number, @content_hash)
@@ -13,7 +15,7 @@ SET content_hash = excluded.content_hash,
     acknowledgment = NULL,
     received_at = now()
 WHERE interchanges.received_at <= now() - make_interval(secs => @window_seconds::float8)
-RETURNING id;
+RETURNING id, nextval('interchange_acknowledgment_numbers')::bigint AS acknowledgment_number;
 
 -- InterchangeFind is the interchange that holds a control number.
 -- name: InterchangeFind :one
@@ -28,7 +30,9 @@ WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard =
 UPDATE interchanges SET response_body = @response_body, acknowledgment = @acknowledgment WHERE id = @id;
 
 -- InterchangeAcknowledgmentNumber is the control number of the next
--- acknowledgment interchange edihub writes (1 to 999999999, then 1 again).
+-- acknowledgment interchange edihub writes (1 to 999999999, then 1 again):
+-- here for the one that rejects an interchange, as InterchangeClaim takes
+-- the one that accepts it.
 -- name: InterchangeAcknowledgmentNumber :one
 SELECT nextval('interchange_acknowledgment_numbers')::bigint;
 

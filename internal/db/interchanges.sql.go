@@ -15,7 +15,9 @@ SELECT nextval('interchange_acknowledgment_numbers')::bigint
 `
 
 // InterchangeAcknowledgmentNumber is the control number of the next
-// acknowledgment interchange edihub writes (1 to 999999999, then 1 again).
+// acknowledgment interchange edihub writes (1 to 999999999, then 1 again):
+// here for the one that rejects an interchange, as InterchangeClaim takes
+// the one that accepts it.
 func (q *Queries) InterchangeAcknowledgmentNumber(ctx context.Context) (int64, error) {
 	row := q.db.QueryRow(ctx, interchangeAcknowledgmentNumber)
 	var column_1 int64
@@ -81,7 +83,7 @@ SET content_hash = excluded.content_hash,
     acknowledgment = NULL,
     received_at = now()
 WHERE interchanges.received_at <= now() - make_interval(secs => $8::float8)
-RETURNING id
+RETURNING id, nextval('interchange_acknowledgment_numbers')::bigint AS acknowledgment_number
 `
 
 type InterchangeClaimParams struct {
@@ -95,13 +97,20 @@ type InterchangeClaimParams struct {
 	WindowSeconds float64
 }
 
+type InterchangeClaimRow struct {
+	ID                   int64
+	AcknowledgmentNumber int64
+}
+
 // InterchangeClaim takes an interchange's control number for this
 // request: a new one, or one whose row is older than the window. It
 // returns no row while the control number is held: a concurrent request
 // waits here until the holder's transaction ends, and then finds its row
 // with InterchangeFind. The caller completes the row with the answer in the
-// same transaction.
-func (q *Queries) InterchangeClaim(ctx context.Context, arg InterchangeClaimParams) (int64, error) {
+// same transaction. With the row it returns the control number of the
+// acknowledgment edihub writes for the interchange (see
+// InterchangeAcknowledgmentNumber), taken in the same round trip.
+func (q *Queries) InterchangeClaim(ctx context.Context, arg InterchangeClaimParams) (InterchangeClaimRow, error) {
 	row := q.db.QueryRow(ctx, interchangeClaim,
 		arg.TenantID,
 		arg.EnvironmentID,
@@ -112,9 +121,9 @@ func (q *Queries) InterchangeClaim(ctx context.Context, arg InterchangeClaimPara
 		arg.ContentHash,
 		arg.WindowSeconds,
 	)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+	var i InterchangeClaimRow
+	err := row.Scan(&i.ID, &i.AcknowledgmentNumber)
+	return i, err
 }
 
 const interchangeComplete = `-- name: InterchangeComplete :exec

@@ -64,7 +64,7 @@ type InterchangeOutcome struct {
 func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []message) (BatchResult, error) {
 	var out BatchResult
 	_, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-		id, err := q.InterchangeClaim(ctx, db.InterchangeClaimParams{
+		claimed, err := q.InterchangeClaim(ctx, db.InterchangeClaimParams{
 			TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
 			Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
 			ContentHash: ic.ContentHash[:], WindowSeconds: ic.Window.Seconds(),
@@ -76,6 +76,7 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 		if err != nil {
 			return nil, fmt.Errorf("claim interchange control number %s: %w", ic.ControlNumber, err)
 		}
+		id := claimed.ID
 		var results []Result
 		if allByFingerprint(ms) {
 			results, err = receiveAllByFingerprint(ctx, q, claimLocks(ms), ms)
@@ -95,11 +96,7 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 		var ack []byte
 		var kept *string
 		if ic.Acknowledge != nil {
-			n, err := q.InterchangeAcknowledgmentNumber(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("number the acknowledgment of interchange %d: %w", id, err)
-			}
-			ack = ic.Acknowledge(n)
+			ack = ic.Acknowledge(claimed.AcknowledgmentNumber)
 			kept = new(string(ack))
 		}
 		if err := q.InterchangeComplete(ctx, db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}); err != nil {

@@ -15,7 +15,8 @@ import (
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
-// Payloads large enough to be compressed are compressed with lz4, which
+// Payloads large enough to be compressed, and an interchange's answer and
+// acknowledgment, are compressed with lz4, which
 // costs PostgreSQL a fraction of pglz's CPU (docs/performance.md,
 // "Compression of payloads"), on every server built with it, as Debian's
 // and the test server are.
@@ -48,8 +49,9 @@ func TestStoredPayloadsAreCompressedWithLZ4(t *testing.T) {
 	require.Less(t, stored, length/4, "the payload is stored compressed")
 
 	rows, err := pool.Query(ctx, `SELECT attrelid::regclass::text || '.' || attname FROM pg_attribute
-		WHERE attrelid IN ('messages'::regclass, 'blocked_copies'::regclass)
-		  AND attname IN ('payload', 'received_bytes') AND attcompression = 'l' ORDER BY 1`)
+		WHERE (attrelid IN ('messages'::regclass, 'blocked_copies'::regclass) AND attname IN ('payload', 'received_bytes')
+		    OR attrelid = 'interchanges'::regclass AND attname IN ('response_body', 'acknowledgment'))
+		  AND attcompression = 'l' ORDER BY 1`)
 	require.NoError(t, err)
 	var columns []string
 	for rows.Next() {
@@ -59,5 +61,6 @@ func TestStoredPayloadsAreCompressedWithLZ4(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{"blocked_copies.payload", "blocked_copies.received_bytes",
+		"interchanges.acknowledgment", "interchanges.response_body",
 		"messages.payload", "messages.received_bytes"}, columns)
 }
