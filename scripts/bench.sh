@@ -27,7 +27,10 @@
 #     packets, X12 and EDIFACT interchanges of 100 beside the batch floor
 #     of 100, each round in the reverse order of the one before, since the
 #     machine's speed moves by the minute; the report's targets divide each
-#     row by the floor's row of its round;
+#     row by the floor's row of its round; beside the batch floor, each
+#     round also measures the floor of packets, X12 and EDIFACT (the same
+#     requests read with edihub's parser, their messages stored with one
+#     statement), which the report sets beside edihub's rows of that form;
 #  5. runs pgbench with scripts/bench/insert.sql, the same insert, right
 #     after every row of steps 2 and 3 at the row's client count (the
 #     row's ratio is to that run), then at each client count on its own,
@@ -253,8 +256,8 @@ step "floor: net/http and pgbench's insert, nothing else, at clients ${other_cli
 # floor is beside them): edihub's three mixes of single messages
 # (edihub-single), the floor's new single messages (floor-single), edihub's
 # JSON batches, IDoc-XML packets and X12 and EDIFACT interchanges of the
-# largest size (edihub-multi), or the batch floor of that size
-# (floor-multi). It starts the server the part needs when the other one
+# largest size (edihub-multi), or the floor of each of those forms at that
+# size (floor-multi), the batch floor first. It starts the server the part needs when the other one
 # runs.
 serving=""
 round_part() {
@@ -278,8 +281,10 @@ round_part() {
           -duration "$batch_duration" "${args[@]}"
       done ;;
     floor-multi)
-      load_row "round $round: floor batch×$largest_size c=$batch_clients" -label floor -mix new -form batch \
-        -per-request "$largest_size" -duration "$batch_duration" "${args[@]}" ;;
+      for form in batch packet x12 edifact; do
+        load_row "round $round: floor $form×$largest_size c=$batch_clients" -label floor -mix new -form "$form" \
+          -per-request "$largest_size" -duration "$batch_duration" "${args[@]}"
+      done ;;
   esac
 }
 

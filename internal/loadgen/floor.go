@@ -12,6 +12,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/lefia/edihub/internal/edi"
+	"github.com/lefia/edihub/internal/idocxml"
 )
 
 // Floor is the least an ingest service written in Go can do for a new
@@ -24,6 +27,13 @@ import (
 // A POST to receive-messages is the batch floor: the JSON array of
 // envelopes decoded with encoding/json and its items stored with one
 // multi-row insert of the same columns, answered 200 with a receipt each.
+// A POST to receive-message of IDoc-XML, X12 or EDIFACT is that form's
+// floor: the body read with edihub's own parser (idocxml.Parse, edi.Parse,
+// which also write each message's JSON view and its canonical form) and
+// each message's own bytes stored with one multi-row insert, as edihub
+// stores them: what edihub adds to reading the form is then the rest of
+// its work (the hashes, the key paths, the claims, the interchange's
+// envelope and acknowledgment).
 //
 // Its ratio to pgbench on the same cores is therefore the most that any
 // HTTP service in Go can reach there. What it pays on top of PostgreSQL's
@@ -54,9 +64,21 @@ FROM unnest($4::text[], $5::json[], $6::bytea[], $7::text[]) AS i (docnum, paylo
 ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
 RETURNING id`
 
+// floorInsertReceived is floorInsertRows for messages stored as the bytes
+// they came as, without a JSON payload, as edihub stores an IDoc's and an
+// interchange's.
+const floorInsertReceived = `INSERT INTO messages (
+    tenant_id, environment_id, message_type_id, docnum, content_type, received_bytes, content_hash,
+    computed_fingerprint, fingerprint, source_endpoint, integration_id, idempotency_key, remote_addr
+) SELECT $1, $2, $3, i.docnum, $4, i.bytes, i.hash, i.fingerprint, i.fingerprint, 'receive-message', NULL, NULL, '127.0.0.1'
+FROM unnest($5::text[], $6::bytea[], $7::bytea[], $8::text[]) AS i (docnum, bytes, hash, fingerprint)
+ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
+RETURNING id`
+
 // ServeHTTP stores the body of a POST to receive-message as a new message
-// and answers 201 with its id, and the envelopes of a POST to
-// receive-messages as new messages, answering 200 with their ids; GET
+// and answers 201 with its id, the envelopes of a POST to
+// receive-messages, or the IDocs or transaction sets of a POST to
+// receive-message, as new messages, answering 200 with their ids; GET
 // /readyz answers 200, so that the bench scripts wait for it as they wait
 // for edihub.
 func (f Floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +95,10 @@ func (f Floor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if contentType := r.Header.Get("Content-Type"); contentType != "application/json" {
+		f.storeParsed(w, r, contentType, body)
 		return
 	}
 	fingerprint, hexFingerprint := randomFingerprint()
@@ -121,13 +147,63 @@ func (f Floor) storeBatch(w http.ResponseWriter, r *http.Request) {
 		docnums[i], payloads[i] = m.Docnum, m.Payload
 		hashes[i], fingerprints[i] = randomFingerprint()
 	}
-	rows, err := f.Pool.Query(r.Context(), floorInsertRows, f.TenantID, f.EnvironmentID, f.MessageTypeID,
+	f.answerRows(w, r, http.StatusOK, `{"messages":[`, n, floorInsertRows, f.TenantID, f.EnvironmentID, f.MessageTypeID,
 		docnums, payloads, hashes, fingerprints)
+}
+
+// storeParsed reads body, of the given Content-Type, with edihub's parser
+// of IDoc-XML or of interchanges, and stores each message's own bytes with
+// one statement.
+func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
+	var docnums []string
+	var owns [][]byte
+	status, open := http.StatusOK, `{"messages":[`
+	switch contentType {
+	case "application/x-sap.idoc":
+		doc, err := idocxml.Parse(body, "", idocxml.DefaultLimits)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, idoc := range doc.IDocs {
+			docnums, owns = append(docnums, idoc.Docnum), append(owns, doc.Own(body, idoc))
+		}
+		if len(doc.IDocs) == 1 {
+			status = http.StatusCreated // as edihub answers a single IDoc
+		}
+	case "application/edi-x12", "application/edifact":
+		ic, err := edi.Parse(body, edi.DefaultLimits)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, m := range ic.Messages {
+			docnums, owns = append(docnums, m.Docnum), append(owns, m.Bytes)
+		}
+		open = `{"interchange":{"status":"accepted"},"messages":[`
+	default:
+		http.Error(w, "the floor reads JSON, IDoc-XML, X12 and EDIFACT", http.StatusUnsupportedMediaType)
+		return
+	}
+	n := len(owns)
+	hashes, fingerprints := make([][]byte, n), make([]string, n)
+	for i := range n {
+		hashes[i], fingerprints[i] = randomFingerprint()
+	}
+	f.answerRows(w, r, status, open, n, floorInsertReceived, f.TenantID, f.EnvironmentID, f.MessageTypeID, contentType,
+		docnums, owns, hashes, fingerprints)
+}
+
+// answerRows runs insert, which stores n messages and returns their ids,
+// and answers status with a receipt for each, in an array that open
+// starts.
+func (f Floor) answerRows(w http.ResponseWriter, r *http.Request, status int, open string, n int, insert string, args ...any) {
+	rows, err := f.Pool.Query(r.Context(), insert, args...)
 	if err != nil {
 		http.Error(w, fmt.Sprintf("store messages: %v", err), http.StatusInternalServerError)
 		return
 	}
-	answer := append(make([]byte, 0, 16+n*40), `{"messages":[`...)
+	answer := append(make([]byte, 0, len(open)+n*40), open...)
 	var id int64
 	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
 		if answer[len(answer)-1] == '}' {
@@ -141,5 +217,6 @@ func (f Floor) storeBatch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
 	_, _ = w.Write(append(answer, "]}"...))
 }

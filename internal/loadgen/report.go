@@ -97,6 +97,7 @@ func (rep Report) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	if c := roundClients(rep.Rows); c > 0 {
 		writeTargets(bw, rep.Rows, c)
+		writeFormFloors(bw, rep.Rows)
 	}
 	fmt.Fprintln(bw, "| mix | clients | edihub req/s | p50 ms | p95 ms | p99 ms | errors | pgbench tps | edihub / pgbench | CPU µs a message: edihub / PostgreSQL / load | server RSS (max sampled) |")
 	fmt.Fprintln(bw, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -117,7 +118,7 @@ func (rep Report) Write(w io.Writer) error {
 			tps, ratio := against(i, 1, r.MPS)
 			rowsRate, rowsRatio := against(i, max(r.PerRequest, 1), r.MPS)
 			floorRatio := "n/a"
-			if f := floors[floorKey{r.Round, r.PerRequest}]; f > 0 && r.PerRequest > 1 {
+			if f := floors[floorKey{r.Round, r.PerRequest, FormBatch}]; f > 0 && r.PerRequest > 1 {
 				floorRatio = fmt.Sprintf("%.2f", r.MPS/f)
 			}
 			fmt.Fprintf(bw, "| %s | %s | %d | %d | %.0f | %.0f | %.2f | %.2f | %d | %s | %s | %s | %s | %s | %s | %s |\n",

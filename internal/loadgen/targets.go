@@ -30,16 +30,29 @@ var targets = []ingestTarget{
 	{what: "EDIFACT interchanges", mix: MixNew, form: FormEDIFACT, least: 0.8},
 }
 
-// floorKey finds a floor row: the round it ran in and the messages each of
-// its requests carried (1 for the floor of single messages).
-type floorKey struct{ round, perRequest int }
+// against is the form of the floor the target's rows are divided by: the
+// floor of single messages, or the batch floor.
+func (t ingestTarget) against() Form {
+	if t.form == FormEnvelope {
+		return FormEnvelope
+	}
+	return FormBatch
+}
 
-// floorRates are the floor rows' messages per second, by round and size.
+// floorKey finds a floor row: the round it ran in, the messages each of
+// its requests carried (1 for the floor of single messages) and their form.
+type floorKey struct {
+	round, perRequest int
+	form              Form
+}
+
+// floorRates are the floor rows' messages per second, by round, size and
+// form.
 func floorRates(rows []Result) map[floorKey]float64 {
 	rates := map[floorKey]float64{}
 	for _, r := range rows {
 		if r.Label == "floor" {
-			rates[floorKey{r.Round, max(r.PerRequest, 1)}] = r.MPS
+			rates[floorKey{r.Round, max(r.PerRequest, 1), r.form()}] = r.MPS
 		}
 	}
 	return rates
@@ -68,7 +81,7 @@ func judge(rows []Result) []judged {
 		for _, r := range rows {
 			per := max(r.PerRequest, 1)
 			form := r.form()
-			floor := floors[floorKey{r.Round, per}]
+			floor := floors[floorKey{r.Round, per, t.against()}]
 			if r.Label != "" || r.Round == 0 || r.Mix != t.mix || form != t.form || floor == 0 ||
 				(form != FormEnvelope && per == 1) {
 				continue
@@ -128,6 +141,53 @@ func writeTargets(w io.Writer, rows []Result, clients int) {
 		}
 		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", what, j.rounds,
 			span("%.2f", j.ratioLow, j.ratioTop), span("%.1f", j.p99Low, j.p99Top), threshold, verdict)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeFormFloors prints, for each form that edihub reads with a parser
+// of its own, its rows' ratio to the floor that reads the same requests
+// with that parser and stores their messages with one statement, and that
+// floor's ratio to the batch floor: how much of a form's distance from the
+// batch floor is its reading, and how much edihub's work beyond it. The
+// targets stay against the batch floor.
+func writeFormFloors(w io.Writer, rows []Result) {
+	floors := floorRates(rows)
+	type ratios struct {
+		rounds                             int
+		ownLow, ownTop, floorLow, floorTop float64
+	}
+	var lines []string
+	for _, form := range []Form{FormPacket, FormX12, FormEDIFACT} {
+		var got ratios
+		for _, r := range rows {
+			key := floorKey{r.Round, r.PerRequest, form}
+			own, batch := floors[key], floors[floorKey{r.Round, r.PerRequest, FormBatch}]
+			if r.Label != "" || r.Round == 0 || r.Mix != MixNew || r.form() != form || own == 0 || batch == 0 {
+				continue
+			}
+			ratio, floorRatio := r.MPS/own, own/batch
+			if got.rounds == 0 {
+				got = ratios{ownLow: ratio, ownTop: ratio, floorLow: floorRatio, floorTop: floorRatio}
+			}
+			got.rounds++
+			got.ownLow, got.ownTop = min(got.ownLow, ratio), max(got.ownTop, ratio)
+			got.floorLow, got.floorTop = min(got.floorLow, floorRatio), max(got.floorTop, floorRatio)
+		}
+		if got.rounds > 0 {
+			lines = append(lines, fmt.Sprintf("| %s | %d | %s | %s |", form, got.rounds,
+				span("%.2f", got.ownLow, got.ownTop), span("%.2f", got.floorLow, got.floorTop)))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Beside the floor of their own form (the requests read with edihub's parser, their messages stored with one statement), by round:")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| form | rounds | edihub ÷ its form's floor | its form's floor ÷ the batch floor |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
 }

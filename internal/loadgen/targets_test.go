@@ -8,8 +8,9 @@ import (
 )
 
 // Each target divides every round's edihub row by the floor row of the same
-// round and size, and is met only when every round reaches the threshold,
-// within the latency target, without errors.
+// round and size (the batch floor for every form of several messages), and
+// is met only when every round reaches the threshold, within the latency
+// target, without errors. A form's own floor is compared beside them.
 func TestReportJudgesTheTargetsRoundByRound(t *testing.T) {
 	t.Parallel()
 	single := func(round int, label string, mix Mix, rate, p99 float64) Result {
@@ -33,11 +34,16 @@ func TestReportJudgesTheTargetsRoundByRound(t *testing.T) {
 		multi(1, "", FormBatch, 8500, 200, 0),
 		multi(1, "", FormPacket, 9000, 260, 0),
 		multi(1, "", FormX12, 7000, 150, 0),
+		// A form's own floor: beside the targets, never instead of the
+		// batch floor.
+		multi(1, "floor", FormX12, 8750, 100, 0),
+		multi(1, "floor", FormPacket, 12000, 100, 0),
 
 		multi(2, "floor", FormBatch, 8000, 80, 0),
 		multi(2, "", FormBatch, 6800, 240, 0),
 		multi(2, "", FormPacket, 7200, 100, 0),
 		multi(2, "", FormX12, 7200, 120, 3),
+		multi(2, "floor", FormX12, 8000, 100, 0),
 		single(2, "floor", MixNew, 800, 3),
 		single(2, "", MixNew, 760, 6),
 		single(2, "", MixDuplicate, 800, 4.5),
@@ -54,6 +60,9 @@ func TestReportJudgesTheTargetsRoundByRound(t *testing.T) {
 		"| IDoc-XML packets of 100 | 2 | 0.90 | 100.0–260.0 | ≥ 0.80 × the batch floor, p99 < 250 ms | not met |",
 		"| X12 interchanges of 100 | 2 | 0.70–0.90 | 120.0–150.0 | ≥ 0.80 × the batch floor | not met: 3 errors |",
 		"| EDIFACT interchanges | 0 | n/a | n/a | ≥ 0.80 × the batch floor | not measured |",
+		"| form | rounds | edihub ÷ its form's floor | its form's floor ÷ the batch floor |",
+		"| packet | 1 | 0.75 | 1.20 |",
+		"| x12 | 2 | 0.80–0.90 | 0.88–1.00 |",
 		// The rows' own tables compare them with their round's floor too.
 		"| new, round 2 | 16 | 760 |",
 		"| new, round 2 | batch | 100 | 16 | 68 | 6800 | 0.00 | 240.00 | 0 | n/a | n/a | n/a | n/a | 0.85 |",
