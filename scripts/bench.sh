@@ -18,7 +18,7 @@
 #     EDIFACT interchange of 100 sent again whole by each client, as SAP
 #     resends a packet, and a partner an interchange, whose acknowledgement
 #     was lost;
-#  3. measures the floor (loadgen.Floor) at the same client counts: net/http
+#  3. measures the floor (floor.Floor) at the same client counts: net/http
 #     and pgx running pgbench's insert for each request, nothing else, the
 #     most any HTTP service in Go can reach on these cores; and the batch
 #     floor: JSON batches of 10 decoded and stored with one statement;
@@ -230,7 +230,7 @@ again_rows "$largest_size" packet x12 edifact
 stop_server
 
 # floor_rows CLIENTS... measures new messages at each client count on the
-# floor (loadgen.Floor): the most any HTTP service in Go reaches on these
+# floor (floor.Floor): the most any HTTP service in Go reaches on these
 # cores for the insert pgbench runs; its rows are labelled "floor". First
 # the batch floor: JSON batches of each size in $batch_sizes above 1,
 # decoded and stored with one statement each.

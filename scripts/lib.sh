@@ -145,7 +145,7 @@ start_server() {
   server_pid=$!
   url="http://$(edihub_address "$log")" || exit 1
 }
-# start_floor starts edihub-load's floor (loadgen.Floor: net/http and the
+# start_floor starts edihub-load's floor (floor.Floor: net/http and the
 # insert pgbench runs, nothing else) for the bench tenant, as start_server
 # starts edihub; stop_server stops it. Needs bench_tenant first.
 start_floor() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make profile/postgres`: where PostgreSQL's time for a message goes under
-# edihub beside under the batch floor (loadgen.Floor), function by function
+# edihub beside under the batch floor (floor.Floor), function by function
 # (docs/performance.md, "Where a batch message's PostgreSQL time goes").
 #
 # It starts edihub and the floor on one fresh database edihub_perf on the

@@ -7,7 +7,7 @@
 //	edihub-load payload -size BYTES     # the payload of one message, for pgbench
 //	edihub-load report -rows FILE -pgbench FILE [-memory FILE]
 //	edihub-load admin -url URL -email EMAIL -password PASSWORD -pages FILE [-runs N] [-explain-log FILE -explain-db NAME]
-//	edihub-load floor -tenant ID -env ID -message-type ID [-listen ADDR]   # DATABASE_URL; see loadgen.Floor
+//	edihub-load floor -tenant ID -env ID -message-type ID [-listen ADDR]   # DATABASE_URL; see floor.Floor
 package main
 
 import (
@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/lefia/edihub/internal/db"
+	"github.com/lefia/edihub/internal/floor"
 	"github.com/lefia/edihub/internal/loadgen"
 )
 
@@ -194,17 +195,17 @@ func timeAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// serveFloor serves loadgen.Floor on DATABASE_URL until ctx ends, logging
+// serveFloor serves floor.Floor on DATABASE_URL until ctx ends, logging
 // "listening addr=…" as edihub serve does, so that the bench scripts start
 // and find both alike.
 func serveFloor(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "address to serve on")
-	var floor loadgen.Floor
-	fs.Int64Var(&floor.TenantID, "tenant", 0, "the bench tenant's id")
-	fs.Int64Var(&floor.EnvironmentID, "env", 0, "the bench environment's id")
-	fs.Int64Var(&floor.MessageTypeID, "message-type", 0, "the bench message type's id")
+	var bare floor.Floor
+	fs.Int64Var(&bare.TenantID, "tenant", 0, "the bench tenant's id")
+	fs.Int64Var(&bare.EnvironmentID, "env", 0, "the bench environment's id")
+	fs.Int64Var(&bare.MessageTypeID, "message-type", 0, "the bench message type's id")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -214,16 +215,16 @@ func serveFloor(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	db.SizeIngestPool(cfg, databaseURL)
-	if floor.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+	if bare.Pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return err
 	}
-	defer floor.Pool.Close()
+	defer bare.Pool.Close()
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
 	}
 	slog.New(slog.NewTextHandler(stderr, nil)).Info("listening", "addr", ln.Addr().String())
-	srv := &http.Server{Handler: floor, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: bare, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()

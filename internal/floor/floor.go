@@ -1,4 +1,6 @@
-package loadgen
+// Package floor is the bare ingest service `make bench` measures beside
+// edihub (Floor).
+package floor
 
 import (
 	"crypto/rand"
