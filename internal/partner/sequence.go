@@ -46,20 +46,24 @@ type Pair struct {
 // numbers keep no sequence.
 func Record(ctx context.Context, q *db.Queries, pair Pair, controlNumber string) error {
 	number := sequenceNumber(controlNumber)
-	_, err := q.PartnerCreate(ctx, db.PartnerCreateParams{
-		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
-		Sender: pair.Sender, Receiver: pair.Receiver, ControlNumber: controlNumber, Number: number,
-	})
-	if err == nil {
-		return nil
+	// A known pair, as nearly every interchange's is, is locked at once.
+	// Of a new pair's first interchanges sent at once, the one that
+	// creates its row is done; the others wait in PartnerCreate until it
+	// commits, and then lock the row it made.
+	p, err := lock(ctx, q, pair)
+	if errors.Is(err, db.ErrNotFound) {
+		_, err = q.PartnerCreate(ctx, db.PartnerCreateParams{
+			TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
+			Sender: pair.Sender, Receiver: pair.Receiver, ControlNumber: controlNumber, Number: number,
+		})
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("record partner %s to %s: %w", pair.Sender, pair.Receiver, err)
+		}
+		p, err = lock(ctx, q, pair)
 	}
-	if !errors.Is(err, db.ErrNotFound) {
-		return fmt.Errorf("record partner %s to %s: %w", pair.Sender, pair.Receiver, err)
-	}
-	p, err := q.PartnerLock(ctx, db.PartnerLockParams{
-		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
-		Sender: pair.Sender, Receiver: pair.Receiver,
-	})
 	if err != nil {
 		return fmt.Errorf("lock partner %s to %s: %w", pair.Sender, pair.Receiver, err)
 	}
@@ -73,6 +77,15 @@ func Record(ctx context.Context, q *db.Queries, pair Pair, controlNumber string)
 		return fmt.Errorf("update partner %d: %w", p.ID, err)
 	}
 	return nil
+}
+
+// lock reads pair's row and locks it until the transaction ends;
+// db.ErrNotFound when the pair has none that this statement sees.
+func lock(ctx context.Context, q *db.Queries, pair Pair) (db.PartnerLockRow, error) {
+	return q.PartnerLock(ctx, db.PartnerLockParams{
+		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
+		Sender: pair.Sender, Receiver: pair.Receiver,
+	})
 }
 
 // run is the first and highest number of a partner's current run; nil
