@@ -1,12 +1,11 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/lefia/edihub/internal/apperr"
 	"github.com/lefia/edihub/internal/db"
@@ -238,7 +237,7 @@ func storeUnclaimed(ctx context.Context, q *db.Queries, m message) (Result, erro
 	if err != nil {
 		return Result{}, fmt.Errorf("store message: %w", err)
 	}
-	return created(m, row.ID, row.ReceivedAt)
+	return created(m, row.ID, row.ReceivedAt), nil
 }
 
 // batchBody is the answer to a request of several messages: each item's
@@ -246,16 +245,21 @@ func storeUnclaimed(ctx context.Context, q *db.Queries, m message) (Result, erro
 // first, and the docnum it was sent with), since a duplicate's receipt
 // names its original, whose docnum a retransmission may not share.
 func batchBody(ms []message, results []Result) []byte {
-	var b bytes.Buffer
-	b.WriteString(`{"messages":[`)
+	size := len(`{"messages":[]}`)
+	for i, r := range results {
+		size += len(`{"item":{"position":,"docnum":},`) + 7 + len(r.Body)
+		if d := ms[i].docnumOrNull; d != nil {
+			size += len(*d) + 2
+		}
+	}
+	b := append(make([]byte, 0, size), `{"messages":[`...)
 	for i, r := range results {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		docnum, _ := json.Marshal(ms[i].docnumOrNull) // a *string always marshals
-		fmt.Fprintf(&b, `{"item":{"position":%d,"docnum":%s},`, i+1, docnum)
-		b.Write(r.Body[1:])
+		b = strconv.AppendInt(append(b, `{"item":{"position":`...), int64(i+1), 10)
+		b = appendJSONStringOrNull(append(b, `,"docnum":`...), ms[i].docnumOrNull)
+		b = append(append(b, "},"...), r.Body[1:]...)
 	}
-	b.WriteString(`]}`)
-	return b.Bytes()
+	return append(b, `]}`...)
 }

@@ -20,7 +20,7 @@ func receiveByFingerprint(ctx context.Context, q *db.Queries, m message) (Result
 		if err != nil {
 			return Result{}, fmt.Errorf("store message: %w", err)
 		}
-		return created(m, row.ID, row.ReceivedAt)
+		return created(m, row.ID, row.ReceivedAt), nil
 	}
 	results, err := receiveAllByFingerprint(ctx, q, noLocks, []message{m})
 	if err != nil {
@@ -328,11 +328,7 @@ func storedResults(ms []message, stored []db.MessageStoreNewRow) ([]Result, erro
 		if k+1 < len(stored) && stored[k+1].ID == s.ID {
 			continue // more deliveries of this message follow
 		}
-		res, err := created(ms[i], s.ID, s.ReceivedAt)
-		if err != nil {
-			return nil, err
-		}
-		results[i], written = res.withWrittenDeliveries(written), nil
+		results[i], written = created(ms[i], s.ID, s.ReceivedAt).withWrittenDeliveries(written), nil
 	}
 	return results, nil
 }
@@ -372,9 +368,7 @@ func blockRetransmissions(ctx context.Context, q *db.Queries, ms []message) (res
 	}
 	results = make([]Result, len(ms))
 	for i, r := range rows {
-		if results[i], err = duplicateOf(ms[i], r.HolderID, r.HolderDocnum, r.HolderReceivedAt); err != nil {
-			return nil, false, err
-		}
+		results[i] = duplicateOf(ms[i], r.HolderID, r.HolderDocnum, r.HolderReceivedAt)
 	}
 	return results, true, nil
 }
@@ -585,8 +579,7 @@ func storeOrBlockParams(m message) db.MessageStoreOrBlockParams {
 func decided(ctx context.Context, q *db.Queries, m message, row db.MessageStoreOrBlockRow) (res Result, again bool, err error) {
 	switch {
 	case row.InsertedID != nil:
-		res, err = created(m, *row.InsertedID, *row.InsertedAt)
-		return res, false, err
+		return created(m, *row.InsertedID, *row.InsertedAt), false, nil
 	case row.HolderID == nil:
 		// The holder committed after the statement's snapshot, or
 		// released its claim since: a fresh statement sees which.
@@ -603,24 +596,22 @@ func decided(ctx context.Context, q *db.Queries, m message, row db.MessageStoreO
 		}
 		return Result{}, true, nil
 	}
-	res, err = duplicateOf(m, *row.HolderID, row.HolderDocnum, *row.HolderReceivedAt)
-	return res, false, err
+	return duplicateOf(m, *row.HolderID, row.HolderDocnum, *row.HolderReceivedAt), false, nil
 }
 
 // duplicateOf is the answer to m, blocked as a duplicate of the message
 // holderID, which has docnum and was received at receivedAt.
-func duplicateOf(m message, holderID int64, docnum *string, receivedAt time.Time) (Result, error) {
-	body, err := encode(Receipt{
+func duplicateOf(m message, holderID int64, docnum *string, receivedAt time.Time) Result {
+	body := encode(Receipt{
 		ID: holderID, Status: "duplicate", Duplicate: true, DuplicateOf: &holderID,
 		MessageType: m.MessageType.Code, Docnum: docnum, Fingerprint: m.fingerprint,
 		ReceivedAt: receivedAt.UTC(),
 	})
-	return Result{Outcome: DuplicateFingerprint, MessageID: holderID, Body: body}, err
+	return Result{Outcome: DuplicateFingerprint, MessageID: holderID, Body: body}
 }
 
-func created(m message, id int64, receivedAt time.Time) (Result, error) {
-	body, err := encode(m.receipt(id, receivedAt))
-	return Result{Outcome: Created, MessageID: id, Body: body}, err
+func created(m message, id int64, receivedAt time.Time) Result {
+	return Result{Outcome: Created, MessageID: id, Body: encode(m.receipt(id, receivedAt))}
 }
 
 // insertParams stores m without a fingerprint claim (MessageInsert): m has

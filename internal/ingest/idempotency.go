@@ -115,7 +115,7 @@ func (s *Service) claimAndStore(ctx context.Context, q *db.Queries, m message, k
 	if err != nil {
 		return Result{}, fmt.Errorf("claim idempotency key and store message: %w", err)
 	}
-	return created(m, row.ID, row.ReceivedAt)
+	return created(m, row.ID, row.ReceivedAt), nil
 }
 
 // complete keeps res, the answer to the request that claimed k, for replays.

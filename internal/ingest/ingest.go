@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -493,14 +492,6 @@ func (m message) receipt(id int64, receivedAt time.Time) Receipt {
 		ID: id, Status: "accepted", MessageType: m.MessageType.Code,
 		Docnum: m.docnumOrNull, Fingerprint: m.fingerprint, ReceivedAt: receivedAt.UTC(),
 	}
-}
-
-func encode(r Receipt) ([]byte, error) {
-	body, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode receipt: %w", err)
-	}
-	return body, nil
 }
 
 // errRetry is returned inside a transaction step that lost a race in a way
