@@ -41,6 +41,8 @@ type Runner struct {
 	log     *slog.Logger
 	sync    time.Duration
 	timeout time.Duration
+	// inFlight are the worker's attempts in flight, by destination.
+	inFlight *attemptsInFlight
 	// queues is each destination's queue this process runs; only the Run
 	// goroutine touches it. running is its size, for anyone to read.
 	queues  map[int64]*runningQueue
@@ -64,6 +66,9 @@ type runningQueue struct {
 	// sweep interval after, so that a job announced just before a sweep
 	// that did not see it yet is not left without a worker.
 	busyAt time.Time
+	// limitChangedAt is when a sweep first found the destination's limit
+	// other than the queue's workers were made for; zero while they agree.
+	limitChangedAt time.Time
 }
 
 // Queue is other work that runs on the delivery workers' River client: a
@@ -106,7 +111,8 @@ func newRunner(work, durable *pgxpool.Pool, service *Service, cfg config.Deliver
 	observer Observer, extra []Queue,
 ) (*Runner, error) {
 	workers := river.NewWorkers()
-	if err := river.AddWorkerSafely(workers, newWorker(work, durable, cfg.Egress, cfg.Timeout, observer)); err != nil {
+	attempts := newWorker(work, durable, cfg.Egress, cfg.Timeout, observer)
+	if err := river.AddWorkerSafely(workers, attempts); err != nil {
 		return nil, err
 	}
 	if err := river.AddWorkerSafely(workers, &replayWorker{service: service}); err != nil {
@@ -140,7 +146,7 @@ func newRunner(work, durable *pgxpool.Pool, service *Service, cfg config.Deliver
 		return nil, fmt.Errorf("river client: %w", err)
 	}
 	return &Runner{
-		client: client, service: service, pool: work, log: log,
+		client: client, service: service, pool: work, log: log, inFlight: &attempts.inFlight,
 		sync: cfg.SyncInterval, timeout: cfg.Timeout, queues: map[int64]*runningQueue{},
 		woken: make(chan int64, wokenBacklog), resync: make(chan struct{}, 1),
 	}, nil
@@ -303,6 +309,12 @@ func (r *Runner) sweep(ctx context.Context) error {
 		q, running := r.queues[d.ID]
 		switch {
 		case running && q.workers != d.MaxConcurrency:
+			if r.restartDeferred(q, d.ID, time.Now()) {
+				if d.HasPending {
+					q.busyAt = time.Now()
+				}
+				break
+			}
 			if err := r.stop(ctx, d.ID); err != nil {
 				return err
 			}
@@ -329,6 +341,21 @@ func (r *Runner) sweep(ctx context.Context) error {
 		}
 	}
 	return r.checkDiscarded(ctx, time.Now())
+}
+
+// restartDeferred tells whether the restart of queue q, whose destination
+// id has a new limit, waits for a later sweep: while an attempt of the
+// destination is in flight in this process, for up to the attempt timeout.
+// Removing the queue would wait for that attempt, which a destination that
+// hangs makes last the whole timeout, and River starts no other queue in
+// the process meanwhile. Until the restart the destination's places, rows
+// in the database, hold every process to the new limit, and the queue's
+// spare jobs (spareJobs) take a raised limit's first new places.
+func (r *Runner) restartDeferred(q *runningQueue, id int64, now time.Time) bool {
+	if q.limitChangedAt.IsZero() {
+		q.limitChangedAt = now
+	}
+	return r.inFlight.any(id) && now.Sub(q.limitChangedAt) < r.timeout
 }
 
 // start runs a destination's queue with its limit's number of workers and

@@ -61,6 +61,7 @@ type worker struct {
 	timeout  time.Duration
 	observer Observer
 	places   places
+	inFlight attemptsInFlight
 }
 
 // spareJobs is how many jobs beyond its limit a destination's queue runs
@@ -103,6 +104,7 @@ func (w *worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		// Its destination was deleted while this job ran or was fetched.
 		return river.JobCancel(fmt.Errorf("delivery %d was cancelled: its destination was deleted", d.ID))
 	}
+	defer w.inFlight.begin(d.DestinationID)()
 	a := w.attempt(ctx, d)
 	status := StatusPending
 	switch {
