@@ -58,17 +58,41 @@ func floorRates(rows []Result) map[floorKey]float64 {
 	return rates
 }
 
+// extent is the lowest and the highest of the values a row of the report
+// measured over the rounds, and how many rounds it measured.
+type extent struct {
+	rounds   int
+	low, top float64
+}
+
+func (e *extent) add(v float64) {
+	if e.rounds == 0 {
+		e.low, e.top = v, v
+	}
+	e.rounds++
+	e.low, e.top = min(e.low, v), max(e.top, v)
+}
+
+// format writes the extent low–top, or one number when they are equal as
+// written.
+func (e extent) format(verb string) string {
+	l, t := fmt.Sprintf(verb, e.low), fmt.Sprintf(verb, e.top)
+	if l == t {
+		return l
+	}
+	return l + "–" + t
+}
+
 // judged is what the rows of one target measured over the rounds.
 type judged struct {
 	ingestTarget
-	perRequest         int
-	rounds, errors     int
-	ratioLow, ratioTop float64
-	p99Low, p99Top     float64
+	perRequest int
+	errors     int
+	ratio, p99 extent
 }
 
 func (j judged) met() bool {
-	return j.rounds > 0 && j.errors == 0 && j.ratioLow >= j.least && (j.maxP99 == 0 || j.p99Top < j.maxP99)
+	return j.ratio.rounds > 0 && j.errors == 0 && j.ratio.low >= j.least && (j.maxP99 == 0 || j.p99.top < j.maxP99)
 }
 
 // judge collects each target's edihub rows that ran in a round with a
@@ -86,14 +110,12 @@ func judge(rows []Result) []judged {
 				(form != FormEnvelope && per == 1) {
 				continue
 			}
-			ratio := r.MPS / floor
-			if j.rounds == 0 {
-				j.perRequest, j.ratioLow, j.ratioTop, j.p99Low, j.p99Top = per, ratio, ratio, r.P99, r.P99
+			if j.ratio.rounds == 0 {
+				j.perRequest = per
 			}
-			j.rounds++
 			j.errors += r.Errors
-			j.ratioLow, j.ratioTop = min(j.ratioLow, ratio), max(j.ratioTop, ratio)
-			j.p99Low, j.p99Top = min(j.p99Low, r.P99), max(j.p99Top, r.P99)
+			j.ratio.add(r.MPS / floor)
+			j.p99.add(r.P99)
 		}
 		out[i] = j
 	}
@@ -128,7 +150,7 @@ func writeTargets(w io.Writer, rows []Result, clients int) {
 		if j.maxP99 > 0 {
 			threshold += fmt.Sprintf(", p99 < %.0f ms", j.maxP99)
 		}
-		if j.rounds == 0 {
+		if j.ratio.rounds == 0 {
 			fmt.Fprintf(w, "| %s | 0 | n/a | n/a | %s | not measured |\n", what, threshold)
 			continue
 		}
@@ -139,8 +161,8 @@ func writeTargets(w io.Writer, rows []Result, clients int) {
 		case !j.met():
 			verdict = "not met"
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", what, j.rounds,
-			span("%.2f", j.ratioLow, j.ratioTop), span("%.1f", j.p99Low, j.p99Top), threshold, verdict)
+		fmt.Fprintf(w, "| %s | %d | %s | %s | %s | %s |\n", what, j.ratio.rounds,
+			j.ratio.format("%.2f"), j.p99.format("%.1f"), threshold, verdict)
 	}
 	fmt.Fprintln(w)
 }
@@ -153,30 +175,20 @@ func writeTargets(w io.Writer, rows []Result, clients int) {
 // targets stay against the batch floor.
 func writeFormFloors(w io.Writer, rows []Result) {
 	floors := floorRates(rows)
-	type ratios struct {
-		rounds                             int
-		ownLow, ownTop, floorLow, floorTop float64
-	}
 	var lines []string
 	for _, form := range []Form{FormPacket, FormX12, FormEDIFACT} {
-		var got ratios
+		var own, floor extent // edihub ÷ its form's floor; that floor ÷ the batch floor
 		for _, r := range rows {
-			key := floorKey{r.Round, r.PerRequest, form}
-			own, batch := floors[key], floors[floorKey{r.Round, r.PerRequest, FormBatch}]
-			if r.Label != "" || r.Round == 0 || r.Mix != MixNew || r.form() != form || own == 0 || batch == 0 {
+			formFloor := floors[floorKey{r.Round, r.PerRequest, form}]
+			batchFloor := floors[floorKey{r.Round, r.PerRequest, FormBatch}]
+			if r.Label != "" || r.Round == 0 || r.Mix != MixNew || r.form() != form || formFloor == 0 || batchFloor == 0 {
 				continue
 			}
-			ratio, floorRatio := r.MPS/own, own/batch
-			if got.rounds == 0 {
-				got = ratios{ownLow: ratio, ownTop: ratio, floorLow: floorRatio, floorTop: floorRatio}
-			}
-			got.rounds++
-			got.ownLow, got.ownTop = min(got.ownLow, ratio), max(got.ownTop, ratio)
-			got.floorLow, got.floorTop = min(got.floorLow, floorRatio), max(got.floorTop, floorRatio)
+			own.add(r.MPS / formFloor)
+			floor.add(formFloor / batchFloor)
 		}
-		if got.rounds > 0 {
-			lines = append(lines, fmt.Sprintf("| %s | %d | %s | %s |", form, got.rounds,
-				span("%.2f", got.ownLow, got.ownTop), span("%.2f", got.floorLow, got.floorTop)))
+		if own.rounds > 0 {
+			lines = append(lines, fmt.Sprintf("| %s | %d | %s | %s |", form, own.rounds, own.format("%.2f"), floor.format("%.2f")))
 		}
 	}
 	if len(lines) == 0 {
@@ -190,16 +202,6 @@ func writeFormFloors(w io.Writer, rows []Result) {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
-}
-
-// span writes a range low–top, or one number when they are equal as
-// written.
-func span(format string, low, top float64) string {
-	l, t := fmt.Sprintf(format, low), fmt.Sprintf(format, top)
-	if l == t {
-		return l
-	}
-	return l + "–" + t
 }
 
 // roundClients is the client count of the rows that ran in rounds, 0 when
