@@ -260,6 +260,8 @@ step "floor: net/http and pgbench's insert, nothing else, at clients ${other_cli
 # size (floor-multi), the batch floor first. It starts the server the part needs when the other one
 # runs.
 serving=""
+# The forms of several messages that edihub and the floor each run in a round.
+multi_forms="batch packet x12 edifact"
 round_part() {
   local round="$1" part="$2" mix form args
   if [ "$serving" != "${part%%-*}" ]; then
@@ -276,12 +278,12 @@ round_part() {
     floor-single)
       load_row "round $round: floor c=$batch_clients" -label floor -mix new -duration "$duration" "${args[@]}" ;;
     edihub-multi)
-      for form in batch packet x12 edifact; do
+      for form in $multi_forms; do
         load_row "round $round: $form×$largest_size c=$batch_clients" -mix new -form "$form" -per-request "$largest_size" \
           -duration "$batch_duration" "${args[@]}"
       done ;;
     floor-multi)
-      for form in batch packet x12 edifact; do
+      for form in $multi_forms; do
         load_row "round $round: floor $form×$largest_size c=$batch_clients" -label floor -mix new -form "$form" \
           -per-request "$largest_size" -duration "$batch_duration" "${args[@]}"
       done ;;

@@ -126,6 +126,16 @@ func randomFingerprint() ([]byte, string) {
 	return fingerprint, hex.EncodeToString(fingerprint)
 }
 
+// randomFingerprints are n random fingerprints (randomFingerprint), for the
+// n messages of one request.
+func randomFingerprints(n int) (hashes [][]byte, fingerprints []string) {
+	hashes, fingerprints = make([][]byte, n), make([]string, n)
+	for i := range n {
+		hashes[i], fingerprints[i] = randomFingerprint()
+	}
+	return hashes, fingerprints
+}
+
 // floorBatch is the body of a POST to receive-messages.
 type floorBatch struct {
 	Messages []struct {
@@ -144,11 +154,10 @@ func (f Floor) storeBatch(w http.ResponseWriter, r *http.Request) {
 	}
 	n := len(batch.Messages)
 	docnums, payloads := make([]string, n), make([][]byte, n)
-	hashes, fingerprints := make([][]byte, n), make([]string, n)
 	for i, m := range batch.Messages {
 		docnums[i], payloads[i] = m.Docnum, m.Payload
-		hashes[i], fingerprints[i] = randomFingerprint()
 	}
+	hashes, fingerprints := randomFingerprints(n)
 	f.answerRows(w, r, http.StatusOK, `{"messages":[`, n, floorInsertRows, f.TenantID, f.EnvironmentID, f.MessageTypeID,
 		docnums, payloads, hashes, fingerprints)
 }
@@ -188,10 +197,7 @@ func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType s
 		return
 	}
 	n := len(owns)
-	hashes, fingerprints := make([][]byte, n), make([]string, n)
-	for i := range n {
-		hashes[i], fingerprints[i] = randomFingerprint()
-	}
+	hashes, fingerprints := randomFingerprints(n)
 	f.answerRows(w, r, status, open, n, floorInsertReceived, f.TenantID, f.EnvironmentID, f.MessageTypeID, contentType,
 		docnums, owns, hashes, fingerprints)
 }
