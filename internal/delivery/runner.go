@@ -307,14 +307,11 @@ func (r *Runner) sweep(ctx context.Context) error {
 	for _, d := range destinations {
 		listed[d.ID] = true
 		q, running := r.queues[d.ID]
+		// A queue whose restart for a new limit waits is kept, or stopped
+		// when idle, as any other.
+		remake := running && q.workers != d.MaxConcurrency && !r.restartDeferred(q, d.ID, time.Now())
 		switch {
-		case running && q.workers != d.MaxConcurrency:
-			if r.restartDeferred(q, d.ID, time.Now()) {
-				if d.HasPending {
-					q.busyAt = time.Now()
-				}
-				break
-			}
+		case remake:
 			if err := r.stop(ctx, d.ID); err != nil {
 				return err
 			}
