@@ -162,15 +162,26 @@ func (f Floor) storeBatch(w http.ResponseWriter, r *http.Request) {
 		docnums, payloads, hashes, fingerprints)
 }
 
-// storeParsed reads body, of the given Content-Type, with edihub's parser
-// of IDoc-XML or of interchanges, and stores each message's own bytes with
-// one statement.
+// storeParsed reads body, stored as of the given Content-Type, with
+// edihub's parser of interchanges when it starts as one does
+// (edi.LooksLikeInterchange, which edihub asks of a text/plain body), else
+// with its parser of IDoc-XML, and stores each message's own bytes with one
+// statement.
 func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType string, body []byte) {
 	var docnums []string
 	var owns [][]byte
 	status, open := http.StatusOK, `{"messages":[`
-	switch contentType {
-	case "application/x-sap.idoc":
+	if edi.LooksLikeInterchange(body) {
+		ic, err := edi.Parse(body, edi.DefaultLimits)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		for _, m := range ic.Messages {
+			docnums, owns = append(docnums, m.Docnum), append(owns, m.Bytes)
+		}
+		open = `{"interchange":{"status":"accepted"},"messages":[`
+	} else {
 		doc, err := idocxml.Parse(body, "", idocxml.DefaultLimits)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
@@ -182,19 +193,6 @@ func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType s
 		if len(doc.IDocs) == 1 {
 			status = http.StatusCreated // as edihub answers a single IDoc
 		}
-	case "application/edi-x12", "application/edifact":
-		ic, err := edi.Parse(body, edi.DefaultLimits)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		for _, m := range ic.Messages {
-			docnums, owns = append(docnums, m.Docnum), append(owns, m.Bytes)
-		}
-		open = `{"interchange":{"status":"accepted"},"messages":[`
-	default:
-		http.Error(w, "the floor reads JSON, IDoc-XML, X12 and EDIFACT", http.StatusUnsupportedMediaType)
-		return
 	}
 	n := len(owns)
 	hashes, fingerprints := randomFingerprints(n)
