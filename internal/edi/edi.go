@@ -65,6 +65,21 @@ type Interchange struct {
 	Messages    []Message
 	// env is what an acknowledgment repeats of the envelope.
 	env envelopeFields
+	// views holds the memory of the messages' views and canonical forms.
+	views viewMemory
+}
+
+// Release gives the memory of ic's views and canonical forms back to be
+// written over by later interchanges, and clears them from ic.Messages: a
+// caller that is done with them, its messages stored, calls it so that the
+// next interchange reuses the memory rather than allocating its own. An
+// interchange that is not released is collected as any value is.
+func (ic *Interchange) Release() {
+	for i := range ic.Messages {
+		m := &ic.Messages[i]
+		m.View, m.Canonical, m.OneObjectArrays = nil, nil, nil
+	}
+	ic.views.release()
 }
 
 // envelopeFields are the parts of an interchange's header an

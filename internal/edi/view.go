@@ -248,23 +248,23 @@ func (sc *scanner) componentEnd(element []byte) int {
 // appearance, then the member "interchange", envelope; and its canonical
 // form, with envelopeCanonical, nil when the builder has none (see
 // viewBuilder.canonical) or has written maxCanonicalBytes of them. Both
-// share one allocation. drop are the offsets in canonical of the brackets
+// are written to memory taken from mem. drop are the offsets in canonical of the brackets
 // of every segment that occurs once, in increasing order: the one-item
 // arrays of an object that canon.ShapeHash would search the form for (an
 // occurrence's elements are strings and arrays of strings, and the
 // envelope holds no array).
-func (v *viewBuilder) json(envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
+func (v *viewBuilder) json(mem *viewMemory, envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
 	const interchange = `"interchange":`
 	size := 1 + len(interchange) + len(envelope) + 1
 	for _, m := range v.members[:v.n] {
 		size += len(m.id) + len(`"":[],`) + len(m.occurrences)
 	}
 	if !v.canonical || envelopeCanonical == nil || v.canonicalBytes+size > maxCanonicalBytes {
-		view, _ = v.write(make([]byte, 0, size), false, envelope)
+		view, _ = v.write(mem.take(size), false, envelope)
 		return view, nil, nil
 	}
 	v.canonicalBytes += size
-	view, _ = v.write(make([]byte, 0, 2*size), false, envelope)
+	view, _ = v.write(mem.take(2*size), false, envelope)
 	// Segment ids are capital letters and digits, which sort before
 	// "interchange"; the members of each occurrence are in canonical order
 	// as written.

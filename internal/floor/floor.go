@@ -177,6 +177,7 @@ func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType s
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		defer ic.Release() // as edihub gives its views' memory back
 		for _, m := range ic.Messages {
 			docnums, owns = append(docnums, m.Docnum), append(owns, m.Bytes)
 		}

@@ -46,6 +46,9 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	if err != nil {
 		return interchangeProblem(err)
 	}
+	// Its views are read until the messages are decided, which the answer
+	// follows; nothing is left holding them after that.
+	defer ic.Release()
 	contentType := c.Request().Header.Get(echo.HeaderContentType)
 	items := make([]ingest.Request, len(ic.Messages))
 	for i, m := range ic.Messages {
