@@ -24,6 +24,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/lefia/edihub/internal/viewmem"
 )
 
 // The standards an interchange may follow, as the answer and the view name
@@ -66,7 +68,7 @@ type Interchange struct {
 	// env is what an acknowledgment repeats of the envelope.
 	env envelopeFields
 	// views holds the memory of the messages' views and canonical forms.
-	views viewMemory
+	views viewmem.Memory
 }
 
 // Release gives the memory of ic's views and canonical forms back to be
@@ -79,7 +81,7 @@ func (ic *Interchange) Release() {
 		m := &ic.Messages[i]
 		m.View, m.Canonical, m.OneObjectArrays = nil, nil, nil
 	}
-	ic.views.release()
+	ic.views.Release()
 }
 
 // envelopeFields are the parts of an interchange's header an

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lefia/edihub/internal/canon"
+	"github.com/lefia/edihub/internal/viewmem"
 )
 
 // viewBuilder writes the JSON view of one message as its segments arrive,
@@ -253,18 +254,18 @@ func (sc *scanner) componentEnd(element []byte) int {
 // arrays of an object that canon.ShapeHash would search the form for (an
 // occurrence's elements are strings and arrays of strings, and the
 // envelope holds no array).
-func (v *viewBuilder) json(mem *viewMemory, envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
+func (v *viewBuilder) json(mem *viewmem.Memory, envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
 	const interchange = `"interchange":`
 	size := 1 + len(interchange) + len(envelope) + 1
 	for _, m := range v.members[:v.n] {
 		size += len(m.id) + len(`"":[],`) + len(m.occurrences)
 	}
 	if !v.canonical || envelopeCanonical == nil || v.canonicalBytes+size > maxCanonicalBytes {
-		view, _ = v.write(mem.take(size), false, envelope)
+		view, _ = v.write(mem.Take(size), false, envelope)
 		return view, nil, nil
 	}
 	v.canonicalBytes += size
-	view, _ = v.write(mem.take(2*size), false, envelope)
+	view, _ = v.write(mem.Take(2*size), false, envelope)
 	// Segment ids are capital letters and digits, which sort before
 	// "interchange"; the members of each occurrence are in canonical order
 	// as written.

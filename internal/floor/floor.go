@@ -188,6 +188,7 @@ func (f Floor) storeParsed(w http.ResponseWriter, r *http.Request, contentType s
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		defer doc.Release() // as edihub gives its views' memory back
 		for _, idoc := range doc.IDocs {
 			docnums, owns = append(docnums, idoc.Docnum), append(owns, doc.Own(body, idoc))
 		}

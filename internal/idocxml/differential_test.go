@@ -167,6 +167,7 @@ func requireSameAsOracle(t testing.TB, body []byte, charset string, limits Limit
 	want, wantErr := oldParse(body, charset, limits)
 	got, gotErr := Parse(body, charset, limits)
 	require.Equal(t, wantErr, gotErr, "%q (charset %q, %+v)", body, charset, limits)
+	got.views = nil // where the views are written, which the old parser did not say
 	require.Equal(t, want, got, "%q (charset %q, %+v)", body, charset, limits)
 }
 

@@ -31,6 +31,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/lefia/edihub/internal/viewmem"
 )
 
 // Limits bound what one document may cost to read.
@@ -85,6 +87,21 @@ type Document struct {
 	// Byte offsets into the received body: the first IDOC element starts
 	// at head and the last ends at tail.
 	head, tail int
+	// views holds the memory of the IDocs' views and own documents.
+	views *viewmem.Memory
+}
+
+// Release gives the memory of d's views, canonical forms and own
+// documents (Own) back to be written over by later documents', and clears
+// the views from d.IDocs: a caller that is done with them, its messages
+// stored, calls it so that the next document reuses the memory rather than
+// allocating its own. A document that is not released is collected as any
+// value is.
+func (d Document) Release() {
+	for i := range d.IDocs {
+		d.IDocs[i].View, d.IDocs[i].Canonical = nil, nil
+	}
+	d.views.Release()
 }
 
 // NoOneObjectArrays are the offsets of the brackets of the one-item
@@ -113,12 +130,14 @@ type IDoc struct {
 // document of one IDoc that is the whole body, byte for byte; for a packet
 // it is everything before the first IDoc (the declaration, the root's start
 // tag), this IDoc, and everything after the last one, so that each IDoc of
-// a packet is stored as a complete IDoc-XML document of its own.
+// a packet is stored as a complete IDoc-XML document of its own. A packet's
+// own documents are written to d's memory, and so are read no longer than
+// its views (Release).
 func (d Document) Own(body []byte, idoc IDoc) []byte {
 	if len(d.IDocs) == 1 {
 		return body
 	}
-	own := make([]byte, 0, d.head+(idoc.End-idoc.Start)+len(body)-d.tail)
+	own := d.views.Take(d.head + (idoc.End - idoc.Start) + len(body) - d.tail)
 	own = append(own, body[:d.head]...)
 	own = append(own, body[idoc.Start:idoc.End]...)
 	return append(own, body[d.tail:]...)
@@ -173,7 +192,16 @@ var ErrUnsupportedCharset = errors.New("unsupported charset")
 // Parse reads body as an IDoc-XML document. charset is the Content-Type's
 // charset parameter, "" when there is none: it wins over the encoding the
 // XML declaration names, and without either the body is UTF-8.
+//
+// The views are written to memory that Document.Release gives back for
+// later documents' views once the caller is done with them.
 func Parse(body []byte, charset string, limits Limits) (Document, error) {
+	return parse(body, charset, limits, new(viewmem.Memory))
+}
+
+// parse is Parse with the views written to memory from views, or to memory
+// of their own when views is nil.
+func parse(body []byte, charset string, limits Limits, views *viewmem.Memory) (Document, error) {
 	if charset == "" {
 		charset = declaredEncoding(body)
 	}
@@ -196,14 +224,18 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 			return Document{}, &MalformedError{Reason: "the body is not ISO-8859-1"}
 		}
 	}
-	p := parser{limits: limits, maxElements: most, scan: &scanner{in: text}}
+	p := parser{limits: limits, maxElements: most, scan: &scanner{in: text}, views: views}
 	doc, err := p.parse(text)
 	if err == errNotPlain {
-		p = parser{limits: limits, maxElements: most}
+		p = parser{limits: limits, maxElements: most, views: views}
 		doc, err = p.parse(text)
 	}
-	if err != nil || !latin1 {
+	if err != nil {
 		return doc, err
+	}
+	doc.views = views
+	if !latin1 {
+		return doc, nil
 	}
 	// The IDocs' offsets only grow, so one pass over the text counts the
 	// characters before each of them; the document's head is where its
@@ -230,7 +262,7 @@ func Parse(body []byte, charset string, limits Limits) (Document, error) {
 func ViewOf(own []byte, charset string) ([]byte, error) {
 	limits := DefaultLimits
 	limits.ElementBytes, limits.MaxIDocs = 0, 1
-	doc, err := Parse(own, charset, limits)
+	doc, err := parse(own, charset, limits, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -360,6 +392,7 @@ type parser struct {
 	dec         *xml.Decoder
 	open        []xml.Name // the open elements' names, as written
 	ns          map[string]string
+	views       *viewmem.Memory // what the IDocs' views are written to
 	bindings    []binding
 
 	// The IDOC element being read; reused from one IDoc to the next.

@@ -22,7 +22,7 @@ import (
 // order: writing it anew cost about as much as the view, and
 // canonicalising the view several times more (docs/performance.md, "The
 // canonical form of an IDoc's view"). It has the view's length, so both
-// share one allocation of twice the view's size.
+// share one piece of p.views of twice the view's size.
 func (p *parser) writeView(root string) (view, canonical []byte, err error) {
 	p.view = append(p.view[:0], '{')
 	if p.view, err = jsontext.AppendQuote(p.view, root); err != nil {
@@ -39,8 +39,8 @@ func (p *parser) writeView(root string) (view, canonical []byte, err error) {
 	}
 	p.view = append(p.view, "}}"...)
 
-	both := make([]byte, 2*len(p.view))
-	n := copy(both, p.view)
+	both := append(p.views.Take(2*len(p.view)), p.view...)
+	n := len(both)
 	// The root and IDOC members are the only ones of their objects, and
 	// so in canonical order already.
 	canonical = append(both[n:n], p.view[:p.nodes[0].viewStart]...)

@@ -208,3 +208,10 @@ func (b bodies) checkEach(status int, answer []byte, want string) error {
 func Packet(n, idocSize int, first uint64) []byte {
 	return newBodies(FormPacket, n, idocSize, 0).build(numbers{first: first})
 }
+
+// Interchange returns the interchange a run of FormX12 or FormEDIFACT
+// posts: n messages of at least size bytes each, numbered first, first+1,
+// …, under the control number control.
+func Interchange(form Form, n, size int, first, control uint64) []byte {
+	return newBodies(form, n, size, 0).build(numbers{first: first, control: control})
+}

@@ -29,6 +29,9 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 	if err != nil {
 		return idocProblem(err, limits)
 	}
+	// Its views and own documents are read until the messages are decided,
+	// which the answer follows; nothing is left holding them after that.
+	defer doc.Release()
 	named := c.QueryParam("message_type")
 	contentType := c.Request().Header.Get(echo.HeaderContentType)
 	items := make([]ingest.Request, len(doc.IDocs))

@@ -1,17 +1,17 @@
-package edi
+package viewmem
 
 import "testing"
 
-// Each piece take hands out has room for exactly what was asked: writing
+// Each piece Take hands out has room for exactly what was asked: writing
 // past it reallocates instead of running into the next piece.
-func TestViewMemoryPiecesDoNotOverlap(t *testing.T) {
-	var m viewMemory
-	sizes := []int{10, 1000, viewChunkSize / 4, viewChunkSize/4 + 1, 7, viewChunkSize / 4, viewChunkSize / 4, viewChunkSize / 4, 3}
+func TestPiecesDoNotOverlap(t *testing.T) {
+	var m Memory
+	sizes := []int{10, 1000, ChunkSize / 4, ChunkSize/4 + 1, 7, ChunkSize / 4, ChunkSize / 4, ChunkSize / 4, 3}
 	pieces := make([][]byte, len(sizes))
 	for i, n := range sizes {
-		pieces[i] = m.take(n)
+		pieces[i] = m.Take(n)
 		if len(pieces[i]) != 0 || cap(pieces[i]) != n {
-			t.Fatalf("take(%d) gave len %d cap %d", n, len(pieces[i]), cap(pieces[i]))
+			t.Fatalf("Take(%d) gave len %d cap %d", n, len(pieces[i]), cap(pieces[i]))
 		}
 		for range n {
 			pieces[i] = append(pieces[i], byte(i))
@@ -31,11 +31,17 @@ func TestViewMemoryPiecesDoNotOverlap(t *testing.T) {
 	if len(m.chunks) != 2 {
 		t.Fatalf("%d chunks for pieces that fit two", len(m.chunks))
 	}
-	m.release()
+	m.Release()
 	if m.chunks != nil || cap(m.rest) != 0 {
-		t.Fatal("release kept the chunks")
+		t.Fatal("Release kept the chunks")
 	}
-	if got := (*viewMemory)(nil).take(5); cap(got) != 5 {
-		t.Fatalf("a nil memory's take gave cap %d", cap(got))
+}
+
+// A nil Memory gives memory of its own, and releasing it does nothing.
+func TestNilMemoryAllocates(t *testing.T) {
+	var m *Memory
+	if got := m.Take(5); len(got) != 0 || cap(got) != 5 {
+		t.Fatalf("a nil Memory's Take gave len %d cap %d", len(got), cap(got))
 	}
+	m.Release()
 }
