@@ -2,6 +2,7 @@ package edi_test
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -160,6 +161,23 @@ func TestContentHashIgnoresLineBreaks(t *testing.T) {
 	d, err := edi.Parse(bytes.Replace(body, []byte("PO-4711"), []byte("PO-4713"), 1), edi.DefaultLimits)
 	require.NoError(t, err)
 	require.NotEqual(t, a.ContentHash, d.ContentHash)
+}
+
+// The content hash is the SHA-256 of the segments as received, without
+// the line breaks between them, however the segments are passed on to the
+// hash: many short ones, and one longer than what is gathered for it.
+func TestContentHashIsTheSegmentsSHA256(t *testing.T) {
+	t.Parallel()
+	long := strings.Replace(string(x12Interchange(3, 300)), "REF*DP*038~", "REF*DP*"+strings.Repeat("7", 9000)+"~", 1)
+	for name, body := range map[string][]byte{
+		"x12":          x12Interchange(100, 2048),
+		"edifact":      edifactInterchange(100, 2048),
+		"long segment": []byte(long),
+	} {
+		ic, err := edi.Parse(body, edi.DefaultLimits)
+		require.NoError(t, err, name)
+		require.Equal(t, sha256.Sum256(bytes.ReplaceAll(body, []byte("\n"), nil)), ic.ContentHash, name)
+	}
 }
 
 func TestParseRefuses(t *testing.T) {

@@ -39,7 +39,7 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 	if string(b[:3]) == "UNA" {
 		sc.pos = 9
 		sc.n = 1
-		sc.hash.Write(b[:9])
+		sc.hash.write(b[:9])
 	}
 	e := &edifactReader{sc: sc, limits: limits}
 	raw, _, _, err := sc.next()
@@ -180,7 +180,7 @@ func (e *edifactReader) read() (*Interchange, error) {
 		if len(e.ic.Messages) == 0 {
 			return nil, s.malformed(0, "the interchange holds no message")
 		}
-		e.sc.hash.Sum(e.ic.ContentHash[:0])
+		e.sc.hash.sum(e.ic.ContentHash[:0])
 		return e.ic, nil
 	}
 }

@@ -181,7 +181,7 @@ func (x *x12Reader) read() (*Interchange, error) {
 		if len(x.ic.Messages) == 0 {
 			return nil, s.malformed(0, "the interchange holds no transaction set")
 		}
-		x.sc.hash.Sum(x.ic.ContentHash[:0])
+		x.sc.hash.sum(x.ic.ContentHash[:0])
 		return x.ic, nil
 	}
 }
