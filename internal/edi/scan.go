@@ -35,7 +35,7 @@ type scanner struct {
 // as much a byte as fed whole blocks (make profile's x12-100 mix), as
 // each call starts and ends the CPU's SHA instructions anew.
 type segmentHash struct {
-	hash.Hash
+	sha     hash.Hash
 	pending []byte // written, not yet passed on
 }
 
@@ -44,10 +44,10 @@ const segmentHashBuffer = 4 << 10
 
 func (h *segmentHash) write(b []byte) {
 	if len(h.pending)+len(b) > cap(h.pending) {
-		h.Hash.Write(h.pending)
+		h.sha.Write(h.pending)
 		h.pending = h.pending[:0]
 		if len(b) >= cap(h.pending) {
-			h.Hash.Write(b)
+			h.sha.Write(b)
 			return
 		}
 	}
@@ -56,9 +56,9 @@ func (h *segmentHash) write(b []byte) {
 
 // sum appends the hash of everything written to b.
 func (h *segmentHash) sum(b []byte) []byte {
-	h.Hash.Write(h.pending)
+	h.sha.Write(h.pending)
 	h.pending = h.pending[:0]
-	return h.Hash.Sum(b)
+	return h.sha.Sum(b)
 }
 
 // byteClass is what a byte is to a scanner: text, or a delimiter.
@@ -74,7 +74,7 @@ const (
 )
 
 func newScanner(body []byte, s syntax) *scanner {
-	sc := &scanner{body: body, hash: segmentHash{Hash: sha256.New(), pending: make([]byte, 0, segmentHashBuffer)}}
+	sc := &scanner{body: body, hash: segmentHash{sha: sha256.New(), pending: make([]byte, 0, segmentHashBuffer)}}
 	sc.use(s)
 	return sc
 }
