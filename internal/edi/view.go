@@ -249,10 +249,10 @@ func (sc *scanner) componentEnd(element []byte) int {
 // appearance, then the member "interchange", envelope; and its canonical
 // form, with envelopeCanonical, nil when the builder has none (see
 // viewBuilder.canonical) or has written maxCanonicalBytes of them. Both
-// are written to memory taken from mem. drop are the offsets in canonical of the brackets
-// of every segment that occurs once, in increasing order: the one-item
-// arrays of an object that canon.ShapeHash would search the form for (an
-// occurrence's elements are strings and arrays of strings, and the
+// are written to one piece of mem. drop are the offsets in canonical of
+// the brackets of every segment that occurs once, in increasing order: the
+// one-item arrays of an object that canon.ShapeHash would search the form
+// for (an occurrence's elements are strings and arrays of strings, and the
 // envelope holds no array).
 func (v *viewBuilder) json(mem *viewmem.Memory, envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
 	const interchange = `"interchange":`
