@@ -4,7 +4,7 @@ import "sync"
 
 // attemptsInFlight counts, by destination, the attempts this process is
 // making. A destination's queue whose limit changed is restarted only
-// when none is in flight (Runner.restartDeferred): River removes a queue
+// when none is in flight (Runner.remakeNow): River removes a queue
 // only once every job of it has ended, which for a destination that hangs
 // is up to the attempt timeout, and holds every other queue's start in the
 // process meanwhile.

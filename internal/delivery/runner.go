@@ -309,7 +309,7 @@ func (r *Runner) sweep(ctx context.Context) error {
 		q, running := r.queues[d.ID]
 		// A queue whose restart for a new limit waits is kept, or stopped
 		// when idle, as any other.
-		remake := running && q.workers != d.MaxConcurrency && !r.restartDeferred(q, d.ID, time.Now())
+		remake := running && r.remakeNow(q, d.ID, d.MaxConcurrency, time.Now())
 		switch {
 		case remake:
 			if err := r.stop(ctx, d.ID); err != nil {
@@ -340,19 +340,25 @@ func (r *Runner) sweep(ctx context.Context) error {
 	return r.checkDiscarded(ctx, time.Now())
 }
 
-// restartDeferred tells whether the restart of queue q, whose destination
-// id has a new limit, waits for a later sweep: while an attempt of the
-// destination is in flight in this process, for up to the attempt timeout.
-// Removing the queue would wait for that attempt, which a destination that
-// hangs makes last the whole timeout, and River starts no other queue in
-// the process meanwhile. Until the restart the destination's places, rows
-// in the database, hold every process to the new limit, and the queue's
-// spare jobs (spareJobs) take a raised limit's first new places.
-func (r *Runner) restartDeferred(q *runningQueue, id int64, now time.Time) bool {
+// remakeNow tells whether queue q must be remade now for limit, its
+// destination id's: when limit is not what its workers were made for, and
+// no attempt of the destination is in flight in this process or an
+// attempt timeout has passed since the change was first seen. Removing the
+// queue would wait for that attempt, which a destination that hangs makes
+// last the whole timeout, and River starts no other queue in the process
+// meanwhile. Until the restart the destination's places, rows in the
+// database, hold every process to the new limit, and the queue's spare
+// jobs (spareJobs) take a raised limit's first new places. A change that
+// is undone before the restart is forgotten.
+func (r *Runner) remakeNow(q *runningQueue, id int64, limit int32, now time.Time) bool {
+	if q.workers == limit {
+		q.limitChangedAt = time.Time{}
+		return false
+	}
 	if q.limitChangedAt.IsZero() {
 		q.limitChangedAt = now
 	}
-	return r.inFlight.any(id) && now.Sub(q.limitChangedAt) < r.timeout
+	return !r.inFlight.any(id) || now.Sub(q.limitChangedAt) >= r.timeout
 }
 
 // start runs a destination's queue with its limit's number of workers and
