@@ -35,7 +35,7 @@ func parseEDIFACT(b []byte, limits Limits) (*Interchange, error) {
 		}
 	}
 	delimiters.latin1, delimiters.charset = true, latin1Charset // until UNB names the character set
-	sc := newScanner(b, delimiters)
+	sc := newScanner(b, delimiters, true)
 	if string(b[:3]) == "UNA" {
 		sc.pos = 9
 		sc.n = 1

@@ -53,7 +53,7 @@ func ViewOf(segments, frameJSON []byte) ([]byte, error) {
 	sc := newScanner(segments, syntax{
 		element: f.Element, component: f.Component, terminator: f.Terminator, release: f.Release,
 		latin1: f.Charset == latin1Charset, charset: f.Charset,
-	})
+	}, false)
 	var v viewBuilder
 	v.reset()
 	for {

@@ -67,7 +67,7 @@ func FuzzOccurrenceMatchesSplit(f *testing.F) {
 			return // refused with the interchange's header
 		}
 		sc := newScanner(nil, syntax{element: element, component: component, terminator: '~', release: release,
-			latin1: latin1, charset: "UTF-8"})
+			latin1: latin1, charset: "UTF-8"}, false)
 		sc.n = 7
 		var v viewBuilder
 		v.reset()
@@ -92,7 +92,7 @@ func FuzzTerminatorMatchesReading(f *testing.F) {
 		if release == terminator {
 			return // refused with the interchange's header
 		}
-		sc := newScanner(body, syntax{element: '+', component: ':', terminator: terminator, release: release})
+		sc := newScanner(body, syntax{element: '+', component: ':', terminator: terminator, release: release}, false)
 		for start := 0; start <= len(body); start++ {
 			want := -1
 			for i := start; i < len(body); i++ {

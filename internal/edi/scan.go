@@ -26,7 +26,9 @@ type scanner struct {
 	// one look-up a byte instead of a comparison with each delimiter.
 	classes [256]byteClass
 	n       int // segments read
-	hash    segmentHash
+	// hash is the interchange's content hash, nil for a scanner that only
+	// rebuilds a stored message's view (ViewOf).
+	hash *segmentHash
 }
 
 // segmentHash is the SHA-256 of an interchange's segments, which it is
@@ -42,7 +44,15 @@ type segmentHash struct {
 // segmentHashBuffer is how much segmentHash holds before passing it on.
 const segmentHashBuffer = 4 << 10
 
+func newSegmentHash() *segmentHash {
+	return &segmentHash{sha: sha256.New(), pending: make([]byte, 0, segmentHashBuffer)}
+}
+
+// write hashes b after what was written before; a nil h hashes nothing.
 func (h *segmentHash) write(b []byte) {
+	if h == nil {
+		return
+	}
 	if len(h.pending)+len(b) > cap(h.pending) {
 		h.sha.Write(h.pending)
 		h.pending = h.pending[:0]
@@ -73,8 +83,13 @@ const (
 	nul                        // a NUL byte, which no segment may hold
 )
 
-func newScanner(body []byte, s syntax) *scanner {
-	sc := &scanner{body: body, hash: segmentHash{sha: sha256.New(), pending: make([]byte, 0, segmentHashBuffer)}}
+// newScanner reads body with the syntax s, hashing its segments when
+// hashed (Interchange.ContentHash).
+func newScanner(body []byte, s syntax, hashed bool) *scanner {
+	sc := &scanner{body: body}
+	if hashed {
+		sc.hash = newSegmentHash()
+	}
 	sc.use(s)
 	return sc
 }

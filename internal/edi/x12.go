@@ -32,7 +32,7 @@ func parseX12(b []byte, limits Limits) (*Interchange, error) {
 	if err := checkSeparators(isa, element, component, terminator); err != nil {
 		return nil, err
 	}
-	sc := newScanner(b, syntax{element: element, component: component, terminator: terminator, charset: "UTF-8"})
+	sc := newScanner(b, syntax{element: element, component: component, terminator: terminator, charset: "UTF-8"}, true)
 	raw, _, _, err := sc.next()
 	if err != nil {
 		return nil, err
