@@ -24,14 +24,8 @@ import (
 //
 // Removing brackets keeps the form canonical: member names and their order
 // are untouched, and so are all values.
-func ShapeHash(canonical []byte, contentHash [32]byte) [32]byte {
-	return ShapeHashDropping(canonical, oneObjectArrays(canonical), contentHash)
-}
-
-// ShapeHashDropping is ShapeHash for a canonical document whose writer
-// knows the offsets of the brackets of its one-item arrays of an object,
-// drop, in increasing order: what ShapeHash would search the document for.
-func ShapeHashDropping(canonical []byte, drop []int, contentHash [32]byte) (hash [32]byte) {
+func ShapeHash(canonical []byte, contentHash [32]byte) (hash [32]byte) {
+	drop := oneObjectArrays(canonical)
 	if len(drop) == 0 {
 		return contentHash
 	}

@@ -79,7 +79,7 @@ type Interchange struct {
 func (ic *Interchange) Release() {
 	for i := range ic.Messages {
 		m := &ic.Messages[i]
-		m.View, m.Canonical, m.OneObjectArrays = nil, nil, nil
+		m.View, m.Canonical = nil, nil
 	}
 	ic.views.Release()
 }
@@ -120,10 +120,6 @@ type Message struct {
 	// elements, and past the first MiB of an interchange's canonical forms,
 	// which the reader leaves to canon.
 	View, Canonical []byte
-	// OneObjectArrays are the offsets in Canonical of the brackets of its
-	// one-item arrays of an object (the segments that occur once), in
-	// increasing order, for canon.ShapeHashDropping; nil with Canonical.
-	OneObjectArrays []int
 	// Bytes are the message's own segments as received, from ST or UNH
 	// to SE or UNT with its terminator.
 	Bytes []byte

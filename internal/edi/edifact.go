@@ -285,7 +285,7 @@ func (e *edifactReader) message(unh *segment, start, group int) error {
 		env := e.envelope.of(e.sc, group, EDIFACT, e.ic.Sender, e.ic.Receiver, e.ic.ControlNumber, g.ControlNumber, version)
 		m := Message{Position: len(e.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: version,
 			Bytes: e.sc.body[start:end], Frame: env.frame}
-		m.View, m.Canonical, m.OneObjectArrays = v.json(&e.ic.views, env.view, env.canonical)
+		m.View, m.Canonical = v.json(&e.ic.views, env.view, env.canonical)
 		e.ic.Messages = append(e.ic.Messages, m)
 		return nil
 	}

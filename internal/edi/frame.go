@@ -71,6 +71,6 @@ func ViewOf(segments, frameJSON []byte) ([]byte, error) {
 	if v.n == 0 {
 		return nil, errors.New("an interchange's message holds no segment")
 	}
-	view, _, _ := v.json(nil, f.Interchange, nil)
+	view, _ := v.json(nil, f.Interchange, nil)
 	return view, nil
 }

@@ -64,7 +64,7 @@ func TestReleaseClearsTheViews(t *testing.T) {
 	}
 	ic.Release()
 	for _, m := range ic.Messages {
-		if m.View != nil || m.Canonical != nil || m.OneObjectArrays != nil {
+		if m.View != nil || m.Canonical != nil {
 			t.Fatalf("message %d keeps its view after Release", m.Position)
 		}
 		if len(m.Bytes) == 0 || len(m.Frame) == 0 {

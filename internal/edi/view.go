@@ -47,7 +47,6 @@ const maxCanonicalBytes = 1 << 20
 type segmentMember struct {
 	id          string
 	occurrences []byte
-	n           int // occurrences written
 }
 
 // reset starts a message.
@@ -68,7 +67,6 @@ func (v *viewBuilder) add(sc *scanner, raw []byte) error {
 	if len(m.occurrences) > 0 {
 		m.occurrences = append(m.occurrences, ',')
 	}
-	m.n++
 	m.occurrences, err = v.appendOccurrence(m.occurrences, sc, raw, n)
 	return err
 }
@@ -86,7 +84,7 @@ func (v *viewBuilder) member(id []byte) *segmentMember {
 	if m.id != string(id) {
 		m.id = string(id)
 	}
-	m.occurrences, m.n = m.occurrences[:0], 0
+	m.occurrences = m.occurrences[:0]
 	if v.index == nil {
 		v.index = make(map[string]int)
 	}
@@ -249,23 +247,18 @@ func (sc *scanner) componentEnd(element []byte) int {
 // appearance, then the member "interchange", envelope; and its canonical
 // form, with envelopeCanonical, nil when the builder has none (see
 // viewBuilder.canonical) or has written maxCanonicalBytes of them. Both
-// are written to one piece of mem. drop are the offsets in canonical of
-// the brackets of every segment that occurs once, in increasing order: the
-// one-item arrays of an object that canon.ShapeHash would search the form
-// for (an occurrence's elements are strings and arrays of strings, and the
-// envelope holds no array).
-func (v *viewBuilder) json(mem *viewmem.Memory, envelope, envelopeCanonical []byte) (view, canonical []byte, drop []int) {
+// are written to one piece of mem.
+func (v *viewBuilder) json(mem *viewmem.Memory, envelope, envelopeCanonical []byte) (view, canonical []byte) {
 	const interchange = `"interchange":`
 	size := 1 + len(interchange) + len(envelope) + 1
 	for _, m := range v.members[:v.n] {
 		size += len(m.id) + len(`"":[],`) + len(m.occurrences)
 	}
 	if !v.canonical || envelopeCanonical == nil || v.canonicalBytes+size > maxCanonicalBytes {
-		view, _ = v.write(mem.Take(size), false, envelope)
-		return view, nil, nil
+		return v.write(mem.Take(size), false, envelope), nil
 	}
 	v.canonicalBytes += size
-	view, _ = v.write(mem.Take(2*size), false, envelope)
+	view = v.write(mem.Take(2*size), false, envelope)
 	// Segment ids are capital letters and digits, which sort before
 	// "interchange"; the members of each occurrence are in canonical order
 	// as written.
@@ -274,26 +267,13 @@ func (v *viewBuilder) json(mem *viewmem.Memory, envelope, envelopeCanonical []by
 		v.order = append(v.order, k)
 	}
 	slices.SortFunc(v.order, func(a, b int) int { return canon.CompareNames(v.members[a].id, v.members[b].id) })
-	canonical, drop = v.write(view[len(view):], true, envelopeCanonical)
-	return view[:len(view):len(view)], canonical, drop
+	canonical = v.write(view[len(view):], true, envelopeCanonical)
+	return view[:len(view):len(view)], canonical
 }
 
 // write appends the view's object to b, its segments' members in order of
-// first appearance, or in v.order when sorted; sorted, it also returns the
-// offsets in b of the brackets of the members of one occurrence.
-func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) ([]byte, []int) {
-	var drop []int
-	if sorted {
-		singles := 0
-		for _, m := range v.members[:v.n] {
-			if m.n == 1 {
-				singles++
-			}
-		}
-		if singles > 0 {
-			drop = make([]int, 0, 2*singles)
-		}
-	}
+// first appearance, or in v.order when sorted.
+func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) []byte {
 	b = append(b, '{')
 	for k := range v.n {
 		if sorted {
@@ -303,16 +283,12 @@ func (v *viewBuilder) write(b []byte, sorted bool, envelope []byte) ([]byte, []i
 		b = append(b, '"')
 		b = append(b, m.id...)
 		b = append(b, `":[`...)
-		open := len(b) - 1
 		b = append(b, m.occurrences...)
-		if sorted && m.n == 1 {
-			drop = append(drop, open, len(b))
-		}
 		b = append(b, ']', ',')
 	}
 	b = append(b, `"interchange":`...)
 	b = append(b, envelope...)
-	return append(b, '}'), drop
+	return append(b, '}')
 }
 
 // messageEnvelope is the member "interchange" of the views of messages,

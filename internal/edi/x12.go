@@ -270,7 +270,7 @@ func (x *x12Reader) transactionSet(st *segment, start, group int) error {
 		env := x.envelope.of(x.sc, group, X12, x.ic.Sender, x.ic.Receiver, x.ic.ControlNumber, g.ControlNumber, g.Version)
 		m := Message{Position: len(x.ic.Messages) + 1, Group: group, Code: code, Docnum: docnum, Version: g.Version,
 			Bytes: x.sc.body[start:end], Frame: env.frame}
-		m.View, m.Canonical, m.OneObjectArrays = v.json(&x.ic.views, env.view, env.canonical)
+		m.View, m.Canonical = v.json(&x.ic.views, env.view, env.canonical)
 		x.ic.Messages = append(x.ic.Messages, m)
 		return nil
 	}

@@ -104,14 +104,6 @@ func (d Document) Release() {
 	d.views.Release()
 }
 
-// NoOneObjectArrays are the offsets of the brackets of the one-item
-// arrays of an object in an IDoc's canonical form, which canon.ShapeHash
-// drops for the shape form: none, as a view holds an array only for two
-// children of one name or more (writeGroup). So the canonical form is its
-// own shape form, and the shape hash is the content hash, without the
-// search of the form that canon.ShapeHash makes (canon.ShapeHashDropping).
-var NoOneObjectArrays = []int{}
-
 // IDoc is one IDOC element of a document.
 type IDoc struct {
 	Position int    // 1 for the document's first IDoc

@@ -18,10 +18,11 @@ const hashMemoEntries = 16384
 // acknowledgement, a webhook retried after a timeout) repeats its payload
 // byte for byte, and then its canonical form, which costs about sixteen
 // times as much as hashing the bytes (BenchmarkContentHash against
-// BenchmarkRawSHA256), is not worked out again. The hashes
-// are a function of the bytes alone, so an entry is never stale; the
-// request hash, which covers the message type and docnum too, is reused
-// only for the same two. Tenants never share an entry.
+// BenchmarkRawSHA256), is not worked out again. The hashes are a function
+// of the bytes and of whether their writer gives them one shape
+// (Request.ShapeIsContent), which the key holds too, so an entry is never
+// stale; the request hash, which covers the message type and docnum too,
+// is reused only for the same two. Tenants never share an entry.
 type hashMemo = lru.Cache[[32]byte, payloadHashes]
 
 // payloadHashes are what hash works out from a payload's canonical form,
@@ -53,8 +54,14 @@ func newHashMemo(entries int) *hashMemo {
 	return memo
 }
 
-// memoKey is the memo's key for a payload received for a tenant.
-func memoKey(tenantID int64, payload []byte) [32]byte {
+// memoKey is the memo's key for a payload received for a tenant. A view
+// whose writer gives it one shape has its own prefix, which JSON never
+// starts with: its shape hash is its content hash, whereas the same bytes
+// sent as JSON have the shape hash of their shape form.
+func memoKey(tenantID int64, shapeIsContent bool, payload []byte) [32]byte {
+	if shapeIsContent {
+		return tenantKey(tenantID, []byte("view:"), payload)
+	}
 	return tenantKey(tenantID, payload)
 }
 
@@ -62,7 +69,8 @@ func memoKey(tenantID int64, payload []byte) [32]byte {
 // canonical form, whose content hash is content: a parser wrote the form,
 // and its hashes start from that hash anyway, so the payload's bytes are
 // not hashed a third time for the key. Its own prefix keeps it apart from
-// every memoKey, whose payload is JSON and never starts so.
+// every memoKey. Only the views' parsers write a canonical form, and they
+// give their views one shape.
 func contentMemoKey(tenantID int64, content [32]byte) [32]byte {
 	return tenantKey(tenantID, []byte("canonical:"), content[:])
 }

@@ -99,7 +99,7 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 	content, err := canon.ContentHash(view)
 	require.NoError(t, err)
 	parsed := func(tenant int64, payload []byte) Request {
-		return Request{TenantID: tenant, MessageType: mt, Payload: payload, CanonicalPayload: canonical}
+		return Request{TenantID: tenant, MessageType: mt, Payload: payload, CanonicalPayload: canonical, ShapeIsContent: true}
 	}
 	prepared := func(req Request) message {
 		m, err := s.prepare(t.Context(), req)
@@ -109,11 +109,11 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 
 	first := prepared(parsed(7, view))
 	require.Equal(t, content, first.contentHash)
-	require.Equal(t, canon.ShapeHash(canonical, content), first.shapeHash)
+	require.Equal(t, content, first.shapeHash, "a view with one shape")
 	require.False(t, first.seen)
 	require.Nil(t, first.blocked, "a message that looks new is stored without encoding its audit details")
 	require.True(t, s.hashes.Contains(contentMemoKey(7, content)))
-	require.False(t, s.hashes.Contains(memoKey(7, view)), "the view's bytes are not hashed for the key")
+	require.False(t, s.hashes.Contains(memoKey(7, true, view)), "the view's bytes are not hashed for the key")
 
 	s.hashes.Add(contentMemoKey(7, content), payloadHashes{content: content, shape: [32]byte{1}, fingerprint: *first.fingerprint})
 	again := prepared(parsed(7, append([]byte(" "), view...)))
@@ -121,6 +121,45 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 	require.Equal(t, [32]byte{1}, again.shapeHash, "its hashes come from the memo")
 	require.NotNil(t, again.blocked, "a likely duplicate comes with its audit details")
 	require.False(t, prepared(parsed(8, view)).seen, "another tenant never reads this tenant's entry")
+}
+
+// A view whose writer gives it one shape has its content hash for its
+// shape hash, and the same bytes sent as JSON the hash of their shape form,
+// in whichever order they arrive: the memo keeps the two apart.
+func TestHashMemoKeepsOneShapeViewsApartFromJSON(t *testing.T) {
+	t.Parallel()
+	mt := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "850"})
+	// A tab in a value: the parser leaves such a view's canonical form to canon.
+	view := []byte(`{"ST":[{"ST01":"850"}],"BEG":[{"BEG03":"PO\t1"}]}`)
+	content, err := canon.ContentHash(view)
+	require.NoError(t, err)
+	canonical, err := canon.JSON(view)
+	require.NoError(t, err)
+	shape := canon.ShapeHash(canonical, content)
+	require.NotEqual(t, content, shape)
+	for _, viewFirst := range []bool{true, false} {
+		s := New(nil, time.Hour, nil)
+		asView := func() {
+			m, err := hashed(t, t.Context(), s, Request{TenantID: 7, MessageType: mt, Payload: view, ShapeIsContent: true})
+			require.NoError(t, err)
+			require.Equal(t, content, m.contentHash)
+			require.Equal(t, content, m.shapeHash, "the view's shape hash is its content hash")
+		}
+		asJSON := func() {
+			m, err := hashed(t, t.Context(), s, Request{TenantID: 7, MessageType: mt, Payload: view})
+			require.NoError(t, err)
+			require.Equal(t, content, m.contentHash)
+			require.Equal(t, shape, m.shapeHash, "JSON's shape hash is its shape form's")
+		}
+		if viewFirst {
+			asView()
+			asJSON()
+		} else {
+			asJSON()
+			asView()
+		}
+		require.Equal(t, 2, s.hashes.Len())
+	}
 }
 
 // The memo holds at most its number of entries, dropping the least recently used.
@@ -134,8 +173,8 @@ func TestHashMemoIsBounded(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 2, s.hashes.Len())
-	require.False(t, s.hashes.Contains(memoKey(7, []byte(`{"n":1}`))))
-	require.True(t, s.hashes.Contains(memoKey(7, []byte(`{"n":3}`))))
+	require.False(t, s.hashes.Contains(memoKey(7, false, []byte(`{"n":1}`))))
+	require.True(t, s.hashes.Contains(memoKey(7, false, []byte(`{"n":3}`))))
 }
 
 // A payload is seen, a likely retransmission, only when the memo's entry

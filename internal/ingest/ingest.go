@@ -154,12 +154,13 @@ type Request struct {
 	// written by whoever made Payload (an IDoc's view): the hashes are
 	// then taken from it, and Payload is not canonicalised again.
 	CanonicalPayload []byte
-	// OneObjectArrays, when not nil, are the offsets in CanonicalPayload
-	// of the brackets of its one-item arrays of an object, in increasing
-	// order, which its writer knew (an interchange's message; none, for an
-	// IDoc's view): the shape hash then need not search the form for them
-	// (canon.ShapeHashDropping).
-	OneObjectArrays []int
+	// ShapeIsContent says that Payload's writer gives a document one shape
+	// only, so that the shape hash is the content hash (docs/
+	// content-comparison.md, "A view's shape"): an IDoc's view holds no
+	// one-item array, and an interchange's view holds every segment as an
+	// array of its occurrences, so two of either never differ in shape
+	// alone.
+	ShapeIsContent bool
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
 	// receive-message, an integration id for that integration's keys.
@@ -414,7 +415,7 @@ func (s *Service) hash(ctx context.Context, m *message) error {
 		content = new(sha256.Sum256(m.CanonicalPayload))
 		key = contentMemoKey(m.TenantID, *content)
 	} else {
-		key = memoKey(m.TenantID, m.Payload)
+		key = memoKey(m.TenantID, m.ShapeIsContent, m.Payload)
 	}
 	h, remembered := s.hashes.Get(key)
 	keyed := m.KeyIsContent || m.IdempotencyKey != ""
@@ -473,10 +474,10 @@ func (s *Service) canonicalHashes(ctx context.Context, m *message, keyed bool, c
 		h.content = sha256.Sum256(canonical)
 	}
 	switch {
+	case m.ShapeIsContent:
+		h.shape = h.content
 	case written != nil:
 		h.shape = written.ShapeHash(h.content)
-	case m.OneObjectArrays != nil:
-		h.shape = canon.ShapeHashDropping(canonical, m.OneObjectArrays, h.content)
 	default:
 		h.shape = canon.ShapeHash(canonical, h.content)
 	}

@@ -73,7 +73,7 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 		}
 		items[i] = ingest.Request{
 			TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
-			Docnum: m.Docnum, Payload: m.View, CanonicalPayload: m.Canonical, OneObjectArrays: m.OneObjectArrays,
+			Docnum: m.Docnum, Payload: m.View, CanonicalPayload: m.Canonical, ShapeIsContent: true,
 			Source: source, Received: received,
 		}
 	}

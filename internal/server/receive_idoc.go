@@ -64,7 +64,7 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 		items[i] = ingest.Request{
 			TenantID: who.TenantID, EnvironmentID: who.EnvironmentID, MessageType: mt,
 			Docnum: idoc.Docnum, Payload: idoc.View, CanonicalPayload: idoc.Canonical,
-			OneObjectArrays: idocxml.NoOneObjectArrays, Source: source,
+			ShapeIsContent: true, Source: source,
 			Received: &ingest.Received{
 				ContentType: contentType, Bytes: doc.Own(body, idoc), Position: idoc.Position, Of: len(doc.IDocs),
 			},
