@@ -266,7 +266,12 @@ ORDER BY j.ord;
 -- nothing but their keys and deliveries; the destinations are looked up
 -- apart (OFFSET 0) once per environment the messages were stored in, not
 -- per message (docs/performance.md, "Stored messages found by their
--- claims"). Nulls are sent as MessageStoreOrBlockAll's are.
+-- claims"). Nulls are sent as MessageStoreOrBlockAll's are. The arrays
+-- are read by unnests in one select list, which PostgreSQL steps through
+-- side by side (ProjectSet) and hands on row by row, in the arrays'
+-- order, so the messages' ids follow the order they were sent in; ROWS
+-- FROM would first copy each array's elements into a tuplestore of its
+-- own (docs/performance.md, "The arrays read in step").
 -- name: MessageStoreNew :many
 WITH inserted AS (
     INSERT INTO messages (
@@ -278,24 +283,23 @@ WITH inserted AS (
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
-    FROM ROWS FROM (unnest(@tenant_ids::bigint[]), unnest(@environment_ids::bigint[]), unnest(@message_type_ids::bigint[]), unnest(@docnums::text[]),
-                    unnest(@payloads::json[]), unnest(@content_hashes::bytea[]), unnest(@shape_hashes::bytea[]), unnest(@fingerprints::text[]),
-                    unnest(@source_endpoints::text[]), unnest(@integration_ids::uuid[]), unnest(@remote_addrs::text[]),
-                    unnest(@content_types::text[]), unnest(@received_bytes::bytea[]), unnest(@edi_frames::json[]),
-                    unnest(@packet_positions::int[]), unnest(@packet_sizes::int[]), unnest(@first_key_values::text[]))
-         WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
-                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, edi_frame, packet_position, packet_size, first_key_value, ord)
-    ORDER BY i.ord
+    FROM (SELECT unnest(@tenant_ids::bigint[]) AS tenant_id, unnest(@environment_ids::bigint[]) AS environment_id,
+                 unnest(@message_type_ids::bigint[]) AS message_type_id, unnest(@docnums::text[]) AS docnum,
+                 unnest(@payloads::json[]) AS payload, unnest(@content_hashes::bytea[]) AS content_hash,
+                 unnest(@shape_hashes::bytea[]) AS shape_hash, unnest(@fingerprints::text[]) AS fingerprint,
+                 unnest(@source_endpoints::text[]) AS source_endpoint, unnest(@integration_ids::uuid[]) AS integration_id,
+                 unnest(@remote_addrs::text[]) AS remote_addr, unnest(@content_types::text[]) AS content_type,
+                 unnest(@received_bytes::bytea[]) AS received_bytes, unnest(@edi_frames::json[]) AS edi_frame,
+                 unnest(@packet_positions::int[]) AS packet_position, unnest(@packet_sizes::int[]) AS packet_size,
+                 unnest(@first_key_values::text[]) AS first_key_value) i
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT n.tenant_id, n.id, k.value
     FROM inserted n
-    JOIN ROWS FROM (unnest(@key_tenant_ids::bigint[]), unnest(@key_environment_ids::bigint[]),
-                    unnest(@key_fingerprints::text[]), unnest(@key_values::text[]))
-         AS k (tenant_id, environment_id, fingerprint, value)
+    JOIN (SELECT unnest(@key_tenant_ids::bigint[]) AS tenant_id, unnest(@key_environment_ids::bigint[]) AS environment_id,
+                 unnest(@key_fingerprints::text[]) AS fingerprint, unnest(@key_values::text[]) AS value) k
       ON k.tenant_id = n.tenant_id AND k.environment_id = n.environment_id AND k.fingerprint = n.fingerprint
 ), taking AS (
     SELECT d.id, d.tenant_id, d.environment_id, d.message_type_ids

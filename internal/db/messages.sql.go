@@ -1180,24 +1180,23 @@ WITH inserted AS (
            i.fingerprint, i.fingerprint, i.source_endpoint, nullif(i.integration_id, '00000000-0000-0000-0000-000000000000'),
            i.remote_addr, i.content_type, i.received_bytes, i.edi_frame, nullif(i.packet_position, 0), nullif(i.packet_size, 0),
            nullif(i.shape_hash, i.content_hash), nullif(i.first_key_value, '')
-    FROM ROWS FROM (unnest($1::bigint[]), unnest($2::bigint[]), unnest($3::bigint[]), unnest($4::text[]),
-                    unnest($5::json[]), unnest($6::bytea[]), unnest($7::bytea[]), unnest($8::text[]),
-                    unnest($9::text[]), unnest($10::uuid[]), unnest($11::text[]),
-                    unnest($12::text[]), unnest($13::bytea[]), unnest($14::json[]),
-                    unnest($15::int[]), unnest($16::int[]), unnest($17::text[]))
-         WITH ORDINALITY AS i (tenant_id, environment_id, message_type_id, docnum, payload, content_hash, shape_hash,
-                               fingerprint, source_endpoint, integration_id, remote_addr, content_type,
-                               received_bytes, edi_frame, packet_position, packet_size, first_key_value, ord)
-    ORDER BY i.ord
+    FROM (SELECT unnest($1::bigint[]) AS tenant_id, unnest($2::bigint[]) AS environment_id,
+                 unnest($3::bigint[]) AS message_type_id, unnest($4::text[]) AS docnum,
+                 unnest($5::json[]) AS payload, unnest($6::bytea[]) AS content_hash,
+                 unnest($7::bytea[]) AS shape_hash, unnest($8::text[]) AS fingerprint,
+                 unnest($9::text[]) AS source_endpoint, unnest($10::uuid[]) AS integration_id,
+                 unnest($11::text[]) AS remote_addr, unnest($12::text[]) AS content_type,
+                 unnest($13::bytea[]) AS received_bytes, unnest($14::json[]) AS edi_frame,
+                 unnest($15::int[]) AS packet_position, unnest($16::int[]) AS packet_size,
+                 unnest($17::text[]) AS first_key_value) i
     ON CONFLICT (tenant_id, environment_id, fingerprint) WHERE fingerprint IS NOT NULL DO NOTHING
     RETURNING id, received_at, tenant_id, environment_id, message_type_id, fingerprint
 ), keys AS (
     INSERT INTO message_keys (tenant_id, message_id, value)
     SELECT n.tenant_id, n.id, k.value
     FROM inserted n
-    JOIN ROWS FROM (unnest($18::bigint[]), unnest($19::bigint[]),
-                    unnest($20::text[]), unnest($21::text[]))
-         AS k (tenant_id, environment_id, fingerprint, value)
+    JOIN (SELECT unnest($18::bigint[]) AS tenant_id, unnest($19::bigint[]) AS environment_id,
+                 unnest($20::text[]) AS fingerprint, unnest($21::text[]) AS value) k
       ON k.tenant_id = n.tenant_id AND k.environment_id = n.environment_id AND k.fingerprint = n.fingerprint
 ), taking AS (
     SELECT d.id, d.tenant_id, d.environment_id, d.message_type_ids
@@ -1276,7 +1275,12 @@ type MessageStoreNewRow struct {
 // nothing but their keys and deliveries; the destinations are looked up
 // apart (OFFSET 0) once per environment the messages were stored in, not
 // per message (docs/performance.md, "Stored messages found by their
-// claims"). Nulls are sent as MessageStoreOrBlockAll's are.
+// claims"). Nulls are sent as MessageStoreOrBlockAll's are. The arrays
+// are read by unnests in one select list, which PostgreSQL steps through
+// side by side (ProjectSet) and hands on row by row, in the arrays'
+// order, so the messages' ids follow the order they were sent in; ROWS
+// FROM would first copy each array's elements into a tuplestore of its
+// own (docs/performance.md, "The arrays read in step").
 // The left join is how sqlc knows that a message may have no delivery.
 func (q *Queries) MessageStoreNew(ctx context.Context, arg MessageStoreNewParams) ([]MessageStoreNewRow, error) {
 	rows, err := q.db.Query(ctx, messageStoreNew,

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lefia/edihub/internal/delivery"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/testfactory"
 )
 
@@ -60,4 +62,32 @@ func TestNewMessagesLeaveTakenOnesToTheFullDecision(t *testing.T) {
 	require.Zero(t, s.count(t, `SELECT count(*) FROM deliveries d JOIN destinations t ON t.id = d.destination_id WHERE t.url LIKE '%/invoices'`))
 	require.Equal(t, 12, s.count(t, `SELECT count(*) FROM deliveries d JOIN river_job j ON (j.args->>'delivery_id')::bigint = d.id`),
 		"each with one job")
+}
+
+// New messages are numbered in the order they were sent, and each keeps
+// its own key values, however many a batch holds: the statement that
+// stores them reads its arrays in step.
+func TestNewMessagesAreNumberedInTheirOrder(t *testing.T) {
+	t.Parallel()
+	s := newBatchSite(t)
+	two := testfactory.MessageType(t, s.pool, &testfactory.MessageTypeOpts{Code: "TWOKEYS", Fields: []string{"id", "ref"}})
+	var items []ingest.Request
+	for i := range 60 {
+		req := s.req(fmt.Sprintf(`{"id": "N%02d", "ref": "R%02d"}`, i, i))
+		req.MessageType = messagetype.Prepare(two)
+		items = append(items, req)
+	}
+	res, err := s.in.ReceiveBatch(context.Background(), ingest.Batch{Items: items})
+	require.NoError(t, err)
+	for i, r := range res.Results {
+		require.Equal(t, ingest.Created, r.Outcome)
+		if i > 0 {
+			require.Greater(t, r.MessageID, res.Results[i-1].MessageID, "message %d is numbered after the one before it", i)
+		}
+		var id, ref string
+		require.NoError(t, s.pool.QueryRow(context.Background(), `SELECT m.payload->>'id', k.value
+			FROM messages m JOIN message_keys k ON k.message_id = m.id WHERE m.id = $1`, r.MessageID).Scan(&id, &ref))
+		require.Equal(t, fmt.Sprintf("N%02d", i), id)
+		require.Equal(t, fmt.Sprintf("R%02d", i), ref, "the key beyond the first goes with its own message")
+	}
 }
