@@ -151,15 +151,15 @@ type Request struct {
 	Docnum      string
 	Payload     []byte // the raw payload JSON, stored as received
 	// CanonicalPayload, when set, is Payload's RFC 8785 canonical form,
-	// written by whoever made Payload (an IDoc's view): the hashes are
-	// then taken from it, and Payload is not canonicalised again.
+	// written by whoever made Payload (an IDoc's or an interchange's view):
+	// the hashes are then taken from it, and Payload is not canonicalised
+	// again.
 	CanonicalPayload []byte
 	// ShapeIsContent says that Payload's writer gives a document one shape
-	// only, so that the shape hash is the content hash (docs/
-	// content-comparison.md, "A view's shape"): an IDoc's view holds no
-	// one-item array, and an interchange's view holds every segment as an
-	// array of its occurrences, so two of either never differ in shape
-	// alone.
+	// only, so that the shape hash is the content hash: an IDoc's view
+	// holds no one-item array, and an interchange's view holds every
+	// segment as an array of its occurrences, so two of either never
+	// differ in shape alone (docs/content-comparison.md, "A view's shape").
 	ShapeIsContent bool
 	// IdempotencyKey, when set, replaces the fingerprint check. KeyScope
 	// separates key namespaces within an environment: "" for keys sent to
