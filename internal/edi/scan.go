@@ -22,7 +22,7 @@ type scanner struct {
 	pos  int
 	syntax
 	// classes is what each byte is under the syntax, for the loops that
-	// read every byte of a segment (elementEnd, componentEnd, appendText):
+	// read every byte of a segment (elementEnd, viewBuilder.appendElement):
 	// one look-up a byte instead of a comparison with each delimiter.
 	classes [256]byteClass
 	n       int // segments read
