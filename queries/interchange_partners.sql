@@ -16,6 +16,18 @@ WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard =
   AND sender = @sender AND receiver = @receiver
 FOR UPDATE;
 
+-- PartnerAdvance records the interchange of a known pair whose number is
+-- the next of its run (its highest plus one), as nearly every
+-- interchange's is, and locks the pair's row until the transaction ends,
+-- in one statement: what PartnerLock and PartnerSeen do then. It returns
+-- no row and changes nothing for any other number, or an unknown pair.
+-- name: PartnerAdvance :one
+UPDATE interchange_partners
+SET last_control_number = @control_number, last_seen = now(), highest = @number
+WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard = @standard
+  AND sender = @sender AND receiver = @receiver AND highest + 1 = @number
+RETURNING id;
+
 -- PartnerSeen records an interchange of a locked pair and its current run.
 -- name: PartnerSeen :exec
 UPDATE interchange_partners
@@ -36,6 +48,14 @@ ON CONFLICT DO NOTHING;
 -- when the number was not missing.
 -- name: PartnerGapClose :execrows
 DELETE FROM interchange_gaps WHERE partner_id = @partner_id AND control_number = @control_number;
+
+-- PartnerGapCloseOfPair is PartnerGapClose for a pair named by its parties.
+-- name: PartnerGapCloseOfPair :execrows
+DELETE FROM interchange_gaps
+WHERE control_number = @control_number
+  AND partner_id = (SELECT id FROM interchange_partners
+                    WHERE tenant_id = @tenant_id AND environment_id = @environment_id AND standard = @standard
+                      AND sender = @sender AND receiver = @receiver);
 
 -- PartnerList is one page of the partners page: the pairs seen within the
 -- scope and filter, newest first, each with its gaps missing since before

@@ -10,6 +10,44 @@ import (
 	"time"
 )
 
+const partnerAdvance = `-- name: PartnerAdvance :one
+UPDATE interchange_partners
+SET last_control_number = $1, last_seen = now(), highest = $2
+WHERE tenant_id = $3 AND environment_id = $4 AND standard = $5
+  AND sender = $6 AND receiver = $7 AND highest + 1 = $2
+RETURNING id
+`
+
+type PartnerAdvanceParams struct {
+	ControlNumber string
+	Number        *int64
+	TenantID      int64
+	EnvironmentID int64
+	Standard      string
+	Sender        string
+	Receiver      string
+}
+
+// PartnerAdvance records the interchange of a known pair whose number is
+// the next of its run (its highest plus one), as nearly every
+// interchange's is, and locks the pair's row until the transaction ends,
+// in one statement: what PartnerLock and PartnerSeen do then. It returns
+// no row and changes nothing for any other number, or an unknown pair.
+func (q *Queries) PartnerAdvance(ctx context.Context, arg PartnerAdvanceParams) (int64, error) {
+	row := q.db.QueryRow(ctx, partnerAdvance,
+		arg.ControlNumber,
+		arg.Number,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.Standard,
+		arg.Sender,
+		arg.Receiver,
+	)
+	var id int64
+	err := row.Scan(&id)
+	return id, err
+}
+
 const partnerCreate = `-- name: PartnerCreate :one
 INSERT INTO interchange_partners (tenant_id, environment_id, standard, sender, receiver, last_control_number, last_seen, run_start, highest)
 VALUES ($1, $2, $3, $4, $5, $6, now(), $7, $7)
@@ -58,6 +96,39 @@ type PartnerGapCloseParams struct {
 // when the number was not missing.
 func (q *Queries) PartnerGapClose(ctx context.Context, arg PartnerGapCloseParams) (int64, error) {
 	result, err := q.db.Exec(ctx, partnerGapClose, arg.PartnerID, arg.ControlNumber)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const partnerGapCloseOfPair = `-- name: PartnerGapCloseOfPair :execrows
+DELETE FROM interchange_gaps
+WHERE control_number = $1
+  AND partner_id = (SELECT id FROM interchange_partners
+                    WHERE tenant_id = $2 AND environment_id = $3 AND standard = $4
+                      AND sender = $5 AND receiver = $6)
+`
+
+type PartnerGapCloseOfPairParams struct {
+	ControlNumber int64
+	TenantID      int64
+	EnvironmentID int64
+	Standard      string
+	Sender        string
+	Receiver      string
+}
+
+// PartnerGapCloseOfPair is PartnerGapClose for a pair named by its parties.
+func (q *Queries) PartnerGapCloseOfPair(ctx context.Context, arg PartnerGapCloseOfPairParams) (int64, error) {
+	result, err := q.db.Exec(ctx, partnerGapCloseOfPair,
+		arg.ControlNumber,
+		arg.TenantID,
+		arg.EnvironmentID,
+		arg.Standard,
+		arg.Sender,
+		arg.Receiver,
+	)
 	if err != nil {
 		return 0, err
 	}

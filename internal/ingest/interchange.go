@@ -64,7 +64,9 @@ type InterchangeOutcome struct {
 func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []message) (BatchResult, error) {
 	var out BatchResult
 	_, err := s.storeTx(ctx, func(q *db.Queries) ([]Result, error) {
-		claimed, err := q.InterchangeClaim(ctx, db.InterchangeClaimParams{
+		// The claim is the transaction's first statement: sent as a batch,
+		// it carries the BEGIN in its round trip.
+		claimed, err := db.One(ctx, q, (*db.Queries).InterchangeClaim, db.InterchangeClaimParams{
 			TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
 			Sender: ic.Sender, Receiver: ic.Receiver, ControlNumber: ic.ControlNumber,
 			ContentHash: ic.ContentHash[:], WindowSeconds: ic.Window.Seconds(),
@@ -86,12 +88,6 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 		if err != nil {
 			return nil, err
 		}
-		// Last, as it locks the pair's row: see partner.Record.
-		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
-			Sender: ic.Sender, Receiver: ic.Receiver}
-		if err := partner.Record(ctx, q, pair, ic.ControlNumber); err != nil {
-			return nil, err
-		}
 		body := batchBody(ms, results)
 		var ack []byte
 		var kept *string
@@ -99,8 +95,30 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 			ack = ic.Acknowledge(claimed.AcknowledgmentNumber)
 			kept = new(string(ack))
 		}
-		if err := q.InterchangeComplete(ctx, db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}); err != nil {
+		// The partner's sequence and the answer kept travel in one round
+		// trip. The sequence goes last of the interchange's locks, as it
+		// locks the pair's row: see partner.Record.
+		var b db.Batch
+		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
+			Sender: ic.Sender, Receiver: ic.Receiver}
+		recorded, err := partner.Queue(ctx, &b, pair, ic.ControlNumber)
+		if err != nil {
+			return nil, err
+		}
+		var completed struct{}
+		var completeErr error
+		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).InterchangeComplete),
+			db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}, &completed, &completeErr); err != nil {
 			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
+		}
+		if err := b.Send(ctx, q); err != nil {
+			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
+		}
+		if completeErr != nil {
+			return nil, fmt.Errorf("complete interchange %d: %w", id, completeErr)
+		}
+		if err := recorded.Finish(ctx, q); err != nil {
+			return nil, err
 		}
 		out = BatchResult{Results: results, Body: body, Interchange: InterchangeOutcome{ID: id, Acknowledgment: ack}}
 		return results, nil

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/lefia/edihub/internal/delivery"
+	"github.com/lefia/edihub/internal/edi"
 	"github.com/lefia/edihub/internal/ingest"
+	"github.com/lefia/edihub/internal/loadgen"
 	"github.com/lefia/edihub/internal/messagetype"
 	"github.com/lefia/edihub/internal/pgtest"
 	"github.com/lefia/edihub/internal/testfactory"
@@ -84,4 +86,30 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 	changed.Payload = []byte(`{"id":"A","changed":2}`)
 	require.EqualValues(t, 3, roundTrips(receive(changed, ingest.DuplicateFingerprint)),
 		"a changed copy alone: [BEGIN, storing, deliveries], [decision, deliveries], COMMIT")
+
+	orders := messagetype.Prepare(testfactory.MessageType(t, pool, &testfactory.MessageTypeOpts{Code: "850", Fields: []string{"BEG.0.BEG03"}}))
+	interchange := func(control uint64) func() error {
+		ic, err := edi.Parse(loadgen.Interchange(loadgen.FormX12, 3, 256, 3*control, control), edi.DefaultLimits)
+		require.NoError(t, err)
+		b := ingest.Batch{Interchange: &ingest.Interchange{Standard: ic.Standard, Sender: ic.Sender, Receiver: ic.Receiver,
+			ControlNumber: ic.ControlNumber, ContentHash: ic.ContentHash, Window: time.Hour}}
+		for _, m := range ic.Messages {
+			b.Items = append(b.Items, ingest.Request{TenantID: tenant.ID, EnvironmentID: env.ID, MessageType: orders,
+				Docnum: m.Docnum, Payload: m.View, CanonicalPayload: m.Canonical, ShapeIsContent: true,
+				Source:   ingest.Source{Endpoint: ingest.EndpointReceiveMessage, Actor: "test"},
+				Received: &ingest.Received{ContentType: "application/edi-x12", Bytes: m.Bytes, Frame: m.Frame}})
+		}
+		return func() error {
+			res, err := in.ReceiveBatch(ctx, b)
+			if err == nil && res.Interchange.Duplicate {
+				return fmt.Errorf("interchange %d is a duplicate", control)
+			}
+			return err
+		}
+	}
+	require.EqualValues(t, 6, roundTrips(interchange(1)),
+		"a pair's first interchange: [BEGIN, its claim], [claim locks, storing], [partner's sequence, answer kept], "+
+			"the pair's lock, its creation, COMMIT")
+	require.EqualValues(t, 4, roundTrips(interchange(2)),
+		"its next: [BEGIN, its claim], [claim locks, storing], [partner's sequence, answer kept], COMMIT")
 }

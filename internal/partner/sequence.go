@@ -44,7 +44,90 @@ type Pair struct {
 // so the partner restarted (or wrapped at ISA13's 999999999) and a new run
 // starts; the old run's open gaps stay open. Control numbers that are not
 // numbers keep no sequence.
+//
+// Record sends its statements in a round trip of their own; an
+// interchange's transaction queues them with its last ones (Queue).
 func Record(ctx context.Context, q *db.Queries, pair Pair, controlNumber string) error {
+	var b db.Batch
+	r, err := Queue(ctx, &b, pair, controlNumber)
+	if err != nil {
+		return err
+	}
+	if err := b.Send(ctx, q); err != nil {
+		return fmt.Errorf("record partner %s to %s: %w", pair.Sender, pair.Receiver, err)
+	}
+	return r.Finish(ctx, q)
+}
+
+// Queued is the record of an interchange queued in a batch by Queue, to
+// travel with the interchange's other last statements: for a known pair's
+// next number, as nearly every interchange's is, two statements record it
+// and take the pair's lock (PartnerAdvance, and PartnerGapCloseOfPair,
+// which then closes the number's gap should an earlier run have left
+// one); Finish records any other number as Record does, once the batch
+// was sent.
+type Queued struct {
+	pair          Pair
+	controlNumber string
+	queued        bool
+	advanceErr    error // nil when PartnerAdvance recorded the interchange
+	closed        int64 // the gaps PartnerGapCloseOfPair closed
+	closeErr      error
+}
+
+// Queue queues in b the record of pair's interchange numbered
+// controlNumber, for Finish to complete after b is sent in q's
+// transaction, which must have claimed the number. It locks what Record
+// locks, so queue it after the interchange's other locks.
+func Queue(ctx context.Context, b *db.Batch, pair Pair, controlNumber string) (*Queued, error) {
+	r := &Queued{pair: pair, controlNumber: controlNumber}
+	number := sequenceNumber(controlNumber)
+	if number == nil {
+		return r, nil // Finish records it: no sequence to advance
+	}
+	var id int64
+	err := db.Queue(ctx, b, (*db.Queries).PartnerAdvance, db.PartnerAdvanceParams{
+		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
+		Sender: pair.Sender, Receiver: pair.Receiver, ControlNumber: controlNumber, Number: number,
+	}, &id, &r.advanceErr)
+	if err != nil {
+		return nil, fmt.Errorf("advance partner %s to %s: %w", pair.Sender, pair.Receiver, err)
+	}
+	// After the advance, which holds the pair's lock when it recorded the
+	// number, so that this statement sees every gap the pair's other
+	// interchanges left, as Record's own does.
+	err = db.Queue(ctx, b, (*db.Queries).PartnerGapCloseOfPair, db.PartnerGapCloseOfPairParams{
+		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
+		Sender: pair.Sender, Receiver: pair.Receiver, ControlNumber: *number,
+	}, &r.closed, &r.closeErr)
+	if err != nil {
+		return nil, fmt.Errorf("close gap %d of partner %s to %s: %w", *number, pair.Sender, pair.Receiver, err)
+	}
+	r.queued = true
+	return r, nil
+}
+
+// Finish records the interchange when the queued statements did not: for
+// an unknown pair, a number that is not the next of its run, or one that
+// is not a number.
+func (r *Queued) Finish(ctx context.Context, q *db.Queries) error {
+	if r.queued {
+		switch {
+		case r.closeErr != nil:
+			return fmt.Errorf("close gap %s of partner %s to %s: %w", r.controlNumber, r.pair.Sender, r.pair.Receiver, r.closeErr)
+		case r.advanceErr == nil:
+			return nil
+		case !errors.Is(r.advanceErr, db.ErrNotFound):
+			return fmt.Errorf("advance partner %s to %s: %w", r.pair.Sender, r.pair.Receiver, r.advanceErr)
+		}
+	}
+	return recordByLock(ctx, q, r.pair, r.controlNumber, r.closed)
+}
+
+// recordByLock records the interchange whatever its number: it locks the
+// pair's row first, or creates it. closedBefore counts the number's gaps a
+// statement before it closed.
+func recordByLock(ctx context.Context, q *db.Queries, pair Pair, controlNumber string, closedBefore int64) error {
 	number := sequenceNumber(controlNumber)
 	// A known pair, as nearly every interchange's is, is locked at once.
 	// Of a new pair's first interchanges sent at once, the one that
@@ -69,7 +152,7 @@ func Record(ctx context.Context, q *db.Queries, pair Pair, controlNumber string)
 	}
 	r := run{start: p.RunStart, highest: p.Highest}
 	if number != nil {
-		if r, err = r.advance(ctx, q, p.ID, *number); err != nil {
+		if r, err = r.advance(ctx, q, p.ID, *number, closedBefore); err != nil {
 			return err
 		}
 	}
@@ -97,12 +180,14 @@ type run struct {
 // advance moves partner id's run on to number, opening and closing its
 // gaps, and returns the run after it. The number closes its gap whichever
 // run left it: after a restart, the numbers of the new run close the old
-// run's gaps as they arrive.
-func (r run) advance(ctx context.Context, q *db.Queries, id, number int64) (run, error) {
+// run's gaps as they arrive. closedBefore counts the number's gaps a
+// statement before this one closed.
+func (r run) advance(ctx context.Context, q *db.Queries, id, number, closedBefore int64) (run, error) {
 	closed, err := q.PartnerGapClose(ctx, db.PartnerGapCloseParams{PartnerID: id, ControlNumber: number})
 	if err != nil {
 		return r, fmt.Errorf("close gap %d of partner %d: %w", number, id, err)
 	}
+	closed += closedBefore
 	switch {
 	case r.highest == nil:
 		return run{start: &number, highest: &number}, nil
