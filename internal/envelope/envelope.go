@@ -130,8 +130,15 @@ func detectedDocnum(payload []byte) (string, error) {
 // Such a message can never be stored, so the sender is told so (400)
 // rather than invited to retry. where names the docnum's source.
 func CheckDocnum(where, docnum string) error {
+	return CheckDocnumOf(func() string { return where }, docnum)
+}
+
+// CheckDocnumOf is CheckDocnum for a source whose name is written only
+// when the docnum is refused: the messages of a packet or interchange are
+// each checked, and nearly all pass.
+func CheckDocnumOf(where func() string, docnum string) error {
 	if problem := identifier.Problem(docnum, MaxDocnumLength); problem != "" {
-		return apperr.New(apperr.Invalid, "invalid-field", "%s is %s", where, problem)
+		return apperr.New(apperr.Invalid, "invalid-field", "%s is %s", where(), problem)
 	}
 	return nil
 }

@@ -195,3 +195,19 @@ func FuzzDepth(f *testing.F) {
 		}
 	})
 }
+
+// A packet's or interchange's message names itself in the problem, and
+// only there: the name is not written for a docnum that passes.
+func TestCheckDocnumOfNamesTheSourceOnlyWhenRefused(t *testing.T) {
+	named := 0
+	where := func() string { named++; return "transaction set 2 of 3 (850 0002)'s control number" }
+	require.NoError(t, CheckDocnumOf(where, "0002"))
+	require.Zero(t, named, "a docnum that passes writes no name")
+
+	err := CheckDocnumOf(where, "00\u202e02")
+	ae, ok := apperr.As(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, "invalid-field", ae.Type)
+	require.True(t, strings.HasPrefix(ae.Detail, "transaction set 2 of 3 (850 0002)'s control number is "), ae.Detail)
+	require.Equal(t, 1, named)
+}

@@ -51,6 +51,8 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 	defer ic.Release()
 	contentType := c.Request().Header.Get(echo.HeaderContentType)
 	items := make([]ingest.Request, len(ic.Messages))
+	// Every message of the request comes from where the request came from.
+	from := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
 	for i, m := range ic.Messages {
 		reportOf(c).messageType = m.Code
 		mt, err := who.MessageType(c.Request().Context(), m.Code)
@@ -62,10 +64,10 @@ func (s *Server) receiveInterchange(c echo.Context, who sender.Typed, key string
 			return err
 		}
 		reportOf(c).typeKnown = true
-		if err := envelope.CheckDocnum(messageName(ic, m)+"'s control number", m.Docnum); err != nil {
+		if err := envelope.CheckDocnumOf(func() string { return messageName(ic, m) + "'s control number" }, m.Docnum); err != nil {
 			return err
 		}
-		source := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
+		source := from
 		received := &ingest.Received{ContentType: contentType, Bytes: m.Bytes, Frame: m.Frame}
 		if len(ic.Messages) > 1 {
 			source.Position = m.Position

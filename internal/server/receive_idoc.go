@@ -35,6 +35,8 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 	named := c.QueryParam("message_type")
 	contentType := c.Request().Header.Get(echo.HeaderContentType)
 	items := make([]ingest.Request, len(doc.IDocs))
+	// Every message of the request comes from where the request came from.
+	from := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
 	for i, idoc := range doc.IDocs {
 		code := named
 		if code == "" {
@@ -54,10 +56,10 @@ func (s *Server) receiveIDocXML(c echo.Context, who sender.Typed, key, charset s
 			return err
 		}
 		reportOf(c).typeKnown = true
-		if err := envelope.CheckDocnum(fmt.Sprintf("the DOCNUM of IDoc %d", idoc.Position), idoc.Docnum); err != nil {
+		if err := envelope.CheckDocnumOf(func() string { return fmt.Sprintf("the DOCNUM of IDoc %d", idoc.Position) }, idoc.Docnum); err != nil {
 			return err
 		}
-		source := apiSource(c, who.Caller, ingest.EndpointReceiveMessage)
+		source := from
 		if len(doc.IDocs) > 1 {
 			source.Position = idoc.Position
 		}
