@@ -3,6 +3,7 @@ package fingerprint
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -99,6 +100,11 @@ func carriesNoValue(r gjson.Result) bool {
 func (v Value) Text() string {
 	if v.Missing {
 		return ""
+	}
+	// A string without escapes, as nearly every key is, is its text
+	// between the quotes.
+	if n := len(v.JSON); n >= 2 && v.JSON[0] == '"' && v.JSON[n-1] == '"' && strings.IndexByte(v.JSON, '\\') < 0 {
+		return v.JSON[1 : n-1]
 	}
 	var s string
 	if err := json.Unmarshal([]byte(v.JSON), &s); err == nil {

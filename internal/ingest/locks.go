@@ -40,13 +40,18 @@ const MaxClaimLocks = 128
 func claimLocks(ms []message) db.MessageClaimLocksParams {
 	claims := make([]int64, 0, len(ms))
 	var environments []int64
-	for _, m := range ms {
+	var last *message // whose environment's lock is environments' last
+	for i, m := range ms {
 		claim, ok := claimOf(m)
 		if !ok {
 			continue
 		}
 		claims = append(claims, lockID(m, claim))
-		environments = append(environments, lockID(m, "environment"))
+		// A request's messages are mostly of one tenant environment.
+		if last == nil || last.TenantID != m.TenantID || last.EnvironmentID != m.EnvironmentID {
+			environments = append(environments, lockID(m, "environment"))
+			last = &ms[i]
+		}
 	}
 	claims, environments = sortedSet(claims), sortedSet(environments)
 	if len(claims) >= MaxClaimLocks {
@@ -69,8 +74,10 @@ func claimOf(m message) (claim string, ok bool) {
 
 // lockID is the advisory lock id of name in m's tenant environment.
 func lockID(m message, name string) int64 {
-	sum := sha256.Sum256([]byte(strconv.FormatInt(m.TenantID, 10) + "\x00" +
-		strconv.FormatInt(m.EnvironmentID, 10) + "\x00" + name))
+	var room [128]byte // most names fit: the id is hashed without an allocation
+	b := strconv.AppendInt(room[:0], m.TenantID, 10)
+	b = strconv.AppendInt(append(b, 0), m.EnvironmentID, 10)
+	sum := sha256.Sum256(append(append(b, 0), name...))
 	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 
