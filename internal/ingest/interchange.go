@@ -95,21 +95,21 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 			ack = ic.Acknowledge(claimed.AcknowledgmentNumber)
 			kept = new(string(ack))
 		}
-		// The partner's sequence and the answer kept travel in one round
-		// trip. The sequence goes last of the interchange's locks, as it
-		// locks the pair's row: see partner.Record.
+		// The answer kept and the partner's sequence travel in one round
+		// trip. The sequence goes last, as it locks the pair's row: see
+		// partner.Record.
 		var b db.Batch
-		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
-			Sender: ic.Sender, Receiver: ic.Receiver}
-		recorded, err := partner.Queue(ctx, &b, pair, ic.ControlNumber)
-		if err != nil {
-			return nil, err
-		}
 		var completed struct{}
 		var completeErr error
 		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).InterchangeComplete),
 			db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}, &completed, &completeErr); err != nil {
 			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
+		}
+		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,
+			Sender: ic.Sender, Receiver: ic.Receiver}
+		recorded, err := partner.Queue(ctx, &b, pair, ic.ControlNumber)
+		if err != nil {
+			return nil, err
 		}
 		if err := b.Send(ctx, q); err != nil {
 			return nil, fmt.Errorf("complete interchange %d: %w", id, err)

@@ -108,8 +108,8 @@ func TestStoringMakesItsRoundTrips(t *testing.T) {
 		}
 	}
 	require.EqualValues(t, 6, roundTrips(interchange(1)),
-		"a pair's first interchange: [BEGIN, its claim], [claim locks, storing], [partner's sequence, answer kept], "+
+		"a pair's first interchange: [BEGIN, its claim], [claim locks, storing], [answer kept, partner's sequence], "+
 			"the pair's lock, its creation, COMMIT")
 	require.EqualValues(t, 4, roundTrips(interchange(2)),
-		"its next: [BEGIN, its claim], [claim locks, storing], [partner's sequence, answer kept], COMMIT")
+		"its next: [BEGIN, its claim], [claim locks, storing], [answer kept, partner's sequence], COMMIT")
 }

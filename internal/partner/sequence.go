@@ -112,13 +112,15 @@ func Queue(ctx context.Context, b *db.Batch, pair Pair, controlNumber string) (*
 // is not a number.
 func (r *Queued) Finish(ctx context.Context, q *db.Queries) error {
 	if r.queued {
+		// In the order they ran: a statement that failed aborted the
+		// transaction, and every one after it failed for that.
 		switch {
+		case r.advanceErr != nil && !errors.Is(r.advanceErr, db.ErrNotFound):
+			return fmt.Errorf("advance partner %s to %s: %w", r.pair.Sender, r.pair.Receiver, r.advanceErr)
 		case r.closeErr != nil:
 			return fmt.Errorf("close gap %s of partner %s to %s: %w", r.controlNumber, r.pair.Sender, r.pair.Receiver, r.closeErr)
 		case r.advanceErr == nil:
 			return nil
-		case !errors.Is(r.advanceErr, db.ErrNotFound):
-			return fmt.Errorf("advance partner %s to %s: %w", r.pair.Sender, r.pair.Receiver, r.advanceErr)
 		}
 	}
 	return recordByLock(ctx, q, r.pair, r.controlNumber, r.closed)
