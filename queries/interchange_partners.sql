@@ -44,13 +44,10 @@ INSERT INTO interchange_gaps (partner_id, control_number, missing_since)
 SELECT @partner_id, n, now() FROM generate_series(@first::bigint, @last::bigint) AS n
 ON CONFLICT DO NOTHING;
 
--- PartnerGapClose records a missing number's arrival; it deletes nothing
--- when the number was not missing.
+-- PartnerGapClose records a missing number's arrival at the pair named by
+-- its parties (as it may run in one batch with PartnerAdvance, before the
+-- pair's id is known); it deletes nothing when the number was not missing.
 -- name: PartnerGapClose :execrows
-DELETE FROM interchange_gaps WHERE partner_id = @partner_id AND control_number = @control_number;
-
--- PartnerGapCloseOfPair is PartnerGapClose for a pair named by its parties.
--- name: PartnerGapCloseOfPair :execrows
 DELETE FROM interchange_gaps
 WHERE control_number = @control_number
   AND partner_id = (SELECT id FROM interchange_partners

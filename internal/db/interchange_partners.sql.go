@@ -84,25 +84,6 @@ func (q *Queries) PartnerCreate(ctx context.Context, arg PartnerCreateParams) (i
 }
 
 const partnerGapClose = `-- name: PartnerGapClose :execrows
-DELETE FROM interchange_gaps WHERE partner_id = $1 AND control_number = $2
-`
-
-type PartnerGapCloseParams struct {
-	PartnerID     int64
-	ControlNumber int64
-}
-
-// PartnerGapClose records a missing number's arrival; it deletes nothing
-// when the number was not missing.
-func (q *Queries) PartnerGapClose(ctx context.Context, arg PartnerGapCloseParams) (int64, error) {
-	result, err := q.db.Exec(ctx, partnerGapClose, arg.PartnerID, arg.ControlNumber)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
-}
-
-const partnerGapCloseOfPair = `-- name: PartnerGapCloseOfPair :execrows
 DELETE FROM interchange_gaps
 WHERE control_number = $1
   AND partner_id = (SELECT id FROM interchange_partners
@@ -110,7 +91,7 @@ WHERE control_number = $1
                       AND sender = $5 AND receiver = $6)
 `
 
-type PartnerGapCloseOfPairParams struct {
+type PartnerGapCloseParams struct {
 	ControlNumber int64
 	TenantID      int64
 	EnvironmentID int64
@@ -119,9 +100,11 @@ type PartnerGapCloseOfPairParams struct {
 	Receiver      string
 }
 
-// PartnerGapCloseOfPair is PartnerGapClose for a pair named by its parties.
-func (q *Queries) PartnerGapCloseOfPair(ctx context.Context, arg PartnerGapCloseOfPairParams) (int64, error) {
-	result, err := q.db.Exec(ctx, partnerGapCloseOfPair,
+// PartnerGapClose records a missing number's arrival at the pair named by
+// its parties (as it may run in one batch with PartnerAdvance, before the
+// pair's id is known); it deletes nothing when the number was not missing.
+func (q *Queries) PartnerGapClose(ctx context.Context, arg PartnerGapCloseParams) (int64, error) {
+	result, err := q.db.Exec(ctx, partnerGapClose,
 		arg.ControlNumber,
 		arg.TenantID,
 		arg.EnvironmentID,

@@ -99,10 +99,9 @@ func (s *Service) receiveInterchange(ctx context.Context, ic Interchange, ms []m
 		// trip. The sequence goes last, as it locks the pair's row: see
 		// partner.Record.
 		var b db.Batch
-		var completed struct{}
 		var completeErr error
 		if err := db.Queue(ctx, &b, db.Exec((*db.Queries).InterchangeComplete),
-			db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}, &completed, &completeErr); err != nil {
+			db.InterchangeCompleteParams{ID: id, ResponseBody: body, Acknowledgment: kept}, new(struct{}), &completeErr); err != nil {
 			return nil, fmt.Errorf("complete interchange %d: %w", id, err)
 		}
 		pair := partner.Pair{TenantID: ms[0].TenantID, EnvironmentID: ms[0].EnvironmentID, Standard: ic.Standard,

@@ -186,7 +186,7 @@ func (b bodies) checkInterchange(status int, answer []byte, want string) error {
 	if messages < 0 {
 		return fmt.Errorf("no messages: %.300s", answer)
 	}
-	if n := bytes.Count(answer[messages:], []byte(`"status":"accepted"`)); n != b.perRequest {
+	if n := receipts(answer[messages:], "accepted"); n != b.perRequest {
 		return fmt.Errorf("%d of %d sets accepted: %.300s", n, b.perRequest, answer)
 	}
 	return nil
@@ -198,10 +198,15 @@ func (b bodies) checkEach(status int, answer []byte, want string) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("status %d, want %d: %.300s", status, http.StatusOK, answer)
 	}
-	if n := bytes.Count(answer, []byte(`"status":"`+want+`"`)); n != b.perRequest {
+	if n := receipts(answer, want); n != b.perRequest {
 		return fmt.Errorf("%d of %d messages %s: %.300s", n, b.perRequest, want, answer)
 	}
 	return nil
+}
+
+// receipts counts the receipts of the given status in answer.
+func receipts(answer []byte, status string) int {
+	return bytes.Count(answer, []byte(`"status":"`+status+`"`))
 }
 
 // Packet returns the IDoc-XML packet a run of FormPacket posts: n IDocs of

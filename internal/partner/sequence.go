@@ -27,6 +27,12 @@ type Pair struct {
 	Standard, Sender, Receiver string
 }
 
+// gap names the gap of number at the pair, for PartnerGapClose.
+func (p Pair) gap(number int64) db.PartnerGapCloseParams {
+	return db.PartnerGapCloseParams{TenantID: p.TenantID, EnvironmentID: p.EnvironmentID, Standard: p.Standard,
+		Sender: p.Sender, Receiver: p.Receiver, ControlNumber: number}
+}
+
 // Record notes that pair sent the interchange numbered controlNumber, in
 // q's transaction, which must have claimed the number (a repeat within
 // INTERCHANGE_WINDOW records nothing). It locks the pair's row until the
@@ -62,7 +68,7 @@ func Record(ctx context.Context, q *db.Queries, pair Pair, controlNumber string)
 // Queued is the record of an interchange queued in a batch by Queue, to
 // travel with the interchange's other last statements: for a known pair's
 // next number, as nearly every interchange's is, two statements record it
-// and take the pair's lock (PartnerAdvance, and PartnerGapCloseOfPair,
+// and take the pair's lock (PartnerAdvance, and PartnerGapClose,
 // which then closes the number's gap should an earlier run have left
 // one); Finish records any other number as Record does, once the batch
 // was sent.
@@ -71,7 +77,7 @@ type Queued struct {
 	controlNumber string
 	queued        bool
 	advanceErr    error // nil when PartnerAdvance recorded the interchange
-	closed        int64 // the gaps PartnerGapCloseOfPair closed
+	closed        int64 // the gaps PartnerGapClose closed
 	closeErr      error
 }
 
@@ -96,10 +102,7 @@ func Queue(ctx context.Context, b *db.Batch, pair Pair, controlNumber string) (*
 	// After the advance, which holds the pair's lock when it recorded the
 	// number, so that this statement sees every gap the pair's other
 	// interchanges left, as Record's own does.
-	err = db.Queue(ctx, b, (*db.Queries).PartnerGapCloseOfPair, db.PartnerGapCloseOfPairParams{
-		TenantID: pair.TenantID, EnvironmentID: pair.EnvironmentID, Standard: pair.Standard,
-		Sender: pair.Sender, Receiver: pair.Receiver, ControlNumber: *number,
-	}, &r.closed, &r.closeErr)
+	err = db.Queue(ctx, b, (*db.Queries).PartnerGapClose, pair.gap(*number), &r.closed, &r.closeErr)
 	if err != nil {
 		return nil, fmt.Errorf("close gap %d of partner %s to %s: %w", *number, pair.Sender, pair.Receiver, err)
 	}
@@ -154,7 +157,7 @@ func recordByLock(ctx context.Context, q *db.Queries, pair Pair, controlNumber s
 	}
 	r := run{start: p.RunStart, highest: p.Highest}
 	if number != nil {
-		if r, err = r.advance(ctx, q, p.ID, *number, closedBefore); err != nil {
+		if r, err = r.advance(ctx, q, pair, p.ID, *number, closedBefore); err != nil {
 			return err
 		}
 	}
@@ -184,8 +187,8 @@ type run struct {
 // run left it: after a restart, the numbers of the new run close the old
 // run's gaps as they arrive. closedBefore counts the number's gaps a
 // statement before this one closed.
-func (r run) advance(ctx context.Context, q *db.Queries, id, number, closedBefore int64) (run, error) {
-	closed, err := q.PartnerGapClose(ctx, db.PartnerGapCloseParams{PartnerID: id, ControlNumber: number})
+func (r run) advance(ctx context.Context, q *db.Queries, pair Pair, id, number, closedBefore int64) (run, error) {
+	closed, err := q.PartnerGapClose(ctx, pair.gap(number))
 	if err != nil {
 		return r, fmt.Errorf("close gap %d of partner %d: %w", number, id, err)
 	}
