@@ -42,6 +42,11 @@ SELECT nextval('interchange_acknowledgment_numbers')::bigint;
 -- parallel arrays, as for IdempotencyKeyReplay: each one's event details
 -- without "original" and "content", which are added here (see
 -- auditevent.BlockedDetails), its content hash and its message type.
+-- Each original is looked up by its primary key alone and its tenant
+-- checked after, as in IdempotencyKeyReplay: OFFSET 0 keeps the lookup a
+-- subquery run once per answer. Joined directly, a generic plan made while
+-- messages was small read and hashed every message of the tenant for each
+-- repeat (see "Plans" in docs/performance.md).
 -- name: InterchangeBlockedEvents :execrows
 INSERT INTO audit_events (tenant_id, environment_id, message_type_id, message_id, action, actor, match_key, details)
 SELECT @tenant_id, @environment_id, (@message_type_ids::bigint[])[a.position], m.id, @action, @actor, @match_key,
@@ -50,7 +55,9 @@ SELECT @tenant_id, @environment_id, (@message_type_ids::bigint[])[a.position], m
            'content', CASE WHEN m.content_hash = (@content_hashes::bytea[])[a.position] THEN 'identical' ELSE 'changed' END)
 FROM interchanges i
 CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') WITH ORDINALITY AS a (answer, position)
-JOIN messages m ON m.id = (a.answer->>'id')::bigint
+CROSS JOIN LATERAL (
+    SELECT m.id, m.tenant_id, m.docnum, m.content_hash FROM messages m WHERE m.id = (a.answer->>'id')::bigint OFFSET 0
+) m
 WHERE i.id = @id AND m.tenant_id = @tenant_id
 ORDER BY a.position;
 

@@ -69,6 +69,9 @@ mixes=(
   "packet-100:-mix new -form packet -per-request 100"
   "x12-100:-mix new -form x12 -per-request 100"
   "edifact-100:-mix new -form edifact -per-request 100"
+  "packet-100-again:-mix duplicate -form packet -per-request 100"
+  "x12-100-again:-mix duplicate -form x12 -per-request 100"
+  "edifact-100-again:-mix duplicate -form edifact -per-request 100"
 )
 
 report="$out/report.md"

@@ -33,7 +33,9 @@ SELECT $1, $2, ($3::bigint[])[a.position], m.id, $4, $5, $6,
            'content', CASE WHEN m.content_hash = ($8::bytea[])[a.position] THEN 'identical' ELSE 'changed' END)
 FROM interchanges i
 CROSS JOIN LATERAL json_array_elements(i.response_body->'messages') WITH ORDINALITY AS a (answer, position)
-JOIN messages m ON m.id = (a.answer->>'id')::bigint
+CROSS JOIN LATERAL (
+    SELECT m.id, m.tenant_id, m.docnum, m.content_hash FROM messages m WHERE m.id = (a.answer->>'id')::bigint OFFSET 0
+) m
 WHERE i.id = $9 AND m.tenant_id = $1
 ORDER BY a.position
 `
@@ -56,6 +58,11 @@ type InterchangeBlockedEventsParams struct {
 // parallel arrays, as for IdempotencyKeyReplay: each one's event details
 // without "original" and "content", which are added here (see
 // auditevent.BlockedDetails), its content hash and its message type.
+// Each original is looked up by its primary key alone and its tenant
+// checked after, as in IdempotencyKeyReplay: OFFSET 0 keeps the lookup a
+// subquery run once per answer. Joined directly, a generic plan made while
+// messages was small read and hashed every message of the tenant for each
+// repeat (see "Plans" in docs/performance.md).
 func (q *Queries) InterchangeBlockedEvents(ctx context.Context, arg InterchangeBlockedEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, interchangeBlockedEvents,
 		arg.TenantID,

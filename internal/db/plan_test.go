@@ -38,7 +38,9 @@ INSERT INTO destination_places (destination_id, place) SELECT id, g FROM destina
 // tenant's, each stored under an idempotency key and every other one
 // holding a fingerprint, and a delivery of each of the first 300,000 to
 // their tenant's first destination, one in ten pending: the tables every
-// ingest statement and every delivery attempt reads. Keys and
+// ingest statement and every delivery attempt reads; and 100,000
+// interchanges of the first tenant, 10 partners of each environment with
+// 10 gaps each, which an interchange's statements read. Keys and
 // fingerprints rise with the id so that the indexes fill in order, which
 // is several times faster than random keys on a busy machine.
 const millionMessages = `
@@ -58,6 +60,15 @@ SELECT m.tenant_id, m.environment_id, m.id, first.id, m.message_type_id,
        CASE WHEN m.id % 10 = 0 THEN 'pending' ELSE 'delivered' END
 FROM messages m JOIN (SELECT tenant_id, min(id) AS id FROM destinations GROUP BY tenant_id) first ON first.tenant_id = m.tenant_id
 WHERE m.id <= 300000;
+INSERT INTO interchange_partners (tenant_id, environment_id, standard, sender, receiver, last_control_number, last_seen, highest)
+SELECT e.tenant_id, e.id, 'x12', 'ZZ:PARTNER' || g, 'ZZ:HUB', '100', now(), 100
+FROM environments e, generate_series(1, 10) g;
+INSERT INTO interchange_gaps (partner_id, control_number, missing_since)
+SELECT id, g, now() FROM interchange_partners, generate_series(1, 10) g;
+INSERT INTO interchanges (tenant_id, environment_id, standard, sender, receiver, control_number, content_hash, response_body)
+SELECT e.tenant_id, e.id, 'x12', 'ZZ:PARTNER', 'ZZ:HUB', lpad(g::text, 9, '0'), decode(repeat('00', 32), 'hex'),
+       json_build_object('messages', json_build_array(json_build_object('status', 'accepted', 'id', g)))
+FROM generate_series(1, 100000) g JOIN environments e ON e.tenant_id = 1;
 `
 
 // lookup is what a statement must narrow through an index: a table and
@@ -100,6 +111,19 @@ var hotStatements = []struct {
 	{"AuditEventInsert", auditEventInsert, nil},
 	{"DeliveryCreateForMessages", deliveryCreateForMessages, []lookup{{"messages", "id"}, {"destinations", "tenant_id"}}},
 	{"DeliveryCreateForStored", deliveryCreateForStored, []lookup{{"messages", "fingerprint"}, {"destinations", "tenant_id"}}},
+	// An X12 or EDIFACT interchange: its control number's claim, its
+	// repeat's answer and audit rows, its partner's sequence.
+	{"InterchangeClaim", interchangeClaim, nil},
+	{"InterchangeFind", interchangeFind, []lookup{{"interchanges", "control_number"}}},
+	{"InterchangeComplete", interchangeComplete, []lookup{{"interchanges", "id"}}},
+	{"InterchangeBlockedEvents", interchangeBlockedEvents, []lookup{{"interchanges", "id"}, {"messages", "id"}}},
+	{"PartnerCreate", partnerCreate, nil},
+	{"PartnerLock", partnerLock, []lookup{{"interchange_partners", "receiver"}}},
+	{"PartnerAdvance", partnerAdvance, []lookup{{"interchange_partners", "receiver"}}},
+	{"PartnerSeen", partnerSeen, []lookup{{"interchange_partners", "id"}}},
+	{"PartnerJumped", partnerJumped, []lookup{{"interchange_partners", "id"}}},
+	{"PartnerGapsOpen", partnerGapsOpen, nil},
+	{"PartnerGapClose", partnerGapClose, []lookup{{"interchange_partners", "receiver"}, {"interchange_gaps", "control_number"}}},
 	// Every attempt of a delivery runs these two.
 	{"DeliveryGetForAttempt", deliveryGetForAttempt, []lookup{
 		{"deliveries", "id"}, {"destinations", "id"}, {"destination_places", "destination_id"}, {"destination_places", "destination_id"},
