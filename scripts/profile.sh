@@ -14,8 +14,10 @@
 # Settings: PROFILE_PGPORT (55433), PROFILE_CLIENTS (16), PROFILE_DURATION
 # (10s per mix), PROFILE_WARMUP (2s), PROFILE_PAYLOAD (2048 bytes),
 # PROFILE_IDLE (60 seconds of idling), PROFILE_MIXES (the mixes to profile,
-# by name: "new duplicate replay batch-100 packet-100 x12-100 edifact-100",
-# all of them).
+# by name: "new duplicate replay batch-100 packet-100 x12-100 edifact-100
+# packet-100-again x12-100-again edifact-100-again", all of them; the last
+# three send each client's request of 100 again and again, as SAP resends a
+# packet, and a partner an interchange, whose acknowledgement was lost).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
