@@ -27,14 +27,22 @@ import (
 // pgarray_test.go compares them.
 //
 // A pool without a tracer of its own also gets sendRoom, which grows pgx's
-// write buffer once for a batch's large arrays before pgx writes them.
+// write buffer once for a batch's large arrays before pgx writes them, and
+// its connections keep their large buffers from one batch to the next
+// (kept).
 func EncodeDirectly(cfg *pgxpool.Config) {
 	if cfg.ConnConfig.Tracer == nil {
 		cfg.ConnConfig.Tracer = sendRoom{}
 	}
 	next := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
-		Register(conn.TypeMap())
+		// Only sendRoom tells a connection's kept buffers when they are
+		// free again; under another tracer they are not kept.
+		var k *kept
+		if _, ok := conn.Config().Tracer.(sendRoom); ok {
+			k = keptOf(conn)
+		}
+		register(conn.TypeMap(), k)
 		if next != nil {
 			return next(ctx, conn)
 		}
@@ -43,19 +51,23 @@ func EncodeDirectly(cfg *pgxpool.Config) {
 }
 
 // Register puts the direct encoders into m, ahead of pgx's own fallbacks,
-// which pgx tries only for a Go type that no codec takes as it is.
-func Register(m *pgtype.Map) {
-	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{wrapArray}, m.TryWrapEncodePlanFuncs...)
-}
+// which pgx tries only for a Go type that no codec takes as it is. Their
+// buffers are not kept: EncodeDirectly's connections keep theirs.
+func Register(m *pgtype.Map) { register(m, nil) }
 
-func wrapArray(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
-	switch value.(type) {
-	case [][]byte:
-		return &arrayPlan[[][]byte, []byte]{flat: bytesArray, size: bytesArraySize}, pgtype.FlatArray[[]byte](nil), true
-	case []uuid.UUID:
-		return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray, size: uuidArraySize}, pgtype.FlatArray[[16]byte](nil), true
+// register puts the direct encoders into m, growing their buffers in k's
+// when k is not nil. m is one connection's, as k is.
+func register(m *pgtype.Map, k *kept) {
+	wrap := func(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
+		switch value.(type) {
+		case [][]byte:
+			return &arrayPlan[[][]byte, []byte]{flat: bytesArray, size: bytesArraySize, kept: k}, pgtype.FlatArray[[]byte](nil), true
+		case []uuid.UUID:
+			return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray, size: uuidArraySize, kept: k}, pgtype.FlatArray[[16]byte](nil), true
+		}
+		return nil, nil, false
 	}
-	return nil, nil, false
+	m.TryWrapEncodePlanFuncs = append([]pgtype.TryWrapEncodePlanFunc{wrap}, m.TryWrapEncodePlanFuncs...)
 }
 
 // arrayPlan hands the slice on to pgx's array encoder as a FlatArray of
@@ -69,6 +81,7 @@ type arrayPlan[S any, E any] struct {
 	flat func(S) pgtype.FlatArray[E]
 	// size is about how many bytes the array takes, encoded in binary.
 	size func(S) int
+	kept *kept // the connection's buffers, nil for none
 }
 
 func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
@@ -77,9 +90,7 @@ func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(S)
 	items := p.flat(s)
 	if n := p.size(s); cap(buf)-len(buf) < n {
-		grown := make([]byte, len(buf), len(buf)+n+len(items)*roomPerItem)
-		copy(grown, buf)
-		buf = grown
+		buf = p.kept.growParams(buf, n+len(items)*roomPerItem)
 	}
 	return p.next.Encode(items, buf)
 }

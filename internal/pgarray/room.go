@@ -3,7 +3,6 @@ package pgarray
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -28,6 +27,8 @@ type sendRoom struct{}
 // batch's byte-array parameters, with room for the other parameters of
 // each message (roomPerItem), as the parameter buffer is grown (arrayPlan).
 func (sendRoom) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.TraceBatchStartData) context.Context {
+	k := keptOf(conn)
+	k.batchStarts()
 	n, items := 0, 0
 	for _, q := range data.Batch.QueuedQueries {
 		for _, a := range q.Arguments {
@@ -38,7 +39,7 @@ func (sendRoom) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.Tr
 		}
 	}
 	if n += items * roomPerItem; n >= minRoom {
-		conn.PgConn().Frontend().Send(room(n))
+		conn.PgConn().Frontend().Send(room{n: n, kept: k})
 	}
 	return ctx
 }
@@ -54,11 +55,15 @@ func (sendRoom) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQue
 func (sendRoom) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 // room is a frontend message of no bytes that grows the buffer it is
-// appended to by its own value: sent, it writes nothing on the wire.
-type room int
+// appended to by n bytes, into the connection's kept write buffer where it
+// can: sent, it writes nothing on the wire.
+type room struct {
+	n    int
+	kept *kept
+}
 
 func (room) Frontend() {}
 
-func (r room) Encode(dst []byte) ([]byte, error) { return slices.Grow(dst, int(r)), nil }
+func (r room) Encode(dst []byte) ([]byte, error) { return r.kept.growWrite(dst, r.n), nil }
 
 func (room) Decode([]byte) error { return errors.New("pgarray: room is never received") }
