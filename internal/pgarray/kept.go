@@ -33,12 +33,14 @@ type kept struct {
 // keptKey is where a connection keeps its kept, in its pgconn's CustomData.
 const keptKey = "pgarray.kept"
 
-// maxKept bounds each buffer a connection keeps. A batch or packet sends
-// its statements in runs of at most 1 MiB of payload (ingest's
-// statementBytes), so the buffers of any run fit; a larger one (a single
-// message of several MiB) is left to the collector as before, so that a
-// pool never holds more than two of these a connection.
-const maxKept = 2 << 20
+// maxKept bounds each buffer a connection keeps: those of a request of 100
+// messages of 2 KiB (some 250 to 320 KiB) fit, and a pool of 16
+// connections, edihub serve's on two cores, holds at most 16 MiB of them
+// between batches, within the heap the collector's limit leaves requests
+// (docs/performance.md, "A budget that leaves the collector room"). A
+// larger buffer (a large message, a packet's run of a MiB) is left to the
+// collector as before.
+const maxKept = 512 << 10
 
 // keptOf is conn's kept, made when the connection is new.
 func keptOf(conn *pgx.Conn) *kept {
