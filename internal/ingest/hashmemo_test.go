@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
 	"testing"
 	"time"
 
@@ -102,7 +103,7 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 		return Request{TenantID: tenant, MessageType: mt, Payload: payload, CanonicalPayload: canonical, ShapeIsContent: true}
 	}
 	prepared := func(req Request) message {
-		m, err := s.prepare(t.Context(), req)
+		m, err := s.prepare(t.Context(), req, false)
 		require.NoError(t, err)
 		return m
 	}
@@ -121,6 +122,38 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 	require.Equal(t, [32]byte{1}, again.shapeHash, "its hashes come from the memo")
 	require.NotNil(t, again.blocked, "a likely duplicate comes with its audit details")
 	require.False(t, prepared(parsed(8, view)).seen, "another tenant never reads this tenant's entry")
+}
+
+// An interchange's message is hashed without the memo: it neither reads an
+// entry, even one its own content and fingerprint left, nor leaves one,
+// and its hashes are its canonical form's. The same view prepared outside
+// an interchange is remembered as before.
+func TestHashMemoLeavesInterchangeMessagesOut(t *testing.T) {
+	t.Parallel()
+	s := New(nil, time.Hour, nil)
+	mt := messagetype.Prepare(db.MessageType{ID: 1, TenantID: 7, Code: "850", DuplicateKeyFields: []string{"BEG.0.BEG03"}})
+	view := []byte(`{"BEG":[{"BEG03":"PO-1"}],"ST":[{"ST01":"850"}],"interchange":{"control_number":"000000001"}}`)
+	canonical, err := canon.JSON(view)
+	require.NoError(t, err)
+	content := sha256.Sum256(canonical)
+	req := Request{TenantID: 7, MessageType: mt, Payload: view, CanonicalPayload: canonical, ShapeIsContent: true}
+
+	m, err := s.prepare(t.Context(), req, true)
+	require.NoError(t, err)
+	require.Equal(t, content, m.contentHash)
+	require.Equal(t, content, m.shapeHash)
+	require.False(t, m.seen)
+	require.Zero(t, s.hashes.Len(), "an interchange's message leaves nothing in the memo")
+
+	s.hashes.Add(contentMemoKey(7, content), payloadHashes{content: content, shape: [32]byte{1}, fingerprint: *m.fingerprint})
+	again, err := s.prepare(t.Context(), req, true)
+	require.NoError(t, err)
+	require.False(t, again.seen, "nor does it read the memo")
+	require.Equal(t, content, again.shapeHash, "its hashes are its canonical form's, not the memo's")
+
+	outside, err := s.prepare(t.Context(), req, false)
+	require.NoError(t, err)
+	require.True(t, outside.seen, "the same view outside an interchange reads the memo")
 }
 
 // A view whose writer gives it one shape has its content hash for its
