@@ -57,18 +57,7 @@ func TestBatchesReuseTheBuffersOfTheBatchBefore(t *testing.T) {
 		b := &pgx.Batch{}
 		b.Queue(query, payloads)
 		b.Queue("SELECT 1")
-		results := conn.SendBatch(ctx, b)
-		var got string
-		if err := results.QueryRow().Scan(&got); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := results.Exec(); err != nil {
-			t.Fatal(err)
-		}
-		if err := results.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
+		if got := sendMD5Batch(t, conn, b); got != want {
 			t.Fatalf("PostgreSQL read a batch's array with md5 %s, want %s", got, want)
 		}
 	}

@@ -77,7 +77,16 @@ func TestMakesRoomInTheWriteBufferForABatch(t *testing.T) {
 		t.Errorf("the write buffer held %d bytes before the batch and %d after room was made, want room for its %d bytes of arrays", before, after, len(all))
 	}
 
-	results := conn.SendBatch(ctx, batch())
+	if got := sendMD5Batch(t, conn, batch()); got != want {
+		t.Fatalf("PostgreSQL read arrays with md5 %s, want %s", got, want)
+	}
+}
+
+// sendMD5Batch sends b, a batch of a query that answers an md5 and a
+// statement after it, on conn, and returns the md5.
+func sendMD5Batch(t *testing.T, conn *pgxpool.Conn, b *pgx.Batch) string {
+	t.Helper()
+	results := conn.SendBatch(t.Context(), b)
 	var got string
 	if err := results.QueryRow().Scan(&got); err != nil {
 		t.Fatal(err)
@@ -88,7 +97,5 @@ func TestMakesRoomInTheWriteBufferForABatch(t *testing.T) {
 	if err := results.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got != want {
-		t.Fatalf("PostgreSQL read arrays with md5 %s, want %s", got, want)
-	}
+	return got
 }
