@@ -421,21 +421,20 @@ func keyProblem(messageType string, err error) error {
 // entries a request pushed out those of the payloads that do come again
 // (docs/performance.md, "An interchange's messages without the memo").
 func (s *Service) hash(ctx context.Context, m *message) error {
-	var key [32]byte
 	var content *[32]byte
-	memoized := !m.inInterchange
-	switch {
-	case m.CanonicalPayload != nil:
+	if m.CanonicalPayload != nil {
 		content = new(sha256.Sum256(m.CanonicalPayload))
-		if memoized {
-			key = contentMemoKey(m.TenantID, *content)
-		}
-	case memoized:
-		key = memoKey(m.TenantID, m.ShapeIsContent, m.Payload)
 	}
+	memoized := !m.inInterchange
+	var key [32]byte
 	var h payloadHashes
 	remembered := false
 	if memoized {
+		if content != nil {
+			key = contentMemoKey(m.TenantID, *content)
+		} else {
+			key = memoKey(m.TenantID, m.ShapeIsContent, m.Payload)
+		}
 		h, remembered = s.hashes.Get(key)
 	}
 	keyed := m.KeyIsContent || m.IdempotencyKey != ""

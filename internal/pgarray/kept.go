@@ -1,10 +1,6 @@
 package pgarray
 
-import (
-	"slices"
-
-	"github.com/jackc/pgx/v5"
-)
+import "github.com/jackc/pgx/v5"
 
 // kept is a connection's two large buffers, kept from one batch to the
 // next: the parameter buffer arrayPlan grew last and the write buffer
@@ -23,11 +19,15 @@ import (
 // time. So when a batch starts (sendRoom.TraceBatchStart), whatever the
 // connection sent before is done with both.
 type kept struct {
-	params []byte
-	write  []byte
-	// paramsFree says that params has not been handed out since the
-	// connection's last batch started.
-	paramsFree bool
+	params, write buffer
+}
+
+// buffer is one of a connection's kept buffers.
+type buffer struct {
+	b []byte
+	// free says that b has not been handed out since the connection's
+	// last batch started.
+	free bool
 }
 
 // keptKey is where a connection keeps its kept, in its pgconn's CustomData.
@@ -56,43 +56,30 @@ func keptOf(conn *pgx.Conn) *kept {
 // batchStarts tells k that the connection's earlier statements are done
 // with its buffers.
 func (k *kept) batchStarts() {
-	if k != nil {
-		k.paramsFree = true
-	}
+	k.params.free, k.write.free = true, true
 }
 
-// growParams returns buf with room for n more bytes, in the kept parameter
-// buffer when it is free and large enough. A buffer grown here is kept in
-// its place while it is no larger than maxKept.
-func (k *kept) growParams(buf []byte, n int) []byte {
-	if k != nil && k.paramsFree && cap(k.params) >= len(buf)+n {
-		k.paramsFree = false
-		return append(k.params[:0], buf...)
+// grow returns buf with room for n more bytes: in the kept buffer when it
+// is free and large enough, else in buf when it has the room, else in a
+// new one; what it returns is kept in its place while it is no larger
+// than maxKept. buf may be the kept buffer itself
+// (pgx keeps a write buffer it flushed when it held at most 1 KiB); it is
+// then copied onto itself. A nil b keeps nothing.
+func (b *buffer) grow(buf []byte, n int) []byte {
+	if b != nil && b.free && cap(b.b) >= len(buf)+n {
+		b.free = false
+		return append(b.b[:0], buf...)
 	}
-	grown := make([]byte, len(buf), len(buf)+n)
-	copy(grown, buf)
-	if k != nil && cap(grown) <= maxKept {
-		k.params, k.paramsFree = grown, false
+	grown := buf
+	if cap(buf)-len(buf) < n {
+		// Of the size asked for: slices.Grow follows append's rule,
+		// which may take up to twice as much (pgarray_test.go's
+		// allocation tests).
+		grown = make([]byte, len(buf), len(buf)+n)
+		copy(grown, buf)
+	}
+	if b != nil && cap(grown) <= maxKept {
+		b.b, b.free = grown, false
 	}
 	return grown
-}
-
-// growWrite returns dst, pgx's write buffer, with room for n more bytes,
-// in the kept write buffer when it is large enough and is not dst itself
-// (pgx keeps a buffer it flushed when it held at most 1 KiB).
-func (k *kept) growWrite(dst []byte, n int) []byte {
-	if k != nil && cap(k.write) >= len(dst)+n && !sameArray(k.write, dst) {
-		return append(k.write[:0], dst...)
-	}
-	grown := slices.Grow(dst, n)
-	if k != nil && cap(grown) <= maxKept {
-		k.write = grown
-	}
-	return grown
-}
-
-// sameArray says that a and b end in the same array, as two slices of
-// one buffer from its start do.
-func sameArray(a, b []byte) bool {
-	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }

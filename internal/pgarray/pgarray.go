@@ -38,11 +38,11 @@ func EncodeDirectly(cfg *pgxpool.Config) {
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		// Only sendRoom tells a connection's kept buffers when they are
 		// free again; under another tracer they are not kept.
-		var k *kept
+		var params *buffer
 		if _, ok := conn.Config().Tracer.(sendRoom); ok {
-			k = keptOf(conn)
+			params = &keptOf(conn).params
 		}
-		register(conn.TypeMap(), k)
+		register(conn.TypeMap(), params)
 		if next != nil {
 			return next(ctx, conn)
 		}
@@ -55,15 +55,15 @@ func EncodeDirectly(cfg *pgxpool.Config) {
 // buffers are not kept: EncodeDirectly's connections keep theirs.
 func Register(m *pgtype.Map) { register(m, nil) }
 
-// register puts the direct encoders into m, growing their buffers in k's
-// when k is not nil. m is one connection's, as k is.
-func register(m *pgtype.Map, k *kept) {
+// register puts the direct encoders into m, growing their buffers in
+// params when it is not nil. m is one connection's, as params is.
+func register(m *pgtype.Map, params *buffer) {
 	wrap := func(value any) (pgtype.WrappedEncodePlanNextSetter, any, bool) {
 		switch value.(type) {
 		case [][]byte:
-			return &arrayPlan[[][]byte, []byte]{flat: bytesArray, size: bytesArraySize, kept: k}, pgtype.FlatArray[[]byte](nil), true
+			return &arrayPlan[[][]byte, []byte]{flat: bytesArray, size: bytesArraySize, params: params}, pgtype.FlatArray[[]byte](nil), true
 		case []uuid.UUID:
-			return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray, size: uuidArraySize, kept: k}, pgtype.FlatArray[[16]byte](nil), true
+			return &arrayPlan[[]uuid.UUID, [16]byte]{flat: uuidArray, size: uuidArraySize, params: params}, pgtype.FlatArray[[16]byte](nil), true
 		}
 		return nil, nil, false
 	}
@@ -80,8 +80,8 @@ type arrayPlan[S any, E any] struct {
 	next pgtype.EncodePlan
 	flat func(S) pgtype.FlatArray[E]
 	// size is about how many bytes the array takes, encoded in binary.
-	size func(S) int
-	kept *kept // the connection's buffers, nil for none
+	size   func(S) int
+	params *buffer // the connection's kept parameter buffer, nil for none
 }
 
 func (p *arrayPlan[S, E]) SetNext(next pgtype.EncodePlan) { p.next = next }
@@ -90,7 +90,7 @@ func (p *arrayPlan[S, E]) Encode(value any, buf []byte) ([]byte, error) {
 	s := value.(S)
 	items := p.flat(s)
 	if n := p.size(s); cap(buf)-len(buf) < n {
-		buf = p.kept.growParams(buf, n+len(items)*roomPerItem)
+		buf = p.params.grow(buf, n+len(items)*roomPerItem)
 	}
 	return p.next.Encode(items, buf)
 }

@@ -39,7 +39,7 @@ func (sendRoom) TraceBatchStart(ctx context.Context, conn *pgx.Conn, data pgx.Tr
 		}
 	}
 	if n += items * roomPerItem; n >= minRoom {
-		conn.PgConn().Frontend().Send(room{n: n, kept: k})
+		conn.PgConn().Frontend().Send(room{n: n, write: &k.write})
 	}
 	return ctx
 }
@@ -58,12 +58,12 @@ func (sendRoom) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData)
 // appended to by n bytes, into the connection's kept write buffer where it
 // can: sent, it writes nothing on the wire.
 type room struct {
-	n    int
-	kept *kept
+	n     int
+	write *buffer
 }
 
 func (room) Frontend() {}
 
-func (r room) Encode(dst []byte) ([]byte, error) { return r.kept.growWrite(dst, r.n), nil }
+func (r room) Encode(dst []byte) ([]byte, error) { return r.write.grow(dst, r.n), nil }
 
 func (room) Decode([]byte) error { return errors.New("pgarray: room is never received") }
