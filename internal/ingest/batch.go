@@ -73,7 +73,7 @@ func (s *Service) ReceiveBatch(ctx context.Context, b Batch) (BatchResult, error
 		if b.IdempotencyKey != "" {
 			req.IdempotencyKey, req.KeyScope = b.IdempotencyKey, ""
 		}
-		m, err := s.prepare(ctx, req, b.Interchange != nil)
+		m, err := s.prepare(ctx, req)
 		if ae, ok := apperr.As(err); ok {
 			refused = append(refused, ItemError{Index: i, Err: ae})
 			continue

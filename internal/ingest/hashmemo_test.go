@@ -103,7 +103,7 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 		return Request{TenantID: tenant, MessageType: mt, Payload: payload, CanonicalPayload: canonical, ShapeIsContent: true}
 	}
 	prepared := func(req Request) message {
-		m, err := s.prepare(t.Context(), req, false)
+		m, err := s.prepare(t.Context(), req)
 		require.NoError(t, err)
 		return m
 	}
@@ -124,10 +124,10 @@ func TestHashMemoKeepsParsedPayloadsByTheirContent(t *testing.T) {
 	require.False(t, prepared(parsed(8, view)).seen, "another tenant never reads this tenant's entry")
 }
 
-// An interchange's message is hashed without the memo: it neither reads an
-// entry, even one its own content and fingerprint left, nor leaves one,
-// and its hashes are its canonical form's. The same view prepared outside
-// an interchange is remembered as before.
+// An interchange's message, one with a frame, is hashed without the memo:
+// it neither reads an entry, even one its own content and fingerprint
+// left, nor leaves one, and its hashes are its canonical form's. The same
+// view prepared outside an interchange is remembered as before.
 func TestHashMemoLeavesInterchangeMessagesOut(t *testing.T) {
 	t.Parallel()
 	s := New(nil, time.Hour, nil)
@@ -136,9 +136,12 @@ func TestHashMemoLeavesInterchangeMessagesOut(t *testing.T) {
 	canonical, err := canon.JSON(view)
 	require.NoError(t, err)
 	content := sha256.Sum256(canonical)
-	req := Request{TenantID: 7, MessageType: mt, Payload: view, CanonicalPayload: canonical, ShapeIsContent: true}
+	outside := Request{TenantID: 7, MessageType: mt, Payload: view, CanonicalPayload: canonical, ShapeIsContent: true}
+	req := outside
+	req.Received = &Received{ContentType: "application/edi-x12", Bytes: []byte("ST*850*0001~BEG*00*SA*PO-1~SE*3*0001~"),
+		Frame: []byte(`{"element":42,"component":62,"terminator":126,"charset":"UTF-8","interchange":{"control_number":"000000001"}}`)}
 
-	m, err := s.prepare(t.Context(), req, true)
+	m, err := s.prepare(t.Context(), req)
 	require.NoError(t, err)
 	require.Equal(t, content, m.contentHash)
 	require.Equal(t, content, m.shapeHash)
@@ -146,14 +149,14 @@ func TestHashMemoLeavesInterchangeMessagesOut(t *testing.T) {
 	require.Zero(t, s.hashes.Len(), "an interchange's message leaves nothing in the memo")
 
 	s.hashes.Add(contentMemoKey(7, content), payloadHashes{content: content, shape: [32]byte{1}, fingerprint: *m.fingerprint})
-	again, err := s.prepare(t.Context(), req, true)
+	again, err := s.prepare(t.Context(), req)
 	require.NoError(t, err)
 	require.False(t, again.seen, "nor does it read the memo")
 	require.Equal(t, content, again.shapeHash, "its hashes are its canonical form's, not the memo's")
 
-	outside, err := s.prepare(t.Context(), req, false)
+	alone, err := s.prepare(t.Context(), outside)
 	require.NoError(t, err)
-	require.True(t, outside.seen, "the same view outside an interchange reads the memo")
+	require.True(t, alone.seen, "the same view outside an interchange reads the memo")
 }
 
 // A view whose writer gives it one shape has its content hash for its

@@ -265,9 +265,6 @@ type message struct {
 	// fingerprint (the hash memo had them): most likely a retransmission,
 	// which blockRetransmissions decides without sending the payload.
 	seen bool
-	// inInterchange says that m is one of an interchange's messages, which
-	// hash works out without the memo.
-	inInterchange bool
 }
 
 // size is the bytes of m that a statement storing it sends: its payload
@@ -312,7 +309,7 @@ func storedFormOf(req Request) storedForm {
 // message's deliveries (storeTx); a replayed Idempotency-Key is one
 // statement, in a group's transaction (groupcommit.go) or on its own.
 func (s *Service) Receive(ctx context.Context, req Request) (Result, error) {
-	m, err := s.prepare(ctx, req, false)
+	m, err := s.prepare(ctx, req)
 	if err != nil {
 		return Result{}, err
 	}
@@ -353,8 +350,8 @@ func (s *Service) receiveAlone(ctx context.Context, m message) (Result, error) {
 // hashes, fingerprint) before any statement holds a connection. The payload
 // is canonicalised once, into a buffer that is reused by later requests, and
 // both hashes are taken from that one canonical form.
-func (s *Service) prepare(ctx context.Context, req Request, inInterchange bool) (message, error) {
-	m := message{Request: req, stored: storedFormOf(req), inInterchange: inInterchange}
+func (s *Service) prepare(ctx context.Context, req Request) (message, error) {
+	m := message{Request: req, stored: storedFormOf(req)}
 	mt := req.MessageType
 	m.windowHours = messagetype.WindowHours(mt.DuplicateWindowHours)
 
@@ -412,20 +409,21 @@ func keyProblem(messageType string, err error) error {
 // the memo's entry was left by a message with m's fingerprint, and leaves
 // m's in it.
 //
-// An interchange's message is hashed without the memo. Its view holds its
-// interchange's envelope, control numbers and all, so its bytes come again
-// only with the same interchange, which the interchange's claim answers
-// whatever the memo says; and a view comes with its canonical form, whose
-// hashes the memo could not spare. Looking each one up and adding it cost
-// about 4 % of edihub's CPU for interchanges of 100, and its hundred
-// entries a request pushed out those of the payloads that do come again
-// (docs/performance.md, "An interchange's messages without the memo").
+// An interchange's message, the one kind with a frame (Received.Frame), is
+// hashed without the memo. Its view holds its interchange's envelope,
+// control numbers and all, so its bytes come again only with the same
+// interchange, which the interchange's claim answers whatever the memo
+// says; and a view comes with its canonical form, whose hashes the memo
+// could not spare. Looking each one up and adding it cost about 4 % of
+// edihub's CPU for interchanges of 100, and its hundred entries a request
+// pushed out those of the payloads that do come again (docs/performance.md,
+// "An interchange's messages without the memo").
 func (s *Service) hash(ctx context.Context, m *message) error {
 	var content *[32]byte
 	if m.CanonicalPayload != nil {
 		content = new(sha256.Sum256(m.CanonicalPayload))
 	}
-	memoized := !m.inInterchange
+	memoized := m.stored.frame == nil
 	var key [32]byte
 	var h payloadHashes
 	remembered := false

@@ -62,9 +62,9 @@ func (k *kept) batchStarts() {
 // grow returns buf with room for n more bytes: in the kept buffer when it
 // is free and large enough, else in buf when it has the room, else in a
 // new one; what it returns is kept in its place while it is no larger
-// than maxKept. buf may be the kept buffer itself
-// (pgx keeps a write buffer it flushed when it held at most 1 KiB); it is
-// then copied onto itself. A nil b keeps nothing.
+// than maxKept. buf may be the kept buffer itself (pgx keeps a write
+// buffer it flushed when it held at most 1 KiB); it is then copied onto
+// itself. A nil b keeps nothing.
 func (b *buffer) grow(buf []byte, n int) []byte {
 	if b != nil && b.free && cap(b.b) >= len(buf)+n {
 		b.free = false
